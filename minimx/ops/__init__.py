@@ -1,0 +1,7 @@
+"""Operators: the registry and the numpy kernels of every operator.
+
+Importing this package registers every operator module below.
+"""
+from .registry import OpContext, OpDef, canonical_ops, get_op, list_ops, register
+
+__all__ = ["OpContext", "OpDef", "canonical_ops", "get_op", "list_ops", "register"]

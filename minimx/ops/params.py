@@ -1,0 +1,174 @@
+"""Operator parameters: typed declarations parsed from MXNet's string forms.
+
+MXNet stores every operator parameter as a string (``"(3, 3)"``, ``"True"``,
+``"1e-05"``, ``"None"``); a `Param` knows how to parse one and how to write a
+Python value back in the form MXNet writes.
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..base import as_dtype
+
+REQUIRED = object()  # default of a parameter the user must give
+
+
+class ParamParseError(ValueError):
+    """A string that is not a valid value of a parameter's type."""
+
+
+def _int(text: str) -> int:
+    value = ast.literal_eval(text.strip())
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+        raise ParamParseError("not an integer")
+    return int(value)
+
+
+def _float(text: str) -> float:
+    t = text.strip().lower()
+    if t in ("inf", "+inf", "infinity"):
+        return float("inf")
+    if t in ("-inf", "-infinity"):
+        return float("-inf")
+    return float(t)
+
+
+def _bool(text: str) -> bool:
+    t = text.strip()
+    if t in ("True", "true", "1"):
+        return True
+    if t in ("False", "false", "0"):
+        return False
+    raise ParamParseError("not a boolean (True/true/1 or False/false/0)")
+
+
+def _shape(text: str) -> tuple[int, ...]:
+    value = ast.literal_eval(text.strip())
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return (int(value),)
+    if not isinstance(value, (tuple, list)) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value):
+        raise ParamParseError("not a tuple of integers")
+    return tuple(value)
+
+
+def _axis(text: str) -> int | tuple[int, ...]:
+    """An axis parameter: one integer or a tuple of them (``()`` means all)."""
+    value = ast.literal_eval(text.strip())
+    if isinstance(value, (tuple, list)):
+        return _shape(text)
+    return _int(text)
+
+
+def _str(text: str) -> str:
+    t = text.strip()
+    if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
+        return t[1:-1]
+    return t
+
+
+def _dtype(text: str) -> np.dtype:
+    return as_dtype(_str(text))
+
+
+# The parsers by the type name shown in documentation and error messages.
+PARSERS: dict[str, Callable[[str], Any]] = {
+    "int": _int, "float": _float, "boolean": _bool, "Shape(tuple)": _shape,
+    "int or tuple of int": _axis, "string": _str, "dtype": _dtype,
+}
+_KIND_NAMES = {"int": "int", "float": "float", "bool": "boolean", "shape": "Shape(tuple)",
+               "axis": "int or tuple of int", "str": "string", "dtype": "dtype"}
+
+
+def format_value(value: Any) -> str:
+    """A Python value in the string form MXNet writes to JSON."""
+    if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
+        return np.dtype(value).name
+    if isinstance(value, list):
+        value = tuple(value)
+    if isinstance(value, np.integer):
+        value = int(value)
+    if isinstance(value, np.floating):
+        value = float(value)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One operator parameter: name, kind, default and documentation.
+
+    kind is one of int, float, bool, shape, axis, str, dtype. A parameter whose
+    default is None also accepts the string ``"None"``.
+    """
+
+    name: str
+    kind: str
+    default: Any = REQUIRED
+    doc: str = ""
+    choices: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in _KIND_NAMES:
+            raise ValueError(f"unknown parameter kind {self.kind!r}")
+
+    @property
+    def type_name(self) -> str:
+        name = _KIND_NAMES[self.kind]
+        if self.choices:
+            name = "{" + ", ".join(repr(c) for c in self.choices) + "}"
+        return name if self.default is not None else f"{name} or None"
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    def parse(self, text: str) -> Any:
+        """The value of one string form; `ParamParseError` when it is not one."""
+        if self.default is None and text.strip() in ("None", ""):
+            return None
+        try:
+            value = PARSERS[_KIND_NAMES[self.kind]](text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+            raise ParamParseError(f"{text!r} is not a valid {self.type_name}") from exc
+        if self.choices is not None and value not in self.choices:
+            raise ParamParseError(f"{text!r} is not one of {', '.join(self.choices)}")
+        return value
+
+
+class Params(Mapping[str, Any]):
+    """The parsed, immutable parameters of one node; values read as attributes."""
+
+    __slots__ = ("_values", "_key")
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        self._values = dict(values)
+        self._key = tuple(sorted((k, repr(v)) for k, v in self._values.items()))
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(f"no parameter {name!r}") from None
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Params) and self._key == other._key
+
+    def __repr__(self) -> str:
+        return "Params(" + ", ".join(f"{k}={v!r}" for k, v in self._values.items()) + ")"

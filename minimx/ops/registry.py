@@ -1,0 +1,171 @@
+"""The operator registry: one declarative `OpDef` per operator.
+
+An OpDef holds everything minimx knows about an operator - parameters, input
+and output names, which inputs are auxiliary (mutable) states, shape and dtype
+inference, the numpy forward kernel, the gradient and in-place options. The
+`mx.sym.X` / `mx.nd.X` wrappers and their docstrings are generated from it.
+
+Kernel contract:
+- ``forward(p, ctx, inputs) -> array | sequence of arrays``: `p` is the
+  parsed `Params`, `inputs` numpy arrays in input order (auxiliary states
+  included; a kernel that updates them writes into them in place). It returns
+  every output (hidden ones included) as new arrays or views; it never writes
+  into a non-auxiliary input.
+- ``backward(p, ctx, inputs, outputs, out_grads) -> list``: one gradient (or
+  None) per input, given the forward's inputs and outputs and one gradient
+  per output (zeros for outputs nothing depended on).
+- ``infer_shape(p, in_shapes, out_shapes) -> (in_shapes, out_shapes)`` and
+  ``infer_type`` likewise: given what is known (None for an unknown shape, 0
+  for an unknown dimension), return what can be known. They may run in either
+  direction and raise `ShapeError` / `DTypeError` on contradictions.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..base import OperatorError, node_label
+from .infer import same_dtype, same_shape
+from .params import Param, ParamParseError, Params, REQUIRED
+
+Shape = tuple[int, ...] | None
+InferFn = Callable[[Params, list, list], tuple[list, list]]
+Names = Sequence[str] | Callable[[Params], Sequence[str]]
+
+
+@dataclass
+class OpContext:
+    """What a kernel may know about the call beyond its inputs."""
+
+    is_train: bool = False
+    rng: np.random.Generator = field(default_factory=np.random.default_rng)
+
+
+def is_hidden_attr(key: str) -> bool:
+    """Attributes such as ``__shape__`` or ``__lr_mult__`` that are not parameters."""
+    return key.startswith("__") and key.endswith("__")
+
+
+@dataclass(frozen=True, eq=False)
+class OpDef:
+    """Everything about one operator; see the module docstring for the contracts."""
+
+    name: str
+    forward: Callable[..., Any]
+    params: tuple[Param, ...] = ()
+    inputs: Names = ("data",)
+    outputs: Names = ("output",)
+    visible_outputs: Callable[[Params], int] | None = None
+    aux: tuple[str, ...] = ()
+    infer_shape: InferFn = same_shape
+    infer_type: InferFn = same_dtype
+    backward: Callable[..., list] | None = None
+    inplace: tuple[tuple[int, int], ...] = ()
+    variadic: str | None = None
+    aliases: tuple[str, ...] = ()
+    doc: str = ""
+
+    # -- parameters -------------------------------------------------------
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    def parse_params(self, attrs: Mapping[str, str], node_name: str = "") -> Params:
+        """Defaults overridden by the node's string attributes; errors name the node."""
+        label = node_label(node_name or "?", self.name)
+        values: dict[str, Any] = {}
+        for key, text in attrs.items():
+            if is_hidden_attr(key):
+                continue
+            spec = self.param(key)
+            if spec is None:
+                known = ", ".join(p.name for p in self.params) or "none"
+                raise OperatorError(f"{label}: unknown parameter {key}={text!r} "
+                                    f"(parameters: {known})")
+            try:
+                values[key] = spec.parse(str(text))
+            except ParamParseError as exc:
+                raise OperatorError(f"{label}: bad parameter {key}: {exc}") from None
+        for spec in self.params:
+            if spec.name not in values:
+                if spec.required:
+                    raise OperatorError(f"{label}: required parameter {spec.name} "
+                                        f"({spec.type_name}) is missing")
+                values[spec.name] = spec.default
+        return Params(values)
+
+    # -- inputs and outputs --------------------------------------------------
+    def input_names(self, p: Params) -> list[str]:
+        if self.variadic is not None:
+            return [f"arg{i}" for i in range(p[self.variadic])]
+        return list(self.inputs(p) if callable(self.inputs) else self.inputs)
+
+    def aux_indices(self, p: Params) -> list[int]:
+        return [i for i, n in enumerate(self.input_names(p)) if n in self.aux]
+
+    def output_names(self, p: Params) -> list[str]:
+        return list(self.outputs(p) if callable(self.outputs) else self.outputs)
+
+    def num_outputs(self, p: Params) -> int:
+        """All outputs, hidden ones included (they count in `node_row_ptr`)."""
+        return len(self.output_names(p))
+
+    def num_visible_outputs(self, p: Params) -> int:
+        """The outputs a Symbol of this op exposes (BatchNorm: 1 of 3)."""
+        return self.visible_outputs(p) if self.visible_outputs else self.num_outputs(p)
+
+    def docstring(self) -> str:
+        """The documentation of the generated `mx.sym.X` / `mx.nd.X` functions."""
+        lines = [self.doc.strip() or self.name, "", "Parameters", "----------"]
+        if self.variadic:
+            lines += ["*data : Symbol or NDArray", "    The inputs (any number)."]
+        elif not callable(self.inputs):
+            lines += [f"{n} : Symbol or NDArray" for n in self.inputs]
+        else:
+            lines += ["data, ... : Symbol or NDArray", "    Inputs; which ones depends on "
+                      "the parameters."]
+        for spec in self.params:
+            default = "required" if spec.required else f"default={spec.default!r}"
+            lines.append(f"{spec.name} : {spec.type_name}, {default}")
+            if spec.doc:
+                lines.append(f"    {spec.doc}")
+        lines += ["name : str, optional", "    Name of the resulting node.", ""]
+        if self.aliases:
+            lines.append("Aliases: " + ", ".join(self.aliases))
+        return "\n".join(lines)
+
+
+_REGISTRY: dict[str, OpDef] = {}
+
+
+def register(op: OpDef) -> OpDef:
+    """Add an operator (and its aliases) to the registry; names must be new."""
+    for name in (op.name, *op.aliases):
+        if name in _REGISTRY:
+            raise OperatorError(f"operator {name!r} is registered twice")
+        _REGISTRY[name] = op
+    return op
+
+
+def get_op(name: str) -> OpDef:
+    """The operator called `name` (or an alias of it); `OperatorError` if unknown."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise OperatorError(f"unknown operator {name!r}") from None
+
+
+def list_ops() -> list[str]:
+    """Every registered name, aliases included, sorted."""
+    return sorted(_REGISTRY)
+
+
+def canonical_ops() -> list[OpDef]:
+    """Each registered operator once."""
+    return sorted({id(op): op for op in _REGISTRY.values()}.values(), key=lambda o: o.name)
+
+
+__all__ = ["OpDef", "OpContext", "Param", "Params", "REQUIRED", "register", "get_op",
+           "list_ops", "canonical_ops", "is_hidden_attr"]
