@@ -141,13 +141,19 @@ class Param:
 
 
 class Params(Mapping[str, Any]):
-    """The parsed, immutable parameters of one node; values read as attributes."""
+    """The parsed, immutable parameters of one node; values read as attributes.
 
-    __slots__ = ("_values", "_key")
+    Like MXNet's NodeAttrs it also carries the node's subgraphs (Symbols), which
+    subgraph operators need to name their inputs and outputs and to run.
+    """
 
-    def __init__(self, values: Mapping[str, Any]) -> None:
+    __slots__ = ("_values", "_key", "subgraphs")
+
+    def __init__(self, values: Mapping[str, Any], subgraphs: tuple = ()) -> None:
         self._values = dict(values)
-        self._key = tuple(sorted((k, repr(v)) for k, v in self._values.items()))
+        self.subgraphs = tuple(subgraphs)
+        self._key = (tuple(sorted((k, repr(v)) for k, v in self._values.items())),
+                     tuple(id(g) for g in self.subgraphs))
 
     def __getattr__(self, name: str) -> Any:
         try:

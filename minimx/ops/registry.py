@@ -14,6 +14,10 @@ Kernel contract:
 - ``backward(p, ctx, inputs, outputs, out_grads) -> list``: one gradient (or
   None) per input, given the forward's inputs and outputs and one gradient
   per output (zeros for outputs nothing depended on).
+- Stateful operators (subgraph nodes, oneDNN primitives) set
+  ``create_state(p, in_shapes, in_dtypes) -> state``; the executor makes one
+  state per node and then calls ``forward(state, ctx, inputs)`` and
+  ``backward(state, ctx, inputs, outputs, out_grads)`` instead.
 - ``infer_shape(p, in_shapes, out_shapes) -> (in_shapes, out_shapes)`` and
   ``infer_type`` likewise: given what is known (None for an unknown shape, 0
   for an unknown dimension), return what can be known. They may run in either
@@ -65,6 +69,7 @@ class OpDef:
     backward: Callable[..., list] | None = None
     inplace: tuple[tuple[int, int], ...] = ()
     variadic: str | None = None
+    create_state: Callable[..., Any] | None = None
     aliases: tuple[str, ...] = ()
     doc: str = ""
 
@@ -72,7 +77,8 @@ class OpDef:
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
 
-    def parse_params(self, attrs: Mapping[str, str], node_name: str = "") -> Params:
+    def parse_params(self, attrs: Mapping[str, str], node_name: str = "",
+                     subgraphs: tuple = ()) -> Params:
         """Defaults overridden by the node's string attributes; errors name the node."""
         label = node_label(node_name or "?", self.name)
         values: dict[str, Any] = {}
@@ -94,7 +100,7 @@ class OpDef:
                     raise OperatorError(f"{label}: required parameter {spec.name} "
                                         f"({spec.type_name}) is missing")
                 values[spec.name] = spec.default
-        return Params(values)
+        return Params(values, subgraphs)
 
     # -- inputs and outputs --------------------------------------------------
     def input_names(self, p: Params) -> list[str]:

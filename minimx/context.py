@@ -1,0 +1,39 @@
+"""Devices: minimx runs on the CPU only."""
+from __future__ import annotations
+
+from .base import MinimxError
+
+
+class Context:
+    """A device; only ``cpu`` exists. Equal contexts compare equal."""
+
+    def __init__(self, device_type: str = "cpu", device_id: int = 0) -> None:
+        if device_type not in ("cpu", "cpu_pinned", "cpu_shared"):
+            raise MinimxError(f"device {device_type}({device_id}) is not supported: "
+                              "minimx runs on the CPU only (use mx.cpu())")
+        self.device_type = device_type
+        self.device_id = device_id
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Context) and other.device_type == self.device_type
+                and other.device_id == self.device_id)
+
+    def __hash__(self) -> int:
+        return hash((self.device_type, self.device_id))
+
+    def __repr__(self) -> str:
+        return f"{self.device_type}({self.device_id})"
+
+
+def cpu(device_id: int = 0) -> Context:
+    return Context("cpu", device_id)
+
+
+def gpu(device_id: int = 0) -> Context:
+    """Always raises: minimx has no GPU support."""
+    raise MinimxError(f"gpu({device_id}) is not supported: minimx runs on the CPU only "
+                      "(use mx.cpu())")
+
+
+def current_context() -> Context:
+    return cpu()

@@ -1,0 +1,78 @@
+"""Shape and dtype inference over a Graph.
+
+Needs: a `Graph` and whatever is known about some entries (by entry id).
+Guarantees: every entry's shape (dtype) as far as the operators' inference
+rules can tell, found by forward and backward sweeps to a fixpoint; a
+contradiction raises `ShapeError` (`DTypeError`) naming the node, its op and
+the values. Unknown shapes are None; unknown dimensions are 0.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from ..base import DTypeError, MinimxError, ShapeError
+from ..ops.infer import merge, merge_dtype
+from .indexed import Graph
+
+
+def _describe(graph: Graph, nid: int, values: list) -> str:
+    node = graph.nodes[nid]
+    ins = ", ".join(f"{n}={values[e]}" for n, e in
+                    zip(node.input_names(), graph.input_entry_ids(nid), strict=False))
+    return f"inputs: {ins or 'none'}"
+
+
+def _fixpoint(graph: Graph, known: Mapping[int, object], rule: str,
+              merge_fn: Callable, error: type[MinimxError]) -> list:
+    values: list = [None] * graph.num_entries
+    for eid, value in known.items():
+        values[eid] = merge_fn(values[eid], value)
+    ops = [nid for nid, n in enumerate(graph.nodes) if not n.is_variable]
+    # Each sweep either learns something or stops; a fact is learned at most once
+    # per entry, so the number of sweeps is bounded by the number of entries.
+    for _ in range(graph.num_entries + 1):
+        changed = False
+        for order in (ops, ops[::-1]):
+            for nid in order:
+                changed |= _infer_node(graph, nid, values, rule, merge_fn, error)
+        if not changed:
+            break
+    return values
+
+
+def _infer_node(graph: Graph, nid: int, values: list, rule: str,
+                merge_fn: Callable, error: type[MinimxError]) -> bool:
+    node = graph.nodes[nid]
+    in_ids = graph.input_entry_ids(nid)
+    out_ids = graph.output_entry_ids(nid)
+    ins, outs = [values[e] for e in in_ids], [values[e] for e in out_ids]
+    try:
+        new_ins, new_outs = getattr(node.opdef, rule)(node.params, list(ins), list(outs))
+        changed = False
+        for eid, value in zip([*in_ids, *out_ids], [*new_ins, *new_outs], strict=True):
+            merged = merge_fn(values[eid], value)
+            if merged != values[eid]:
+                values[eid] = merged
+                changed = True
+        return changed
+    except error as exc:
+        raise error(f"{node.label}: {exc} ({_describe(graph, nid, values)})") from None
+    except MinimxError:
+        raise
+    except Exception as exc:  # a rule that failed on values it did not expect
+        raise error(f"{node.label}: cannot infer {rule[6:]} ({type(exc).__name__}: {exc}; "
+                    f"{_describe(graph, nid, values)})") from exc
+
+
+def infer_shapes(graph: Graph, known: Mapping[int, tuple]) -> list[tuple | None]:
+    """The shape of every entry of `graph`, given the shapes of some entries."""
+    return _fixpoint(graph, {k: tuple(v) for k, v in known.items()},
+                     "infer_shape", merge, ShapeError)
+
+
+def infer_dtypes(graph: Graph, known: Mapping[int, np.dtype]) -> list[np.dtype | None]:
+    """The dtype of every entry of `graph`, given the dtypes of some entries."""
+    return _fixpoint(graph, {k: np.dtype(v) for k, v in known.items()},
+                     "infer_type", merge_dtype, DTypeError)

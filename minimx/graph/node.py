@@ -1,0 +1,118 @@
+"""Graph nodes and entries: the IR shared by Symbols, passes and executors.
+
+A `Node` is an operator application (or a variable when it has no op); a
+`NodeEntry` names one output of a node. Symbols are lists of entries; the
+`Graph` of `graph.indexed` is a topologically ordered view of the nodes they
+reach.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple
+
+from ..base import node_label
+from ..ops.params import Params
+from ..ops.registry import OpDef, get_op
+
+
+class Node:
+    """One operator application, or a variable (``opdef is None``)."""
+
+    __slots__ = ("opdef", "name", "attrs", "inputs", "subgraphs", "params")
+
+    def __init__(self, opdef: OpDef | None, name: str, attrs: Mapping[str, str] | None = None,
+                 inputs: Iterable[NodeEntry] = (), subgraphs: Iterable = ()) -> None:
+        self.opdef = opdef
+        self.name = name
+        self.attrs: dict[str, str] = {k: str(v) for k, v in (attrs or {}).items()}
+        self.inputs: list[NodeEntry] = list(inputs)
+        self.subgraphs: tuple = tuple(subgraphs)
+        self.params: Params | None = None
+        self.reparse()
+
+    @classmethod
+    def create(cls, op_name: str | None, name: str, attrs: Mapping[str, str] | None = None,
+               inputs: Iterable[NodeEntry] = (), subgraphs: Iterable = ()) -> Node:
+        """A node of the operator called `op_name` (None or "null": a variable)."""
+        opdef = None if op_name in (None, "null") else get_op(op_name)
+        return cls(opdef, name, attrs, inputs, subgraphs)
+
+    def reparse(self) -> None:
+        """Parse the attributes again (after they changed)."""
+        if self.opdef is not None:
+            self.params = self.opdef.parse_params(self.attrs, self.name, self.subgraphs)
+
+    @property
+    def op(self) -> str | None:
+        """The operator's name, or None for a variable (as selectors see it)."""
+        return None if self.opdef is None else self.opdef.name
+
+    @property
+    def is_variable(self) -> bool:
+        return self.opdef is None
+
+    @property
+    def label(self) -> str:
+        return node_label(self.name, self.op)
+
+    def num_outputs(self) -> int:
+        return 1 if self.opdef is None else self.opdef.num_outputs(self.params)
+
+    def num_visible_outputs(self) -> int:
+        return 1 if self.opdef is None else self.opdef.num_visible_outputs(self.params)
+
+    def input_names(self) -> list[str]:
+        return [] if self.opdef is None else self.opdef.input_names(self.params)
+
+    def output_names(self) -> list[str]:
+        return [self.name] if self.opdef is None else self.opdef.output_names(self.params)
+
+    def aux_indices(self) -> list[int]:
+        return [] if self.opdef is None else self.opdef.aux_indices(self.params)
+
+    def entry_name(self, index: int) -> str:
+        """The name MXNet gives output `index` (``conv0_output``; a variable's own name)."""
+        if self.opdef is None:
+            return self.name
+        return f"{self.name}_{self.output_names()[index]}"
+
+    def __repr__(self) -> str:
+        return f"<Node {self.label}>"
+
+
+class NodeEntry(NamedTuple):
+    """Output `index` of `node`; `version` is kept only for MXNet's JSON."""
+
+    node: Node
+    index: int = 0
+    version: int = 0
+
+    def key(self) -> tuple[int, int]:
+        """Identity of the entry (version ignored)."""
+        return (id(self.node), self.index)
+
+
+def topo_order(outputs: Iterable[NodeEntry]) -> list[Node]:
+    """Nodes reachable from `outputs` in nnvm's DFS post-order (inputs in order).
+
+    Iterative, so that 10,000-node chains do not hit Python's recursion limit.
+    """
+    order: list[Node] = []
+    seen: set[int] = set()
+    for head in outputs:
+        if id(head.node) in seen:
+            continue
+        seen.add(id(head.node))
+        stack: list[tuple[Node, int]] = [(head.node, 0)]
+        while stack:
+            node, i = stack[-1]
+            if i < len(node.inputs):
+                stack[-1] = (node, i + 1)
+                child = node.inputs[i].node
+                if id(child) not in seen:
+                    seen.add(id(child))
+                    stack.append((child, 0))
+            else:
+                stack.pop()
+                order.append(node)
+    return order

@@ -1,0 +1,17 @@
+"""NDArrays (`mx.nd`): asynchronous arrays and one function per operator.
+
+The functions ``mx.nd.<Op>`` are generated from the operator registry.
+"""
+from ..ops import get_op, list_ops
+from .creation import arange, array, full, ones, random, zeros
+from .imperative import invoke, invoke_by_name, make_op_function
+from .ndarray import NDArray, empty
+from .ndarray import waitall
+from .serialization import load, save
+
+for _name in list_ops():
+    globals()[_name] = make_op_function(get_op(_name), _name)
+del _name
+
+__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "random",
+           "invoke", "invoke_by_name", "save", "load", "waitall"]

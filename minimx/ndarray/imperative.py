@@ -1,0 +1,92 @@
+"""Running one operator on NDArrays: `invoke`, behind every `mx.nd.<Op>`.
+
+Output shapes and dtypes come from the operator's inference rules; the kernel
+is pushed to the engine reading the inputs and writing the outputs (and the
+auxiliary states it updates), and the call returns at once.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..base import DTypeError, MinimxError, ShapeError, node_label
+from ..ops.calling import split_call
+from ..ops.infer import known
+from ..ops.registry import OpContext, OpDef, get_op
+from .ndarray import NDArray, empty
+
+
+def _infer_outputs(op: OpDef, p, label: str, inputs: Sequence[NDArray]) -> tuple[list, list]:
+    n_out = op.num_outputs(p)
+    try:
+        _, shapes = op.infer_shape(p, [a.shape for a in inputs], [None] * n_out)
+        _, dtypes = op.infer_type(p, [a.dtype for a in inputs], [None] * n_out)
+    except (ShapeError, DTypeError) as exc:
+        raise type(exc)(f"{label}: {exc} (input shapes {[a.shape for a in inputs]})") from None
+    if not all(known(s) for s in shapes) or any(t is None for t in dtypes):
+        raise ShapeError(f"{label}: cannot infer output shapes {shapes} / dtypes {dtypes} "
+                         f"from input shapes {[a.shape for a in inputs]}")
+    return shapes, dtypes
+
+
+def _kernel(op: OpDef, p, ins: list[np.ndarray], outs: list[np.ndarray], is_train: bool
+            ) -> Callable[[], None]:
+    state = op.create_state(p, [a.shape for a in ins], [a.dtype for a in ins]) \
+        if op.create_state else p
+
+    def run() -> None:
+        results = op.forward(state, OpContext(is_train=is_train), ins)
+        if isinstance(results, np.ndarray):
+            results = (results,)
+        for dst, src in zip(outs, results, strict=True):
+            np.copyto(dst, src, casting="unsafe")
+    return run
+
+
+def invoke(op: OpDef, inputs: Sequence[NDArray], attrs: Mapping[str, str],
+           out: NDArray | Sequence[NDArray] | None = None, name: str | None = None,
+           is_train: bool = False) -> NDArray | list[NDArray]:
+    """Run `op` on `inputs`; returns its visible output(s)."""
+    label = node_label(name or "_imperative", op.name)
+    p = op.parse_params(attrs, name or "_imperative")
+    expected = op.input_names(p)
+    if len(inputs) != len(expected):
+        raise MinimxError(f"{label}: takes inputs {expected}, got {len(inputs)}")
+    shapes, dtypes = _infer_outputs(op, p, label, inputs)
+    if out is None:
+        outs = [empty(s, dtype=t) for s, t in zip(shapes, dtypes, strict=True)]
+    else:
+        outs = [out] if isinstance(out, NDArray) else list(out)
+        hidden = [empty(s, dtype=t) for s, t in zip(shapes[len(outs):], dtypes[len(outs):],
+                                                   strict=True)]
+        for o, s in zip(outs, shapes, strict=False):
+            if o.shape != tuple(s):
+                raise ShapeError(f"{label}: out has shape {o.shape}, the result has {s}")
+        outs += hidden
+    aux = set(op.aux_indices(p))
+    run = _kernel(op, p, [a._data for a in inputs], [o._data for o in outs], is_train)
+    from .. import engine
+    engine.push(run, [a._var for i, a in enumerate(inputs) if i not in aux],
+                [o._var for o in outs] + [inputs[i]._var for i in aux], name=op.name)
+    visible = outs[:op.num_visible_outputs(p)]
+    return visible[0] if len(visible) == 1 else visible
+
+
+def invoke_by_name(op_name: str, inputs: Sequence[NDArray], attrs: Mapping[str, str]) -> NDArray:
+    return invoke(get_op(op_name), inputs, {k: str(v) for k, v in attrs.items()})
+
+
+def make_op_function(op: OpDef, called: str) -> Callable[..., Any]:
+    """The generated ``mx.nd.<called>`` function of `op`."""
+    def fn(*args: Any, out: Any = None, name: str | None = None, **kwargs: Any) -> Any:
+        names, tensors, attrs = split_call(op, args, kwargs, NDArray, name)
+        missing = [n for n in names if n not in tensors]
+        if missing:
+            raise MinimxError(f"{called}: missing inputs {', '.join(missing)}")
+        return invoke(op, [tensors[n] for n in names], attrs, out=out, name=name)
+    fn.__name__ = called
+    fn.__qualname__ = called
+    fn.__doc__ = op.docstring()
+    return fn

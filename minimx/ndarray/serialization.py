@@ -1,0 +1,41 @@
+"""`mx.nd.save` / `mx.nd.load`: MXNet's binary NDArray list format.
+
+The format itself lives in `minimx.io.params_file`; this module converts
+between NDArrays and the numpy arrays it reads and writes.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from ..base import MinimxError
+from ..io.params_file import load_arrays, save_arrays
+from .creation import array
+from .ndarray import NDArray
+
+
+def save(fname: str, data: NDArray | Sequence[NDArray] | Mapping[str, NDArray]) -> None:
+    """Write one array, a list, or a dict of arrays (e.g. ``arg:``/``aux:`` params)."""
+    if isinstance(data, NDArray):
+        data = [data]
+    if isinstance(data, Mapping):
+        values = {str(k): _numpy(v, k) for k, v in data.items()}
+    elif isinstance(data, Sequence):
+        values = [_numpy(v, i) for i, v in enumerate(data)]
+    else:
+        raise MinimxError(f"save needs an NDArray, a list or a dict of them, "
+                          f"got {type(data).__name__}")
+    save_arrays(fname, values)
+
+
+def _numpy(value: object, key: object):
+    if not isinstance(value, NDArray):
+        raise MinimxError(f"save: item {key!r} is a {type(value).__name__}, not an NDArray")
+    return value.asnumpy()
+
+
+def load(fname: str) -> list[NDArray] | dict[str, NDArray]:
+    """The arrays of a file written by `save` or by MXNet (a list, or a dict if named)."""
+    data = load_arrays(fname)
+    if isinstance(data, dict):
+        return {k: array(v) for k, v in data.items()}
+    return [array(v) for v in data]

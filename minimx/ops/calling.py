@@ -1,0 +1,51 @@
+"""How a call ``Op(*inputs, name=..., **kwargs)`` maps onto an operator.
+
+Shared by the generated `mx.sym.X` and `mx.nd.X` functions: tensors (Symbols
+or NDArrays) are inputs, by position or by input name; everything else is a
+parameter, written in MXNet's string form.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..base import OperatorError
+from .params import format_value
+from .registry import OpDef
+
+
+def split_call(op: OpDef, args: Sequence[Any], kwargs: Mapping[str, Any],
+               tensor_type: type | tuple[type, ...],
+               name: str | None = None) -> tuple[list[str], dict[str, Any], dict[str, str]]:
+    """(input names, tensors by input name, string attributes) of one call."""
+    label = f"{name or '?'} ({op.name})"
+    # A parameter given as None keeps its default, as in MXNet's generated functions.
+    attrs = {k: format_value(v) for k, v in kwargs.items()
+             if not isinstance(v, tensor_type) and v is not None}
+    named = {k: v for k, v in kwargs.items() if isinstance(v, tensor_type)}
+    for i, a in enumerate(args):
+        if not isinstance(a, tensor_type):
+            raise OperatorError(f"{label}: positional argument {i} is a {type(a).__name__}; "
+                                "inputs must be given as tensors, parameters by keyword")
+    if op.variadic is not None:
+        if named:
+            raise OperatorError(f"{label}: inputs of a variadic operator are given by position, "
+                                f"not as {', '.join(named)}")
+        attrs.setdefault(op.variadic, str(len(args)))
+        names = op.input_names(op.parse_params(attrs, name or ""))
+        if len(names) != len(args):
+            raise OperatorError(f"{label}: {op.variadic}={attrs[op.variadic]} but "
+                                f"{len(args)} inputs were given")
+        return names, dict(zip(names, args, strict=True)), attrs
+    names = op.input_names(op.parse_params(attrs, name or ""))
+    if len(args) > len(names):
+        raise OperatorError(f"{label}: {len(args)} inputs given, the operator takes "
+                            f"{len(names)} ({', '.join(names)})")
+    tensors = dict(zip(names, args, strict=False))
+    for key, value in named.items():
+        if key not in names:
+            raise OperatorError(f"{label}: unknown input {key!r} (inputs: {', '.join(names)})")
+        if key in tensors:
+            raise OperatorError(f"{label}: input {key!r} given twice")
+        tensors[key] = value
+    return names, tensors, attrs

@@ -1,0 +1,15 @@
+"""Symbols (`mx.sym`): graph building, inference, JSON, binding.
+
+One function per registered operator (and alias) is generated here from the
+registry, e.g. ``mx.sym.Convolution``.
+"""
+from ..ops import list_ops, get_op
+from .json_format import load, load_json
+from .register import Group, Variable, make_op_function, var
+from .symbol import Symbol
+
+for _name in list_ops():
+    globals()[_name] = make_op_function(get_op(_name), _name)
+del _name
+
+__all__ = ["Symbol", "Variable", "var", "Group", "load", "load_json"]

@@ -1,0 +1,169 @@
+"""MXNet's JSON graph format: writing, and loading with its legacy forms.
+
+The format (nnvm ``saveload_json.cc``): ``nodes`` in topological order, each
+with ``op`` (``"null"`` for variables), ``name``, string ``attrs``, ``inputs``
+as ``[node_id, output_index, version]`` and optional ``subgraphs``;
+``arg_nodes``, ``node_row_ptr``, ``heads`` and graph ``attrs`` holding
+``mxnet_version``. Loading accepts files from MXNet 0.8 on: ``attr`` and
+``param`` keys, two-field inputs, missing auxiliary variables.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..base import GraphFormatError, OperatorError
+from ..graph import Graph, Node, NodeEntry
+from .symbol import Symbol
+
+MXNET_VERSION = 10901  # files written here claim MXNet 1.9.1's format
+_HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")
+
+
+def to_graph_dict(sym: Symbol) -> dict[str, Any]:
+    """The JSON object of `sym` (subgraphs nested in their nodes)."""
+    g = Graph(sym.outputs)
+    aux_inputs = {(g.node_id(n), i) for n in g.nodes for i in n.aux_indices()}
+    nodes = []
+    for nid, node in enumerate(g.nodes):
+        entry: dict[str, Any] = {"op": node.op or "null", "name": node.name}
+        if node.attrs:
+            entry["attrs"] = dict(sorted(node.attrs.items()))
+        entry["inputs"] = [[g.node_id(e.node), e.index, int((nid, i) in aux_inputs)]
+                           for i, e in enumerate(node.inputs)]
+        if node.subgraphs:
+            entry["subgraphs"] = [to_graph_dict(s) for s in node.subgraphs]
+        nodes.append(entry)
+    return {
+        "nodes": nodes,
+        "arg_nodes": g.input_ids,
+        "node_row_ptr": g.entry_ptr,
+        "heads": [[g.node_id(e.node), e.index, 0] for e in sym.outputs],
+        "attrs": {"mxnet_version": ["int", MXNET_VERSION]},
+    }
+
+
+def to_json(sym: Symbol) -> str:
+    return json.dumps(to_graph_dict(sym), indent=2)
+
+
+def load_json(text: str | bytes) -> Symbol:
+    """The Symbol of an MXNet JSON graph; `GraphFormatError` if malformed."""
+    try:
+        obj = json.loads(text)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise GraphFormatError(f"not valid JSON: {exc}") from None
+    return from_graph_dict(obj)
+
+
+def load(fname: str) -> Symbol:
+    """The Symbol saved in file `fname` (``prefix-symbol.json``)."""
+    try:
+        with open(fname, "rb") as f:
+            text = f.read()
+    except OSError as exc:
+        raise GraphFormatError(f"cannot read symbol file {fname!r}: {exc}") from None
+    return load_json(text)
+
+
+def _fail(where: str, what: str) -> GraphFormatError:
+    return GraphFormatError(f"{where}: {what}")
+
+
+def _version(obj: dict) -> int:
+    attrs = obj.get("attrs") or {}
+    value = attrs.get("mxnet_version") if isinstance(attrs, dict) else None
+    if isinstance(value, list) and len(value) == 2:
+        value = value[1]
+    try:
+        return int(value) if value is not None else 800  # no version: MXNet 0.8.0
+    except (TypeError, ValueError):
+        raise _fail("graph attrs", f"bad mxnet_version {value!r}") from None
+
+
+def _entry(raw: Any, nodes: list[Node], limit: int, where: str) -> NodeEntry:
+    if (not isinstance(raw, list) or len(raw) not in (2, 3)
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in raw)):
+        raise _fail(where, f"an entry must be [node_id, index(, version)], got {raw!r}")
+    nid, index = raw[0], raw[1]
+    if not 0 <= nid < limit:
+        raise _fail(where, f"entry {raw!r} refers to node {nid}, but only nodes 0..{limit - 1} "
+                           "may be referred to here")
+    if not 0 <= index < nodes[nid].num_outputs():
+        raise _fail(where, f"entry {raw!r}: node {nodes[nid].label} has "
+                           f"{nodes[nid].num_outputs()} outputs")
+    return NodeEntry(nodes[nid], index, raw[2] if len(raw) == 3 else 0)
+
+
+def _node_attrs(raw: dict, where: str) -> dict[str, str]:
+    attrs: dict[str, str] = {}
+    for key in ("param", "attr", "attrs"):
+        value = raw.get(key) or {}
+        if not isinstance(value, dict):
+            raise _fail(where, f"{key!r} must be an object")
+        attrs.update({str(k): v if isinstance(v, str) else json.dumps(v)
+                      for k, v in value.items()})
+    return attrs
+
+
+def _pop_hidden_keys(attrs: dict[str, str]) -> dict[str, dict[str, str]]:
+    """MXNet's FixParsing: ``lr_mult`` becomes ``__lr_mult__``; ``weight_lr_mult``
+    is taken out and returned by input name (``{'weight': {'__lr_mult__': ..}}``)."""
+    by_input: dict[str, dict[str, str]] = {}
+    for key in list(attrs):
+        for hidden in _HIDDEN_KEYS:
+            if key == hidden:
+                attrs[f"__{hidden}__"] = attrs.pop(key)
+            elif key.endswith("_" + hidden):
+                by_input.setdefault(key[:-len(hidden) - 1], {})[f"__{hidden}__"] = attrs.pop(key)
+    return by_input
+
+
+def from_graph_dict(obj: Any) -> Symbol:
+    """The Symbol of a parsed JSON graph object."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("nodes"), list):
+        raise _fail("graph", "expected an object with a 'nodes' list")
+    version = _version(obj)
+    nodes: list[Node] = []
+    for i, raw in enumerate(obj["nodes"]):
+        where = f"node {i}"
+        if not isinstance(raw, dict) or not isinstance(raw.get("op"), str) \
+                or not isinstance(raw.get("name"), str):
+            raise _fail(where, "expected an object with string 'op' and 'name'")
+        where = f"node {i} {raw['name']!r}"
+        attrs = _node_attrs(raw, where)
+        raw_inputs = raw.get("inputs", [])
+        subgraphs = raw.get("subgraphs", [])
+        if not isinstance(raw_inputs, list) or not isinstance(subgraphs, list):
+            raise _fail(where, "'inputs' and 'subgraphs' must be lists")
+        inputs = [_entry(e, nodes, i, f"{where} input") for e in raw_inputs]
+        per_input = _pop_hidden_keys(attrs) if version < 10901 else {}
+        try:
+            node = Node.create(raw["op"], raw["name"], attrs, inputs,
+                               [from_graph_dict(s) for s in subgraphs])
+        except OperatorError as exc:
+            raise OperatorError(f"{where}: {exc}") from None
+        except GraphFormatError as exc:
+            raise _fail(f"{where} subgraph", str(exc)) from None
+        if not node.is_variable:
+            if version < 900:
+                _add_missing_inputs(node)
+            for input_name, hidden in per_input.items():
+                if input_name in node.input_names()[:len(node.inputs)]:
+                    node.inputs[node.input_names().index(input_name)].node.attrs.update(hidden)
+            if len(node.inputs) != len(node.input_names()):
+                raise GraphFormatError(f"{where}: {node.label} has {len(node.inputs)} inputs, "
+                                       f"the operator takes {len(node.input_names())} "
+                                       f"({', '.join(node.input_names())})")
+        nodes.append(node)
+    heads = obj.get("heads")
+    if not isinstance(heads, list) or not heads:
+        raise _fail("graph", "'heads' must be a non-empty list of entries")
+    return Symbol([_entry(h, nodes, len(nodes), "heads") for h in heads])
+
+
+def _add_missing_inputs(node: Node) -> None:
+    """Files older than MXNet 0.9 did not store auxiliary inputs; MXNet creates
+    them, carrying the node's attributes."""
+    for input_name in node.input_names()[len(node.inputs):]:
+        node.inputs.append(NodeEntry(Node(None, f"{node.name}_{input_name}", node.attrs), 0))

@@ -1,0 +1,106 @@
+"""Making symbols: Variable, Group, arithmetic, and one function per operator.
+
+`make_op_function` turns an `OpDef` into ``mx.sym.<Name>(*inputs, name=None,
+attr=None, **params)``; missing inputs become Variables named
+``<name>_<input>`` that carry the op's attributes, as MXNet makes them.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..base import DTYPE_TO_FLAG, MinimxError, as_dtype
+from ..graph import Node, NodeEntry
+from ..name import current as current_name_manager
+from ..ops.calling import split_call
+from ..ops.params import format_value
+from ..ops.registry import OpDef, get_op
+from .symbol import Symbol
+
+
+def Variable(name: str, attr: dict | None = None, shape: Sequence[int] | None = None,
+             lr_mult: float | None = None, wd_mult: float | None = None,
+             dtype: Any = None, init: Any = None, stype: str | None = None,
+             **kwargs: Any) -> Symbol:
+    """A named input of a graph (an argument, or an auxiliary state once an op mutates it)."""
+    if not isinstance(name, str) or not name:
+        raise MinimxError(f"Variable name must be a non-empty string, got {name!r}")
+    attrs = {k: str(v) for k, v in (attr or {}).items()}
+    if shape is not None:
+        attrs["__shape__"] = format_value(tuple(int(d) for d in shape))
+    if lr_mult is not None:
+        attrs["__lr_mult__"] = str(lr_mult)
+    if wd_mult is not None:
+        attrs["__wd_mult__"] = str(wd_mult)
+    if dtype is not None:
+        attrs["__dtype__"] = str(DTYPE_TO_FLAG[as_dtype(dtype)])
+    if init is not None:
+        attrs["__init__"] = init if isinstance(init, str) else json.dumps(init)
+    if stype is not None:
+        attrs["__storage_type__"] = stype
+    for key, value in kwargs.items():
+        if not (key.startswith("__") and key.endswith("__")):
+            raise MinimxError(f"Variable {name}: attribute {key!r} must be of the form __key__")
+        attrs[key] = str(value)
+    return Symbol([NodeEntry(Node(None, name, attrs))])
+
+
+var = Variable
+
+
+def Group(symbols: Sequence[Symbol]) -> Symbol:
+    """One symbol whose outputs are the outputs of `symbols`, in order."""
+    if not symbols or not all(isinstance(s, Symbol) for s in symbols):
+        raise MinimxError("Group needs a non-empty list of Symbols")
+    return Symbol([e for s in symbols for e in s.outputs])
+
+
+def _single_entry(sym: Symbol, op: OpDef, input_name: str) -> NodeEntry:
+    if len(sym.outputs) != 1:
+        raise MinimxError(f"{op.name}: input {input_name} is a group of {len(sym.outputs)} "
+                          "outputs; pass one output")
+    return sym.outputs[0]
+
+
+def create(op: OpDef, args: Sequence[Any], kwargs: dict[str, Any], hint: str) -> Symbol:
+    """A new node of `op` applied to symbol inputs, as `mx.sym.<op>` makes it."""
+    name = kwargs.pop("name", None)
+    attr = kwargs.pop("attr", None) or {}
+    name = current_name_manager().get(name, hint)
+    names, tensors, attrs = split_call(op, args, kwargs, Symbol, name)
+    attrs.update({k: str(v) for k, v in attr.items()})
+    inputs = []
+    for input_name in names:
+        if input_name in tensors:
+            inputs.append(_single_entry(tensors[input_name], op, input_name))
+        else:  # MXNet copies the op's attributes onto the variables it creates
+            inputs.append(Variable(f"{name}_{input_name}", attr=attrs).outputs[0])
+    node = Node(op, name, attrs, inputs)
+    return Symbol([NodeEntry(node, i) for i in range(node.num_visible_outputs())])
+
+
+def make_op_function(op: OpDef, called: str) -> Callable[..., Symbol]:
+    """The generated ``mx.sym.<called>`` function of `op` (`called` may be an alias)."""
+    def fn(*args: Any, **kwargs: Any) -> Symbol:
+        return create(op, args, kwargs, hint=called)
+    fn.__name__ = called
+    fn.__qualname__ = called
+    fn.__doc__ = op.docstring()
+    return fn
+
+
+def arith(lhs: Symbol, rhs: Any, sym_op: str, scalar_op: str, reverse: bool) -> Symbol:
+    """``lhs <op> rhs`` (or ``rhs <op> lhs`` when `reverse`) as MXNet maps Python operators."""
+    if isinstance(rhs, Symbol):
+        a, b = (rhs, lhs) if reverse else (lhs, rhs)
+        return create(get_op(sym_op), [a, b], {}, hint=_ARITH_HINTS[sym_op])
+    if isinstance(rhs, (int, float, np.number)):
+        return create(get_op(scalar_op), [lhs], {"scalar": float(rhs)}, hint=scalar_op)
+    return NotImplemented
+
+
+_ARITH_HINTS = {"elemwise_add": "_plus", "elemwise_sub": "_minus", "elemwise_mul": "_mul",
+                "elemwise_div": "_div"}

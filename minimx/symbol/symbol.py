@@ -1,0 +1,261 @@
+"""The Symbol: a list of output entries of a graph, and MXNet's methods on it."""
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..base import DTypeError, MinimxError, ShapeError, as_dtype
+from ..graph import Graph, Node, NodeEntry, topo_order
+from ..graph.infer import infer_dtypes, infer_shapes
+from ..ops.infer import known
+from ..ops.params import ParamParseError, Param
+
+
+class Symbol:
+    """A symbolic graph output (or several); build with `mx.sym.*`.
+
+    >>> import minimx as mx
+    >>> data = mx.sym.Variable('data')
+    >>> fc = mx.sym.FullyConnected(data, num_hidden=10, name='fc')
+    >>> fc.list_arguments()
+    ['data', 'fc_weight', 'fc_bias']
+    """
+
+    __slots__ = ("outputs",)
+
+    def __init__(self, outputs: Sequence[NodeEntry]) -> None:
+        self.outputs: list[NodeEntry] = list(outputs)
+
+    # -- structure ----------------------------------------------------------
+    def _graph(self) -> Graph:
+        return Graph(self.outputs)
+
+    @property
+    def name(self) -> str | None:
+        """The name of the node of a single-output symbol; None for a group."""
+        return self.outputs[0].node.name if len(self.outputs) == 1 else None
+
+    def _topo(self) -> list[Node]:
+        return topo_order(self.outputs)
+
+    def list_arguments(self) -> list[str]:
+        g = self._graph()
+        return [g.nodes[i].name for i in g.argument_ids]
+
+    def list_auxiliary_states(self) -> list[str]:
+        g = self._graph()
+        return [g.nodes[i].name for i in g.aux_ids]
+
+    def list_inputs(self) -> list[str]:
+        return [n.name for n in self._topo() if n.is_variable]
+
+    def list_outputs(self) -> list[str]:
+        return [e.node.entry_name(e.index) for e in self.outputs]
+
+    def __len__(self) -> int:
+        return len(self.outputs)
+
+    def __iter__(self) -> Iterator[Symbol]:
+        return (Symbol([e]) for e in self.outputs)
+
+    def __getitem__(self, index: int | str) -> Symbol:
+        if isinstance(index, str):
+            names = self.list_outputs()
+            matches = [i for i, n in enumerate(names) if n == index]
+            if len(matches) != 1:
+                raise MinimxError(f"output {index!r} {'is ambiguous' if matches else 'not found'}"
+                                  f" (outputs: {', '.join(names)})")
+            index = matches[0]
+        if not -len(self.outputs) <= index < len(self.outputs):
+            raise MinimxError(f"output index {index} out of range for a symbol with "
+                              f"{len(self.outputs)} outputs")
+        return Symbol([self.outputs[index]])
+
+    def get_internals(self) -> Symbol:
+        """Every output of every node (hidden outputs included), in graph order."""
+        return Symbol([NodeEntry(n, i) for n in self._topo() for i in range(n.num_outputs())])
+
+    def get_children(self) -> Symbol | None:
+        """The inputs of this symbol's head node(s); None for variables."""
+        entries = [e for out in self.outputs for e in out.node.inputs]
+        return Symbol(entries) if entries else None
+
+    # -- attributes -------------------------------------------------------
+    def _single_node(self, what: str) -> Node:
+        if len(self.outputs) != 1:
+            raise MinimxError(f"{what} needs a single-output symbol, this one has "
+                              f"{len(self.outputs)} outputs")
+        return self.outputs[0].node
+
+    def attr(self, key: str) -> str | None:
+        return self._single_node("attr").attrs.get(key)
+
+    def list_attr(self, recursive: bool = False) -> dict[str, str]:
+        if recursive:
+            raise MinimxError("list_attr(recursive=True) is deprecated in MXNet; use attr_dict()")
+        return dict(self._single_node("list_attr").attrs)
+
+    def attr_dict(self) -> dict[str, dict[str, str]]:
+        return {n.name: dict(n.attrs) for n in self._topo() if n.attrs}
+
+    def _set_attr(self, **kwargs: Any) -> None:
+        node = self._single_node("_set_attr")
+        old = dict(node.attrs)
+        node.attrs.update({k: str(v) for k, v in kwargs.items()})
+        try:
+            node.reparse()
+        except MinimxError:
+            node.attrs = old
+            raise
+
+    # -- inference ------------------------------------------------------------
+    def _known_inputs(self, g: Graph, args: Sequence, kwargs: Mapping, what: str,
+                      parse, from_attr) -> dict[int, Any]:
+        """Entry ids of the variables given positionally (argument order) or by name."""
+        by_name = {g.nodes[i].name: i for i in g.input_ids}
+        if len(args) > len(g.argument_ids):
+            raise MinimxError(f"{what}: {len(args)} positional values for "
+                              f"{len(g.argument_ids)} arguments")
+        given: dict[int, Any] = {}
+        for nid in g.input_ids:
+            attr_value = from_attr(g.nodes[nid])
+            if attr_value is not None:
+                given[g.entry_ptr[nid]] = attr_value
+        for nid, value in zip(g.argument_ids, args, strict=False):
+            if value is not None:
+                given[g.entry_ptr[nid]] = parse(value)
+        for name, value in kwargs.items():
+            if name not in by_name:
+                raise MinimxError(f"{what}: {name!r} is not an input of the symbol "
+                                  f"(inputs: {', '.join(by_name)})")
+            if value is not None:
+                given[g.entry_ptr[by_name[name]]] = parse(value)
+        return given
+
+    def _infer(self, rule: str, args: Sequence, kwargs: Mapping) -> tuple[list, list, list, Graph]:
+        g = self._graph()
+        if rule == "shape":
+            known_in = self._known_inputs(g, args, kwargs, "infer_shape", _as_shape, _attr_shape)
+            values = infer_shapes(g, known_in)
+        else:
+            known_in = self._known_inputs(g, args, kwargs, "infer_type", as_dtype, _attr_dtype)
+            values = infer_dtypes(g, known_in)
+        pick = lambda ids: [values[g.entry_ptr[i]] for i in ids]  # noqa: E731
+        return (pick(g.argument_ids), [values[e] for e in g.head_entry_ids()],
+                pick(g.aux_ids), g)
+
+    def infer_shape(self, *args: Any, **kwargs: Any):
+        """(arg_shapes, out_shapes, aux_shapes), or (None, None, None) if incomplete."""
+        arg, out, aux, _ = self._infer("shape", args, kwargs)
+        if not all(known(s) for s in (*arg, *out, *aux)):
+            return None, None, None
+        return arg, out, aux
+
+    def infer_shape_partial(self, *args: Any, **kwargs: Any):
+        """Like infer_shape; unknown shapes are () and unknown dimensions 0."""
+        arg, out, aux, _ = self._infer("shape", args, kwargs)
+        fill = lambda xs: [s if s is not None else () for s in xs]  # noqa: E731
+        return fill(arg), fill(out), fill(aux)
+
+    def infer_type(self, *args: Any, **kwargs: Any):
+        """(arg_types, out_types, aux_types) as numpy dtypes; None where unknown."""
+        arg, out, aux, _ = self._infer("type", args, kwargs)
+        if any(t is None for t in (*arg, *out, *aux)):
+            return None, None, None
+        return arg, out, aux
+
+    # -- serialization, binding -----------------------------------------
+    def tojson(self) -> str:
+        from .json_format import to_json
+        return to_json(self)
+
+    def save(self, fname: str) -> None:
+        with open(fname, "w", encoding="utf-8") as f:
+            f.write(self.tojson())
+
+    def simple_bind(self, ctx=None, grad_req="write", type_dict=None, stype_dict=None,
+                    shared_buffer=None, **shapes):
+        from ..executor import simple_bind
+        return simple_bind(self, ctx, grad_req=grad_req, type_dict=type_dict, shapes=shapes)
+
+    def bind(self, ctx=None, args=None, args_grad=None, grad_req="write", aux_states=None,
+             group2ctx=None, shared_exec=None):
+        from ..executor import bind
+        return bind(self, ctx, args, args_grad=args_grad, grad_req=grad_req,
+                    aux_states=aux_states)
+
+    def eval(self, ctx=None, **kwargs):
+        """Bind to the given arrays, run forward (inference) and return the outputs."""
+        return self.bind(ctx, kwargs, grad_req="null").forward()
+
+    def get_backend_symbol(self, backend_name: str) -> Symbol:
+        from ..subgraph import partition
+        return partition(self, backend_name)
+
+    def optimize_for(self, backend: str, args=None, aux=None, ctx=None, **kwargs) -> Symbol:
+        from ..subgraph import optimize_for
+        return optimize_for(self, backend, args=args, aux=aux, **kwargs)
+
+    # -- copies and printing ----------------------------------------------
+    def __copy__(self) -> Symbol:
+        return Symbol(self.outputs)
+
+    def __deepcopy__(self, memo: dict) -> Symbol:
+        return Symbol([NodeEntry(copy.deepcopy(e.node, memo), e.index, e.version)
+                       for e in self.outputs])
+
+    def __repr__(self) -> str:
+        if len(self.outputs) == 1:
+            return f"<Symbol {self.name}>"
+        return f"<Symbol group [{', '.join(self.list_outputs())}]>"
+
+    def __str__(self) -> str:
+        return str(self._graph())
+
+    # -- arithmetic --------------------------------------------------------
+    def _binary(self, other: Any, sym_op: str, scalar_op: str, reverse: bool = False) -> Symbol:
+        from . import register
+        return register.arith(self, other, sym_op, scalar_op, reverse)
+
+    def __add__(self, o): return self._binary(o, "elemwise_add", "_plus_scalar")
+    def __radd__(self, o): return self._binary(o, "elemwise_add", "_plus_scalar")
+    def __sub__(self, o): return self._binary(o, "elemwise_sub", "_minus_scalar")
+    def __rsub__(self, o): return self._binary(o, "elemwise_sub", "_rminus_scalar", True)
+    def __mul__(self, o): return self._binary(o, "elemwise_mul", "_mul_scalar")
+    def __rmul__(self, o): return self._binary(o, "elemwise_mul", "_mul_scalar")
+    def __truediv__(self, o): return self._binary(o, "elemwise_div", "_div_scalar")
+    def __rtruediv__(self, o): return self._binary(o, "elemwise_div", "_rdiv_scalar", True)
+    def __neg__(self): return self._binary(-1.0, "elemwise_mul", "_mul_scalar")
+
+
+_SHAPE = Param("__shape__", "shape")
+
+
+def _as_shape(value: Any) -> tuple[int, ...]:
+    try:
+        return tuple(int(d) for d in value)
+    except (TypeError, ValueError):
+        raise ShapeError(f"not a shape: {value!r}") from None
+
+
+def _attr_shape(node: Node) -> tuple[int, ...] | None:
+    text = node.attrs.get("__shape__")
+    if text is None:
+        return None
+    try:
+        return _SHAPE.parse(text)
+    except ParamParseError as exc:
+        raise ShapeError(f"{node.label}: bad __shape__ attribute: {exc}") from None
+
+
+def _attr_dtype(node: Node) -> np.dtype | None:
+    text = node.attrs.get("__dtype__")
+    if text is None:
+        return None
+    try:
+        return as_dtype(int(text)) if text.strip().lstrip("-").isdigit() else as_dtype(text)
+    except DTypeError as exc:
+        raise DTypeError(f"{node.label}: bad __dtype__ attribute: {exc}") from None
