@@ -1,0 +1,619 @@
+/* minimx's C shim over the oneDNN v3 C API (see minimx_dnnl.h).
+ *
+ * Two jobs: build primitives from plain descriptions (one short, linear
+ * story per primitive, as in oneDNN's examples), and run a whole plan of
+ * primitives in one call, so that a subgraph costs Python one call per run.
+ *
+ * Errors never exit: CHECK returns the failing status to the caller and
+ * leaves the call text and dnnl_status2str() in a thread-local buffer that
+ * Python turns into a BackendError. Every handle a story creates lives on
+ * the object being built, so an early return leaks nothing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oneapi/dnnl/dnnl.h"
+#include "oneapi/dnnl/dnnl_debug.h"
+
+#include "minimx_dnnl.h"
+
+/* ---- errors ---- */
+
+static _Thread_local char last_error[512];
+
+static dnnl_status_t fail(dnnl_status_t status, const char *what) {
+    snprintf(last_error, sizeof(last_error), "%s: %s", what,
+            dnnl_status2str(status));
+    return status;
+}
+
+#define CHECK(call) \
+    do { \
+        dnnl_status_t check_status_ = (call); \
+        if (check_status_ != dnnl_success) return fail(check_status_, #call); \
+    } while (0)
+
+#define REQUIRE(cond, status) \
+    do { \
+        if (!(cond)) return fail((status), "requirement failed: " #cond); \
+    } while (0)
+
+const char *mmx_last_error(void) {
+    return last_error;
+}
+
+/* The header's enums restate oneDNN values so that cffi can read them. */
+#define SAME_VALUE(ours, theirs) \
+    _Static_assert((int)(ours) == (int)(theirs), #ours " != " #theirs)
+
+SAME_VALUE(MMX_ARG_SRC, DNNL_ARG_SRC);
+SAME_VALUE(MMX_ARG_SRC_1, DNNL_ARG_SRC_1);
+SAME_VALUE(MMX_ARG_DST, DNNL_ARG_DST);
+SAME_VALUE(MMX_ARG_WEIGHTS, DNNL_ARG_WEIGHTS);
+SAME_VALUE(MMX_ARG_BIAS, DNNL_ARG_BIAS);
+SAME_VALUE(MMX_ARG_MEAN, DNNL_ARG_MEAN);
+SAME_VALUE(MMX_ARG_VARIANCE, DNNL_ARG_VARIANCE);
+SAME_VALUE(MMX_ARG_SCALE, DNNL_ARG_SCALE);
+SAME_VALUE(MMX_ARG_SHIFT, DNNL_ARG_SHIFT);
+SAME_VALUE(MMX_ARG_MULTIPLE_SRC, DNNL_ARG_MULTIPLE_SRC);
+SAME_VALUE(MMX_ARG_POST_OP_BASE, DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE);
+SAME_VALUE(MMX_ELTWISE_RELU, dnnl_eltwise_relu);
+SAME_VALUE(MMX_ELTWISE_TANH, dnnl_eltwise_tanh);
+SAME_VALUE(MMX_ELTWISE_ELU, dnnl_eltwise_elu);
+SAME_VALUE(MMX_ELTWISE_SQUARE, dnnl_eltwise_square);
+SAME_VALUE(MMX_ELTWISE_ABS, dnnl_eltwise_abs);
+SAME_VALUE(MMX_ELTWISE_SQRT, dnnl_eltwise_sqrt);
+SAME_VALUE(MMX_ELTWISE_LINEAR, dnnl_eltwise_linear);
+SAME_VALUE(MMX_ELTWISE_SOFT_RELU, dnnl_eltwise_soft_relu);
+SAME_VALUE(MMX_ELTWISE_LOGISTIC, dnnl_eltwise_logistic);
+SAME_VALUE(MMX_ELTWISE_EXP, dnnl_eltwise_exp);
+SAME_VALUE(MMX_ELTWISE_GELU_TANH, dnnl_eltwise_gelu_tanh);
+SAME_VALUE(MMX_ELTWISE_SWISH, dnnl_eltwise_swish);
+SAME_VALUE(MMX_ELTWISE_LOG, dnnl_eltwise_log);
+SAME_VALUE(MMX_ELTWISE_CLIP, dnnl_eltwise_clip);
+SAME_VALUE(MMX_ELTWISE_GELU_ERF, dnnl_eltwise_gelu_erf);
+SAME_VALUE(MMX_POOLING_MAX, dnnl_pooling_max);
+SAME_VALUE(MMX_POOLING_AVG_INCLUDE_PADDING, dnnl_pooling_avg_include_padding);
+SAME_VALUE(MMX_POOLING_AVG_EXCLUDE_PADDING, dnnl_pooling_avg_exclude_padding);
+SAME_VALUE(MMX_LRN_ACROSS_CHANNELS, dnnl_lrn_across_channels);
+SAME_VALUE(MMX_BINARY_ADD, dnnl_binary_add);
+SAME_VALUE(MMX_BINARY_MUL, dnnl_binary_mul);
+SAME_VALUE(MMX_SOFTMAX_ACCURATE, dnnl_softmax_accurate);
+SAME_VALUE(MMX_SOFTMAX_LOG, dnnl_softmax_log);
+
+/* ---- library facts ---- */
+
+void mmx_version(int *major, int *minor, int *patch, const char **hash) {
+    const dnnl_version_t *v = dnnl_version();
+    *major = v->major;
+    *minor = v->minor;
+    *patch = v->patch;
+    *hash = v->hash;
+}
+
+const char *mmx_isa(void) {
+    return dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa());
+}
+
+/* ---- engine and stream ---- */
+
+int mmx_engine_create(mmx_engine **engine) {
+    CHECK(dnnl_engine_create(engine, dnnl_cpu, 0));
+    return dnnl_success;
+}
+
+void mmx_engine_destroy(mmx_engine *engine) {
+    dnnl_engine_destroy(engine);
+}
+
+int mmx_stream_create(mmx_stream **stream, mmx_engine *engine) {
+    CHECK(dnnl_stream_create(stream, engine, dnnl_stream_default_flags));
+    return dnnl_success;
+}
+
+void mmx_stream_destroy(mmx_stream *stream) {
+    dnnl_stream_destroy(stream);
+}
+
+/* ---- memory descriptors ---- */
+
+int mmx_md_create_any(mmx_md **md, int ndims, const int64_t *dims) {
+    REQUIRE(ndims > 0 && ndims <= DNNL_MAX_NDIMS, dnnl_invalid_arguments);
+    dnnl_dims_t d;
+    memcpy(d, dims, sizeof(int64_t) * ndims);
+    CHECK(dnnl_memory_desc_create_with_tag(
+            md, ndims, d, dnnl_f32, dnnl_format_tag_any));
+    return dnnl_success;
+}
+
+int mmx_md_create_strided(mmx_md **md, int ndims, const int64_t *dims,
+        const int64_t *strides) {
+    REQUIRE(ndims > 0 && ndims <= DNNL_MAX_NDIMS, dnnl_invalid_arguments);
+    dnnl_dims_t d, s;
+    memcpy(d, dims, sizeof(int64_t) * ndims);
+    memcpy(s, strides, sizeof(int64_t) * ndims);
+    CHECK(dnnl_memory_desc_create_with_strides(md, ndims, d, dnnl_f32, s));
+    return dnnl_success;
+}
+
+int mmx_md_clone(mmx_md **md, const mmx_md *existing) {
+    CHECK(dnnl_memory_desc_clone(md, existing));
+    return dnnl_success;
+}
+
+void mmx_md_destroy(mmx_md *md) {
+    dnnl_memory_desc_destroy(md);
+}
+
+int mmx_md_layout(const mmx_md *md, mmx_layout *out) {
+    memset(out, 0, sizeof(*out));
+    const dnnl_dims_t *dims;
+    dnnl_format_kind_t kind;
+    CHECK(dnnl_memory_desc_query(md, dnnl_query_ndims_s32, &out->ndims));
+    CHECK(dnnl_memory_desc_query(md, dnnl_query_dims, &dims));
+    memcpy(out->dims, *dims, sizeof(int64_t) * out->ndims);
+    CHECK(dnnl_memory_desc_query(md, dnnl_query_format_kind, &kind));
+    out->format_kind = (int)kind;
+    out->size = dnnl_memory_desc_get_size(md);
+    if (kind != dnnl_blocked) return dnnl_success;
+
+    const dnnl_dims_t *strides, *blks, *idxs;
+    CHECK(dnnl_memory_desc_query(md, dnnl_query_strides, &strides));
+    CHECK(dnnl_memory_desc_query(
+            md, dnnl_query_inner_nblks_s32, &out->inner_nblks));
+    CHECK(dnnl_memory_desc_query(md, dnnl_query_inner_blks, &blks));
+    CHECK(dnnl_memory_desc_query(md, dnnl_query_inner_idxs, &idxs));
+    memcpy(out->strides, *strides, sizeof(int64_t) * out->ndims);
+    memcpy(out->inner_blks, *blks, sizeof(int64_t) * out->inner_nblks);
+    memcpy(out->inner_idxs, *idxs, sizeof(int64_t) * out->inner_nblks);
+    return dnnl_success;
+}
+
+int mmx_md_equal(const mmx_md *a, const mmx_md *b) {
+    return dnnl_memory_desc_equal(a, b);
+}
+
+/* ---- memory objects ---- */
+
+int mmx_memory_create(mmx_memory **mem, mmx_engine *engine, const mmx_md *md,
+        void *handle, int allocate) {
+    CHECK(dnnl_memory_create(
+            mem, md, engine, allocate ? DNNL_MEMORY_ALLOCATE : handle));
+    return dnnl_success;
+}
+
+void mmx_memory_destroy(mmx_memory *mem) {
+    dnnl_memory_destroy(mem);
+}
+
+int mmx_memory_set_handle(mmx_memory *mem, void *handle) {
+    CHECK(dnnl_memory_set_data_handle(mem, handle));
+    return dnnl_success;
+}
+
+void *mmx_memory_handle(const mmx_memory *mem) {
+    void *handle = NULL;
+    dnnl_memory_get_data_handle(mem, &handle);
+    return handle;
+}
+
+/* ---- primitives ---- */
+
+struct mmx_prim {
+    dnnl_primitive_attr_t attr;
+    dnnl_post_ops_t post_ops;
+    dnnl_primitive_desc_t pd;
+    dnnl_primitive_t primitive;
+    int nargs;
+    int *args;
+    const_dnnl_memory_desc_t *arg_mds; /* owned by pd */
+};
+
+mmx_prim *mmx_prim_new(void) {
+    return calloc(1, sizeof(mmx_prim));
+}
+
+void mmx_prim_destroy(mmx_prim *prim) {
+    if (!prim) return;
+    if (prim->primitive) dnnl_primitive_destroy(prim->primitive);
+    if (prim->pd) dnnl_primitive_desc_destroy(prim->pd);
+    if (prim->post_ops) dnnl_post_ops_destroy(prim->post_ops);
+    if (prim->attr) dnnl_primitive_attr_destroy(prim->attr);
+    free(prim->args);
+    free(prim->arg_mds);
+    free(prim);
+}
+
+int mmx_prim_nargs(const mmx_prim *prim) {
+    return prim->nargs;
+}
+
+int mmx_prim_arg(const mmx_prim *prim, int index) {
+    return prim->args[index];
+}
+
+const mmx_md *mmx_prim_arg_md(const mmx_prim *prim, int index) {
+    return prim->arg_mds[index];
+}
+
+const char *mmx_prim_impl(const mmx_prim *prim) {
+    const char *impl = "";
+    dnnl_primitive_desc_query(prim->pd, dnnl_query_impl_info_str, 0, &impl);
+    return impl;
+}
+
+size_t mmx_prim_scratchpad_size(const mmx_prim *prim) {
+    return dnnl_memory_desc_get_size(
+            dnnl_primitive_desc_query_md(prim->pd, dnnl_query_scratchpad_md, 0));
+}
+
+/* Attributes every primitive gets: the scratchpad belongs to the plan
+ * (user mode), plus the given post-op chain. */
+static dnnl_status_t make_attr(
+        mmx_prim *prim, int npost, const mmx_post_op *post) {
+    REQUIRE(npost >= 0 && npost <= 32, dnnl_invalid_arguments);
+    CHECK(dnnl_primitive_attr_create(&prim->attr));
+    CHECK(dnnl_primitive_attr_set_scratchpad_mode(
+            prim->attr, dnnl_scratchpad_mode_user));
+    if (npost == 0) return dnnl_success;
+
+    CHECK(dnnl_post_ops_create(&prim->post_ops));
+    for (int i = 0; i < npost; i++) {
+        const mmx_post_op *po = &post[i];
+        switch (po->kind) {
+            case MMX_POST_ELTWISE:
+                CHECK(dnnl_post_ops_append_eltwise(prim->post_ops,
+                        (dnnl_alg_kind_t)po->alg, po->alpha, po->beta));
+                break;
+            case MMX_POST_SUM:
+                CHECK(dnnl_post_ops_append_sum(
+                        prim->post_ops, po->alpha, 0, dnnl_data_type_undef));
+                break;
+            case MMX_POST_BINARY:
+                REQUIRE(po->src1 != NULL, dnnl_invalid_arguments);
+                CHECK(dnnl_post_ops_append_binary(prim->post_ops,
+                        (dnnl_alg_kind_t)po->alg, po->src1));
+                break;
+            default: return fail(dnnl_invalid_arguments, "unknown post-op kind");
+        }
+    }
+    CHECK(dnnl_primitive_attr_set_post_ops(prim->attr, prim->post_ops));
+    return dnnl_success;
+}
+
+/* Records the execution arguments (their descriptors are read back from
+ * the primitive descriptor, so they carry the layouts it chose) and creates
+ * the primitive. Binary post-op operands are appended after `args`. */
+static dnnl_status_t finish(mmx_prim *prim, int nargs, const int *args) {
+    int nbinary = 0;
+    int npost = prim->post_ops ? dnnl_post_ops_len(prim->post_ops) : 0;
+    for (int i = 0; i < npost; i++)
+        nbinary += dnnl_post_ops_get_kind(prim->post_ops, i) == dnnl_binary;
+
+    prim->args = malloc(sizeof(int) * (nargs + nbinary));
+    prim->arg_mds = malloc(sizeof(*prim->arg_mds) * (nargs + nbinary));
+    REQUIRE(prim->args && prim->arg_mds, dnnl_out_of_memory);
+    memcpy(prim->args, args, sizeof(int) * nargs);
+    for (int i = 0; i < npost; i++)
+        if (dnnl_post_ops_get_kind(prim->post_ops, i) == dnnl_binary)
+            prim->args[nargs++]
+                    = DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | DNNL_ARG_SRC_1;
+    for (int i = 0; i < nargs; i++) {
+        prim->arg_mds[i] = dnnl_primitive_desc_query_md(
+                prim->pd, dnnl_query_exec_arg_md, prim->args[i]);
+        REQUIRE(prim->arg_mds[i] != NULL, dnnl_invalid_arguments);
+    }
+    prim->nargs = nargs;
+    CHECK(dnnl_primitive_create(&prim->primitive, prim->pd));
+    return dnnl_success;
+}
+
+int mmx_conv_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
+        const mmx_md *weights, const mmx_md *bias, const mmx_md *dst,
+        const int64_t *strides, const int64_t *dilates, const int64_t *pad_l,
+        const int64_t *pad_r, int npost, const mmx_post_op *post) {
+    int nspatial;
+    CHECK(dnnl_memory_desc_query(src, dnnl_query_ndims_s32, &nspatial));
+    nspatial -= 2;
+    REQUIRE(nspatial >= 1 && nspatial <= 3, dnnl_invalid_arguments);
+    dnnl_dims_t s, d, pl, pr;
+    memcpy(s, strides, sizeof(int64_t) * nspatial);
+    memcpy(d, dilates, sizeof(int64_t) * nspatial);
+    memcpy(pl, pad_l, sizeof(int64_t) * nspatial);
+    memcpy(pr, pad_r, sizeof(int64_t) * nspatial);
+
+    CHECK(make_attr(prim, npost, post));
+    CHECK(dnnl_convolution_forward_primitive_desc_create(&prim->pd, engine,
+            dnnl_forward_inference, dnnl_convolution_direct, src, weights,
+            bias, dst, s, d, pl, pr, prim->attr));
+
+    const int with_bias[] = {
+            DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
+    const int without_bias[] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+    return bias ? finish(prim, 4, with_bias) : finish(prim, 3, without_bias);
+}
+
+int mmx_deconv_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
+        const mmx_md *weights, const mmx_md *bias, const mmx_md *dst,
+        const int64_t *strides, const int64_t *dilates, const int64_t *pad_l,
+        const int64_t *pad_r, int npost, const mmx_post_op *post) {
+    int nspatial;
+    CHECK(dnnl_memory_desc_query(src, dnnl_query_ndims_s32, &nspatial));
+    nspatial -= 2;
+    REQUIRE(nspatial >= 1 && nspatial <= 3, dnnl_invalid_arguments);
+    dnnl_dims_t s, d, pl, pr;
+    memcpy(s, strides, sizeof(int64_t) * nspatial);
+    memcpy(d, dilates, sizeof(int64_t) * nspatial);
+    memcpy(pl, pad_l, sizeof(int64_t) * nspatial);
+    memcpy(pr, pad_r, sizeof(int64_t) * nspatial);
+
+    CHECK(make_attr(prim, npost, post));
+    CHECK(dnnl_deconvolution_forward_primitive_desc_create(&prim->pd, engine,
+            dnnl_forward_inference, dnnl_deconvolution_direct, src, weights,
+            bias, dst, s, d, pl, pr, prim->attr));
+
+    const int with_bias[] = {
+            DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
+    const int without_bias[] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+    return bias ? finish(prim, 4, with_bias) : finish(prim, 3, without_bias);
+}
+
+int mmx_inner_product_init(mmx_prim *prim, mmx_engine *engine,
+        const mmx_md *src, const mmx_md *weights, const mmx_md *bias,
+        const mmx_md *dst, int npost, const mmx_post_op *post) {
+    CHECK(make_attr(prim, npost, post));
+    CHECK(dnnl_inner_product_forward_primitive_desc_create(&prim->pd, engine,
+            dnnl_forward_inference, src, weights, bias, dst, prim->attr));
+
+    const int with_bias[] = {
+            DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
+    const int without_bias[] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+    return bias ? finish(prim, 4, with_bias) : finish(prim, 3, without_bias);
+}
+
+int mmx_batch_norm_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
+        float epsilon, int use_scale, int use_shift) {
+    unsigned flags = dnnl_use_global_stats;
+    if (use_scale) flags |= dnnl_use_scale;
+    if (use_shift) flags |= dnnl_use_shift;
+
+    CHECK(make_attr(prim, 0, NULL));
+    CHECK(dnnl_batch_normalization_forward_primitive_desc_create(&prim->pd,
+            engine, dnnl_forward_inference, src, src, epsilon, flags,
+            prim->attr));
+
+    int args[6] = {DNNL_ARG_SRC, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE};
+    int nargs = 3;
+    if (use_scale) args[nargs++] = DNNL_ARG_SCALE;
+    if (use_shift) args[nargs++] = DNNL_ARG_SHIFT;
+    args[nargs++] = DNNL_ARG_DST;
+    return finish(prim, nargs, args);
+}
+
+int mmx_eltwise_init(mmx_prim *prim, mmx_engine *engine, int alg, float alpha,
+        float beta, const mmx_md *src) {
+    CHECK(make_attr(prim, 0, NULL));
+    CHECK(dnnl_eltwise_forward_primitive_desc_create(&prim->pd, engine,
+            dnnl_forward_inference, (dnnl_alg_kind_t)alg, src, src, alpha,
+            beta, prim->attr));
+
+    const int args[] = {DNNL_ARG_SRC, DNNL_ARG_DST};
+    return finish(prim, 2, args);
+}
+
+int mmx_pooling_init(mmx_prim *prim, mmx_engine *engine, int alg,
+        const mmx_md *src, const mmx_md *dst, const int64_t *strides,
+        const int64_t *kernel, const int64_t *pad_l, const int64_t *pad_r) {
+    int nspatial;
+    CHECK(dnnl_memory_desc_query(src, dnnl_query_ndims_s32, &nspatial));
+    nspatial -= 2;
+    REQUIRE(nspatial >= 1 && nspatial <= 3, dnnl_invalid_arguments);
+    dnnl_dims_t s, k, pl, pr, no_dilation = {0};
+    memcpy(s, strides, sizeof(int64_t) * nspatial);
+    memcpy(k, kernel, sizeof(int64_t) * nspatial);
+    memcpy(pl, pad_l, sizeof(int64_t) * nspatial);
+    memcpy(pr, pad_r, sizeof(int64_t) * nspatial);
+
+    CHECK(make_attr(prim, 0, NULL));
+    CHECK(dnnl_pooling_forward_primitive_desc_create(&prim->pd, engine,
+            dnnl_forward_inference, (dnnl_alg_kind_t)alg, src, dst, s, k,
+            no_dilation, pl, pr, prim->attr));
+
+    const int args[] = {DNNL_ARG_SRC, DNNL_ARG_DST};
+    return finish(prim, 2, args);
+}
+
+int mmx_softmax_init(mmx_prim *prim, mmx_engine *engine, int alg,
+        const mmx_md *src, int axis) {
+    CHECK(make_attr(prim, 0, NULL));
+    CHECK(dnnl_softmax_forward_primitive_desc_create(&prim->pd, engine,
+            dnnl_forward_inference, (dnnl_alg_kind_t)alg, src, src, axis,
+            prim->attr));
+
+    const int args[] = {DNNL_ARG_SRC, DNNL_ARG_DST};
+    return finish(prim, 2, args);
+}
+
+int mmx_lrn_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
+        int64_t local_size, float alpha, float beta, float k) {
+    CHECK(make_attr(prim, 0, NULL));
+    CHECK(dnnl_lrn_forward_primitive_desc_create(&prim->pd, engine,
+            dnnl_forward_inference, dnnl_lrn_across_channels, src, src,
+            local_size, alpha, beta, k, prim->attr));
+
+    const int args[] = {DNNL_ARG_SRC, DNNL_ARG_DST};
+    return finish(prim, 2, args);
+}
+
+int mmx_binary_init(mmx_prim *prim, mmx_engine *engine, int alg,
+        const mmx_md *src0, const mmx_md *src1, const mmx_md *dst, int npost,
+        const mmx_post_op *post) {
+    CHECK(make_attr(prim, npost, post));
+    CHECK(dnnl_binary_primitive_desc_create(&prim->pd, engine,
+            (dnnl_alg_kind_t)alg, src0, src1, dst, prim->attr));
+
+    const int args[] = {DNNL_ARG_SRC_0, DNNL_ARG_SRC_1, DNNL_ARG_DST};
+    return finish(prim, 3, args);
+}
+
+int mmx_concat_init(mmx_prim *prim, mmx_engine *engine, int n,
+        const mmx_md *const *srcs, const mmx_md *dst, int axis) {
+    REQUIRE(n >= 1 && n <= 1000, dnnl_invalid_arguments);
+    CHECK(make_attr(prim, 0, NULL));
+    CHECK(dnnl_concat_primitive_desc_create(
+            &prim->pd, engine, dst, n, axis, srcs, prim->attr));
+
+    int *args = malloc(sizeof(int) * (n + 1));
+    REQUIRE(args != NULL, dnnl_out_of_memory);
+    for (int i = 0; i < n; i++)
+        args[i] = DNNL_ARG_MULTIPLE_SRC + i;
+    args[n] = DNNL_ARG_DST;
+    dnnl_status_t status = finish(prim, n + 1, args);
+    free(args);
+    return status;
+}
+
+int mmx_reorder_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
+        const mmx_md *dst) {
+    CHECK(make_attr(prim, 0, NULL));
+    CHECK(dnnl_reorder_primitive_desc_create(
+            &prim->pd, src, engine, dst, engine, prim->attr));
+
+    const int args[] = {DNNL_ARG_FROM, DNNL_ARG_TO};
+    return finish(prim, 2, args);
+}
+
+/* ---- plans ---- */
+
+typedef struct {
+    const mmx_prim *prim;
+    int nargs; /* the primitive's arguments, plus the scratchpad if any */
+    dnnl_exec_arg_t *args;
+} step_t;
+
+struct mmx_plan {
+    dnnl_engine_t engine;
+    dnnl_stream_t stream;
+    int nsteps, capacity;
+    step_t *steps;
+    int nio;
+    dnnl_memory_t *io;
+    size_t scratch_size;
+    void *scratch;
+    dnnl_memory_t *scratch_mems; /* one per step, over the one buffer */
+};
+
+mmx_plan *mmx_plan_new(void) {
+    return calloc(1, sizeof(mmx_plan));
+}
+
+void mmx_plan_destroy(mmx_plan *plan) {
+    if (!plan) return;
+    for (int i = 0; i < plan->nsteps; i++) {
+        free(plan->steps[i].args);
+        if (plan->scratch_mems && plan->scratch_mems[i])
+            dnnl_memory_destroy(plan->scratch_mems[i]);
+    }
+    free(plan->scratch_mems);
+    free(plan->scratch);
+    free(plan->steps);
+    free(plan->io);
+    if (plan->stream) dnnl_stream_destroy(plan->stream);
+    free(plan);
+}
+
+int mmx_plan_init(mmx_plan *plan, mmx_engine *engine) {
+    plan->engine = engine;
+    CHECK(dnnl_stream_create(&plan->stream, engine, dnnl_stream_default_flags));
+    return dnnl_success;
+}
+
+int mmx_plan_add_step(
+        mmx_plan *plan, const mmx_prim *prim, mmx_memory *const *mems) {
+    REQUIRE(plan->scratch_mems == NULL, dnnl_invalid_arguments);
+    REQUIRE(prim->primitive != NULL, dnnl_invalid_arguments);
+    if (plan->nsteps == plan->capacity) {
+        int capacity = plan->capacity ? 2 * plan->capacity : 8;
+        step_t *steps = realloc(plan->steps, sizeof(step_t) * capacity);
+        REQUIRE(steps != NULL, dnnl_out_of_memory);
+        plan->steps = steps;
+        plan->capacity = capacity;
+    }
+    step_t *step = &plan->steps[plan->nsteps];
+    step->prim = prim;
+    step->nargs = prim->nargs;
+    step->args = malloc(sizeof(dnnl_exec_arg_t) * (prim->nargs + 1));
+    REQUIRE(step->args != NULL, dnnl_out_of_memory);
+    for (int i = 0; i < prim->nargs; i++) {
+        step->args[i].arg = prim->args[i];
+        step->args[i].memory = mems[i];
+    }
+    plan->nsteps++;
+    return dnnl_success;
+}
+
+int mmx_plan_set_io(mmx_plan *plan, int n, mmx_memory *const *mems) {
+    REQUIRE(n >= 0, dnnl_invalid_arguments);
+    dnnl_memory_t *io = malloc(sizeof(dnnl_memory_t) * (n ? n : 1));
+    REQUIRE(io != NULL, dnnl_out_of_memory);
+    memcpy(io, mems, sizeof(dnnl_memory_t) * n);
+    free(plan->io);
+    plan->io = io;
+    plan->nio = n;
+    return dnnl_success;
+}
+
+int mmx_plan_finalize(mmx_plan *plan) {
+    REQUIRE(plan->scratch_mems == NULL, dnnl_invalid_arguments);
+    for (int i = 0; i < plan->nsteps; i++) {
+        size_t size = mmx_prim_scratchpad_size(plan->steps[i].prim);
+        if (size > plan->scratch_size) plan->scratch_size = size;
+    }
+    plan->scratch_mems = calloc(plan->nsteps ? plan->nsteps : 1,
+            sizeof(dnnl_memory_t));
+    REQUIRE(plan->scratch_mems != NULL, dnnl_out_of_memory);
+    if (plan->scratch_size == 0) return dnnl_success;
+
+    /* Kernels expect cache-line (64-byte) alignment of the scratchpad. */
+    size_t rounded = (plan->scratch_size + 63) / 64 * 64;
+    plan->scratch = aligned_alloc(64, rounded);
+    REQUIRE(plan->scratch != NULL, dnnl_out_of_memory);
+    for (int i = 0; i < plan->nsteps; i++) {
+        step_t *step = &plan->steps[i];
+        const_dnnl_memory_desc_t md = dnnl_primitive_desc_query_md(
+                step->prim->pd, dnnl_query_scratchpad_md, 0);
+        if (dnnl_memory_desc_get_size(md) == 0) continue;
+        CHECK(dnnl_memory_create(
+                &plan->scratch_mems[i], md, plan->engine, plan->scratch));
+        step->args[step->nargs].arg = DNNL_ARG_SCRATCHPAD;
+        step->args[step->nargs].memory = plan->scratch_mems[i];
+        step->nargs++;
+    }
+    return dnnl_success;
+}
+
+size_t mmx_plan_scratchpad_size(const mmx_plan *plan) {
+    return plan->scratch_size;
+}
+
+int mmx_plan_run(mmx_plan *plan, int n, void *const *handles) {
+    REQUIRE(plan->scratch_mems != NULL, dnnl_invalid_arguments);
+    REQUIRE(n == plan->nio, dnnl_invalid_arguments);
+    for (int i = 0; i < n; i++)
+        CHECK(dnnl_memory_set_data_handle(plan->io[i], handles[i]));
+    for (int i = 0; i < plan->nsteps; i++) {
+        step_t *step = &plan->steps[i];
+        dnnl_status_t status = dnnl_primitive_execute(
+                step->prim->primitive, plan->stream, step->nargs, step->args);
+        if (status != dnnl_success) {
+            char what[96];
+            snprintf(what, sizeof(what),
+                    "dnnl_primitive_execute(step %d: %s)", i,
+                    mmx_prim_impl(step->prim));
+            return fail(status, what);
+        }
+    }
+    CHECK(dnnl_stream_wait(plan->stream));
+    return dnnl_success;
+}

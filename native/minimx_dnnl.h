@@ -1,0 +1,203 @@
+/* The C surface of the extension module minimx._dnnl.
+ *
+ * native/build_dnnl.py hands this file to cffi as its cdef, so it holds only
+ * what cffi can parse: no #include, no #define, no conditionals. The shim
+ * (minimx_dnnl.c) includes it after dnnl.h.
+ *
+ * Conventions:
+ * - Every function returning int returns a dnnl_status_t (0 = success). On
+ *   failure mmx_last_error() names the failing oneDNN call and its status.
+ * - Objects the caller frees come from *_new / *_create and go to *_destroy.
+ *   A primitive or a plan is allocated first (mmx_prim_new, mmx_plan_new)
+ *   and filled by an *_init call, so a failed init leaks nothing: the
+ *   caller destroys the half-built object as usual.
+ * - All tensors are fp32. Dims and strides are int64_t arrays of ndims
+ *   entries; spatial arrays (strides, dilates, paddings, kernel) hold
+ *   ndims - 2 entries.
+ */
+
+/* oneDNN's own opaque handles under shorter names: an mmx_md * is a
+ * dnnl_memory_desc_t, an mmx_memory * a dnnl_memory_t, and so on. */
+typedef struct dnnl_engine mmx_engine;
+typedef struct dnnl_stream mmx_stream;
+typedef struct dnnl_memory_desc mmx_md;
+typedef struct dnnl_memory mmx_memory;
+
+/* Execution argument kinds: the values of oneDNN's DNNL_ARG_* macros
+ * (checked against them at compile time in the shim). */
+enum mmx_arg {
+    MMX_ARG_SRC = 1,
+    MMX_ARG_SRC_1 = 2,
+    MMX_ARG_DST = 17,
+    MMX_ARG_WEIGHTS = 33,
+    MMX_ARG_BIAS = 41,
+    MMX_ARG_MEAN = 49,
+    MMX_ARG_VARIANCE = 50,
+    MMX_ARG_SCALE = 51,
+    MMX_ARG_SHIFT = 52,
+    MMX_ARG_MULTIPLE_SRC = 1024,
+    MMX_ARG_POST_OP_BASE = 32768
+};
+
+/* Algorithm kinds: the values of oneDNN's dnnl_alg_kind_t (checked too). */
+enum mmx_alg {
+    MMX_ELTWISE_RELU = 0x20,
+    MMX_ELTWISE_TANH = 0x21,
+    MMX_ELTWISE_ELU = 0x22,
+    MMX_ELTWISE_SQUARE = 0x23,
+    MMX_ELTWISE_ABS = 0x24,
+    MMX_ELTWISE_SQRT = 0x25,
+    MMX_ELTWISE_LINEAR = 0x26,
+    MMX_ELTWISE_SOFT_RELU = 0x27,
+    MMX_ELTWISE_LOGISTIC = 0x29,
+    MMX_ELTWISE_EXP = 0x2a,
+    MMX_ELTWISE_GELU_TANH = 0x2b,
+    MMX_ELTWISE_SWISH = 0x2c,
+    MMX_ELTWISE_LOG = 0x2d,
+    MMX_ELTWISE_CLIP = 0x2e,
+    MMX_ELTWISE_GELU_ERF = 0x31,
+    MMX_POOLING_MAX = 0x1ff,
+    MMX_POOLING_AVG_INCLUDE_PADDING = 0x2ff,
+    MMX_POOLING_AVG_EXCLUDE_PADDING = 0x3ff,
+    MMX_LRN_ACROSS_CHANNELS = 0xaff,
+    MMX_BINARY_ADD = 0x1fff0,
+    MMX_BINARY_MUL = 0x1fff1,
+    MMX_SOFTMAX_ACCURATE = 0x30000,
+    MMX_SOFTMAX_LOG = 0x30001
+};
+
+/* Post-op kinds for mmx_post_op.kind. */
+enum mmx_post_op_kind {
+    MMX_POST_ELTWISE = 0,  /* alg, alpha, beta */
+    MMX_POST_SUM = 1,      /* dst += alpha * (previous dst content) */
+    MMX_POST_BINARY = 2    /* dst = alg(dst, src1); src1 bound at execution */
+};
+
+typedef struct {
+    int kind;
+    int alg;
+    float alpha;
+    float beta;
+    const mmx_md *src1;  /* MMX_POST_BINARY only: the second operand's layout */
+} mmx_post_op;
+
+/* A memory descriptor read back: dims, and for blocked layouts the outer
+ * strides and the inner blocks (e.g. nChw16c: one block of 16 on dim 1). */
+typedef struct {
+    int ndims;
+    int64_t dims[12];
+    int format_kind;  /* 0 undef, 1 any, 2 blocked, 3 opaque */
+    int64_t strides[12];
+    int inner_nblks;
+    int64_t inner_blks[12];
+    int64_t inner_idxs[12];
+    size_t size;  /* bytes */
+} mmx_layout;
+
+/* ---- errors and library facts ---- */
+const char *mmx_last_error(void);
+void mmx_version(int *major, int *minor, int *patch, const char **hash);
+const char *mmx_isa(void);
+
+/* ---- engine and stream ---- */
+int mmx_engine_create(mmx_engine **engine);
+void mmx_engine_destroy(mmx_engine *engine);
+int mmx_stream_create(mmx_stream **stream, mmx_engine *engine);
+void mmx_stream_destroy(mmx_stream *stream);
+
+/* ---- memory descriptors ---- */
+/* Layout left to the primitive that receives it (format_tag any). */
+int mmx_md_create_any(mmx_md **md, int ndims, const int64_t *dims);
+/* Plain layout given by element strides (C order, or a permutation). */
+int mmx_md_create_strided(mmx_md **md, int ndims, const int64_t *dims,
+        const int64_t *strides);
+int mmx_md_clone(mmx_md **md, const mmx_md *existing);
+void mmx_md_destroy(mmx_md *md);
+int mmx_md_layout(const mmx_md *md, mmx_layout *out);
+int mmx_md_equal(const mmx_md *a, const mmx_md *b);
+
+/* ---- memory objects ---- */
+/* allocate != 0: the library owns a buffer of the descriptor's size;
+ * otherwise `handle` (may be NULL, to be set later) is used as is. */
+int mmx_memory_create(mmx_memory **mem, mmx_engine *engine, const mmx_md *md,
+        void *handle, int allocate);
+void mmx_memory_destroy(mmx_memory *mem);
+int mmx_memory_set_handle(mmx_memory *mem, void *handle);
+void *mmx_memory_handle(const mmx_memory *mem);
+
+/* ---- primitives ----
+ * Each *_init builds one primitive for forward inference with a user-mode
+ * scratchpad, and records its execution arguments in order; read them back
+ * with mmx_prim_nargs / mmx_prim_arg / mmx_prim_arg_md. Descriptors passed
+ * in are only read during the call. */
+typedef struct mmx_prim mmx_prim;
+
+mmx_prim *mmx_prim_new(void);
+void mmx_prim_destroy(mmx_prim *prim);
+int mmx_prim_nargs(const mmx_prim *prim);
+int mmx_prim_arg(const mmx_prim *prim, int index);
+const mmx_md *mmx_prim_arg_md(const mmx_prim *prim, int index);
+const char *mmx_prim_impl(const mmx_prim *prim);
+size_t mmx_prim_scratchpad_size(const mmx_prim *prim);
+
+/* args: src, weights, [bias], dst, then one src1 per binary post-op.
+ * weights are oihw or goihw (groups); dilates are 0-based; bias may be
+ * NULL. */
+int mmx_conv_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
+        const mmx_md *weights, const mmx_md *bias, const mmx_md *dst,
+        const int64_t *strides, const int64_t *dilates, const int64_t *pad_l,
+        const int64_t *pad_r, int npost, const mmx_post_op *post);
+/* Same arguments as mmx_conv_init; weights dims are (O, I, ...) or
+ * (G, O/G, I/G, ...) for the deconvolution's output/input channels. */
+int mmx_deconv_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
+        const mmx_md *weights, const mmx_md *bias, const mmx_md *dst,
+        const int64_t *strides, const int64_t *dilates, const int64_t *pad_l,
+        const int64_t *pad_r, int npost, const mmx_post_op *post);
+/* args: src, weights, [bias], dst, binary post-op src1s. */
+int mmx_inner_product_init(mmx_prim *prim, mmx_engine *engine,
+        const mmx_md *src, const mmx_md *weights, const mmx_md *bias,
+        const mmx_md *dst, int npost, const mmx_post_op *post);
+/* Global statistics. args: src, mean, variance, [scale], [shift], dst. */
+int mmx_batch_norm_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
+        float epsilon, int use_scale, int use_shift);
+/* args: src, dst (dst in the src layout). */
+int mmx_eltwise_init(mmx_prim *prim, mmx_engine *engine, int alg, float alpha,
+        float beta, const mmx_md *src);
+/* args: src, dst. */
+int mmx_pooling_init(mmx_prim *prim, mmx_engine *engine, int alg,
+        const mmx_md *src, const mmx_md *dst, const int64_t *strides,
+        const int64_t *kernel, const int64_t *pad_l, const int64_t *pad_r);
+/* args: src, dst (dst in the src layout). */
+int mmx_softmax_init(mmx_prim *prim, mmx_engine *engine, int alg,
+        const mmx_md *src, int axis);
+/* Across channels. args: src, dst (dst in the src layout). */
+int mmx_lrn_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
+        int64_t local_size, float alpha, float beta, float k);
+/* args: src0, src1, dst, binary post-op src1s. src1 may broadcast. */
+int mmx_binary_init(mmx_prim *prim, mmx_engine *engine, int alg,
+        const mmx_md *src0, const mmx_md *src1, const mmx_md *dst, int npost,
+        const mmx_post_op *post);
+/* args: src 0 .. n-1, dst. */
+int mmx_concat_init(mmx_prim *prim, mmx_engine *engine, int n,
+        const mmx_md *const *srcs, const mmx_md *dst, int axis);
+/* args: src, dst. */
+int mmx_reorder_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
+        const mmx_md *dst);
+
+/* ---- plans ----
+ * A plan is a list of steps (primitive + one memory per argument) run in
+ * order on the plan's own stream by one mmx_plan_run call. The plan
+ * borrows primitives and memories: the caller keeps them alive. The io
+ * memories are the ones whose buffers each run provides. */
+typedef struct mmx_plan mmx_plan;
+
+mmx_plan *mmx_plan_new(void);
+void mmx_plan_destroy(mmx_plan *plan);
+int mmx_plan_init(mmx_plan *plan, mmx_engine *engine);
+int mmx_plan_add_step(mmx_plan *plan, const mmx_prim *prim,
+        mmx_memory *const *mems);
+int mmx_plan_set_io(mmx_plan *plan, int n, mmx_memory *const *mems);
+/* Allocates one scratchpad for the largest step and binds it to all. */
+int mmx_plan_finalize(mmx_plan *plan);
+size_t mmx_plan_scratchpad_size(const mmx_plan *plan);
+int mmx_plan_run(mmx_plan *plan, int n, void *const *handles);
