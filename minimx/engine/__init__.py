@@ -1,0 +1,128 @@
+"""The dependency engine: runs work in an order its variables allow.
+
+Every NDArray owns a `Var`; an operation is pushed with the variables it
+reads and writes, and runs once every earlier conflicting operation has
+finished (see `core` for the full contract, `threaded` for how). One engine
+serves the process, chosen by MINIMX_ENGINE_TYPE when first used:
+``ThreadedEngine`` (default; MXNet's ``ThreadedEnginePerDevice`` and
+``ThreadedEnginePooled`` mean the same here) or ``NaiveEngine``.
+
+>>> from minimx import engine
+>>> v = engine.new_variable("x")
+>>> box = []
+>>> engine.push(lambda: box.append(1), [], [v], name="append")
+>>> engine.wait_for_var(v)
+>>> box, v.version
+([1], 1)
+"""
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable
+
+from ..base import settings
+from .core import Engine, set_op_recorder
+from .errors import EngineError, EngineTimeout, OperationError
+from .naive import NaiveEngine
+from .threaded import ThreadedEngine
+from .var import Var
+
+ENGINE_TYPES: dict[str, type[Engine]] = {
+    "ThreadedEngine": ThreadedEngine,
+    "ThreadedEnginePerDevice": ThreadedEngine,
+    "ThreadedEnginePooled": ThreadedEngine,
+    "NaiveEngine": NaiveEngine,
+}
+
+_engine: Engine | None = None
+_engine_lock = threading.Lock()
+
+
+def create_engine(engine_type: str | None = None, num_workers: int | None = None) -> Engine:
+    """A new engine of `engine_type` (default: MINIMX_ENGINE_TYPE).
+
+    `num_workers` applies to threaded engines (default MINIMX_CPU_WORKER_NTHREADS).
+    """
+    engine_type = engine_type or settings().engine_type
+    cls = ENGINE_TYPES.get(engine_type)
+    if cls is None:
+        raise EngineError(f"unknown engine type {engine_type!r} (known: "
+                          f"{', '.join(ENGINE_TYPES)})")
+    return ThreadedEngine(num_workers) if cls is ThreadedEngine else cls()
+
+
+def get_engine() -> Engine:
+    """The process-wide engine, created on first use."""
+    global _engine
+    eng = _engine
+    if eng is None:
+        with _engine_lock:
+            if _engine is None:
+                _engine = create_engine()
+            eng = _engine
+    return eng
+
+
+def set_engine(new: Engine) -> Engine:
+    """Make `new` the process-wide engine; the previous one is drained and shut down.
+
+    Failures the previous engine stored on variables stay there and are
+    raised by the next `wait_for_var` on them.
+    """
+    global _engine
+    with _engine_lock:
+        old, _engine = _engine, new
+    if old is not None and old is not new:
+        old.shutdown(wait=True)
+    return new
+
+
+def set_engine_type(engine_type: str, num_workers: int | None = None) -> Engine:
+    """Switch the process-wide engine to a new one of `engine_type`; returns it."""
+    return set_engine(create_engine(engine_type, num_workers))
+
+
+# The process-wide engine's operations, for code that does not hold an engine.
+def new_variable(name: str = "") -> Var:
+    """A fresh variable with version 0 (usable with any engine)."""
+    return Var(name)
+
+
+def push(fn: Callable[[], object], const_vars: Iterable[Var] = (),
+         mutable_vars: Iterable[Var] = (), priority: int = 0, name: str = "op",
+         *, symbolic: bool = False) -> None:
+    """`Engine.push` on the process-wide engine."""
+    get_engine().push(fn, const_vars, mutable_vars, priority, name, symbolic=symbolic)
+
+
+def wait_for_var(var: Var, timeout: float | None = None) -> None:
+    """`Engine.wait_for_var` on the process-wide engine."""
+    get_engine().wait_for_var(var, timeout)
+
+
+def wait_for_all(timeout: float | None = None) -> None:
+    """`Engine.wait_for_all` on the process-wide engine."""
+    get_engine().wait_for_all(timeout)
+
+
+def _drain_before_fork() -> None:
+    # A child inherits the variables but not the worker threads: let pending
+    # work finish first, so no variable in the child waits for it forever.
+    if isinstance(_engine, ThreadedEngine):
+        _engine.drain()
+
+
+def _forget_engine_in_child() -> None:
+    # The locks may be held by parent threads that do not exist here: the
+    # child starts a fresh engine on first use.
+    global _engine, _engine_lock
+    _engine, _engine_lock = None, threading.Lock()
+
+
+os.register_at_fork(before=_drain_before_fork, after_in_child=_forget_engine_in_child)
+
+__all__ = ["ENGINE_TYPES", "Engine", "EngineError", "EngineTimeout", "NaiveEngine",
+           "OperationError", "ThreadedEngine", "Var", "create_engine", "get_engine",
+           "new_variable", "push", "set_engine", "set_engine_type", "set_op_recorder",
+           "wait_for_all", "wait_for_var"]

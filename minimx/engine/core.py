@@ -1,0 +1,150 @@
+"""What every engine shares: the interface, failure bookkeeping, running one op.
+
+Guarantees common to `NaiveEngine` and `ThreadedEngine`:
+- An operation runs after every earlier-pushed write to a variable it reads,
+  and after every earlier-pushed read or write of a variable it writes. A
+  variable listed as both read and written is written.
+- Each finished write operation adds one to the `version` of each variable it
+  writes - also when the operation failed or was skipped, since its outputs
+  may have changed (or must be treated as changed).
+- An exception inside an operation is stored on the variables it writes. An
+  operation that reads or writes such a variable is skipped and carries the
+  same failure on to the variables it writes. `wait_for_var(v)` raises
+  `OperationError` (original exception as ``__cause__``) when `v` carries a
+  failure, and clears it from `v` only: each poisoned variable raises once,
+  as in MXNet, and operations pushed after that run normally on it.
+  `wait_for_all()` raises the earliest failure that no wait has raised yet
+  and clears every failure from every variable. Nothing else is disturbed:
+  operations on unrelated variables run as usual.
+- Profiling costs one global read per operation while no recorder is set.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
+from time import perf_counter_ns
+
+from .errors import Failure
+from .var import Op, Var
+
+# (name, symbolic, start_ns, end_ns) -> None, called on the thread that ran
+# the operation. Set by minimx.profiler while it records; None otherwise.
+Recorder = Callable[[str, bool, int, int], None]
+_recorder: Recorder | None = None
+
+
+def set_op_recorder(recorder: Recorder | None) -> None:
+    """Install (or with None remove) the function told about every operation run."""
+    global _recorder
+    _recorder = recorder
+
+
+def run_op(op: Op, catch: type[BaseException]) -> None:
+    """Run `op.fn` unless the op already carries a failure; never raises `catch`.
+
+    An exception becomes `op.failure`, with the op's own push number, which is
+    how completion tells a new failure from an inherited one.
+    """
+    if op.failure is not None:
+        return
+    recorder = _recorder
+    try:
+        if recorder is None:
+            op.fn()  # type: ignore[misc]
+        else:
+            start = perf_counter_ns()
+            try:
+                op.fn()  # type: ignore[misc]
+            finally:
+                recorder(op.name, op.symbolic, start, perf_counter_ns())
+    except catch as exc:
+        op.failure = Failure(op.name, exc, op.seq)
+
+
+def inherit_failure(op: Op, var: Var) -> None:
+    """Let `op` carry the failure on `var` if it is earlier than what it carries."""
+    err = var._error
+    if err is not None and not err.cleared and (op.failure is None or err.seq < op.failure.seq):
+        op.failure = err
+
+
+class Engine(ABC):
+    """A dependency engine: runs pushed functions in an order their variables allow."""
+
+    def __init__(self) -> None:
+        self._seq = 0                       # push counter, also the FIFO tie-break
+        self._failures: list[Failure] = []  # new failures, for wait_for_all
+        self._closed = False
+
+    @staticmethod
+    def new_variable(name: str = "") -> Var:
+        """A fresh variable with version 0."""
+        return Var(name)
+
+    @abstractmethod
+    def push(self, fn: Callable[[], object], const_vars: Iterable[Var] = (),
+             mutable_vars: Iterable[Var] = (), priority: int = 0, name: str = "op",
+             *, symbolic: bool = False) -> None:
+        """Schedule ``fn()``, which reads `const_vars` and writes `mutable_vars`.
+
+        Among operations ready at the same time, higher `priority` runs first,
+        then earlier pushes. `name` labels errors and profiler events;
+        `symbolic` marks executor work (profiled under ``profile_symbolic``)
+        as opposed to imperative NDArray work (``profile_imperative``).
+        """
+
+    @abstractmethod
+    def wait_for_var(self, var: Var, timeout: float | None = None) -> None:
+        """Block until every write to `var` pushed so far has finished.
+
+        Raises `OperationError` if `var` carries a failure, `EngineTimeout`
+        after `timeout` seconds.
+        """
+
+    @abstractmethod
+    def wait_for_all(self, timeout: float | None = None) -> None:
+        """Block until every operation pushed so far has finished.
+
+        Raises the earliest not-yet-raised failure as `OperationError`, and
+        `EngineTimeout` after `timeout` seconds.
+        """
+
+    def shutdown(self, wait: bool = True) -> None:
+        """Stop the engine: later pushes raise `EngineError`; waits still work.
+
+        Operations already pushed still run; with `wait`, return once they have.
+        """
+        self._closed = True
+
+    # -- failure bookkeeping (callers hold the engine's lock) -------------------
+    def _record_completion(self, op: Op) -> None:
+        """Bump the versions of what `op` wrote and spread its failure there."""
+        failure = op.failure
+        for v in op.writes:
+            v._version += 1
+            if failure is not None:
+                v._error = failure
+        if failure is not None and failure.seq == op.seq:
+            self._failures.append(failure)
+
+    @staticmethod
+    def _consume_var_failure(var: Var, failure: Failure | None) -> Failure | None:
+        """The failure a wait on `var` must raise (then cleared from `var`), or None."""
+        if failure is None or failure.cleared:
+            return None
+        if var._error is failure:
+            var._error = None
+        failure.raised = True
+        return failure
+
+    def _consume_all_failures(self) -> Failure | None:
+        """The earliest failure no wait has raised; every failure is cleared."""
+        first = None
+        for f in self._failures:
+            if not f.raised and not f.cleared and (first is None or f.seq < first.seq):
+                first = f
+            f.cleared = True
+        self._failures.clear()
+        if first is not None:
+            first.raised = True
+        return first

@@ -1,0 +1,86 @@
+"""Engine variables and the record of one pushed operation.
+
+A `Var` stands for one piece of mutable state (an NDArray's buffer). Its
+`version` counts the write operations on it that have finished. Everything
+else on a Var is engine bookkeeping, touched only under the owning engine's
+lock: one engine at a time may schedule work on a Var.
+"""
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable
+
+from .errors import EngineError, Failure
+
+
+class Var:
+    """An engine variable: what operations declare they read or write.
+
+    >>> v = Var("weight")
+    >>> v.version
+    0
+    """
+
+    __slots__ = ("name", "_version", "_error", "_queue", "_readers", "_writing", "__weakref__")
+
+    def __init__(self, name: str = "") -> None:
+        self.name = name
+        self._version = 0
+        self._error: Failure | None = None
+        # Operations waiting for this variable, in push order, each with
+        # True when it writes. The head is always a write unless the var is
+        # idle, because granted reads leave the queue together.
+        self._queue: deque[tuple[Op, bool]] = deque()
+        self._readers = 0       # granted reads not yet finished
+        self._writing = False   # a granted write not yet finished
+
+    @property
+    def version(self) -> int:
+        """How many write operations on this variable have finished."""
+        return self._version
+
+    def pending_error(self) -> Failure | None:
+        """The failure a wait on this variable would raise now, if any."""
+        err = self._error
+        return None if err is None or err.cleared else err
+
+    def __repr__(self) -> str:
+        label = f" {self.name!r}" if self.name else ""
+        return f"<Var{label} version={self._version}>"
+
+
+class Op:
+    """One pushed operation: its function, its variables and its progress."""
+
+    __slots__ = ("fn", "reads", "writes", "priority", "name", "symbolic", "seq",
+                 "wait", "failure", "done")
+
+    def __init__(self, fn: Callable[[], object] | None, reads: tuple[Var, ...],
+                 writes: tuple[Var, ...], priority: int, name: str, symbolic: bool,
+                 seq: int) -> None:
+        self.fn = fn            # None marks a wait barrier, which runs no code
+        self.reads = reads
+        self.writes = writes
+        self.priority = priority
+        self.name = name
+        self.symbolic = symbolic
+        self.seq = seq
+        self.wait = 0           # variables not yet granted to this operation
+        # Before running: the earliest failure found on its variables (then the
+        # operation is skipped); after running: its own exception, if any.
+        self.failure: Failure | None = None
+        self.done = False
+
+
+def split_vars(const_vars: Iterable[Var], mutable_vars: Iterable[Var]
+               ) -> tuple[tuple[Var, ...], tuple[Var, ...]]:
+    """Deduplicated (reads, writes); a variable in both counts as a write."""
+    try:
+        writes = tuple(dict.fromkeys(mutable_vars))
+        reads = tuple(v for v in dict.fromkeys(const_vars) if v not in writes)
+    except TypeError as exc:
+        raise EngineError(f"engine operations take iterables of Var: {exc}") from exc
+    for v in reads + writes:
+        if v.__class__ is not Var:
+            raise EngineError(f"engine operations take Var objects, got {type(v).__name__}: {v!r}")
+    return reads, writes
