@@ -37,6 +37,15 @@ class Node:
         opdef = None if op_name in (None, "null") else get_op(op_name)
         return cls(opdef, name, attrs, inputs, subgraphs)
 
+    def with_inputs(self, inputs: Iterable[NodeEntry]) -> Node:
+        """A copy of this node reading `inputs` (attributes copied, not parsed again)."""
+        node = Node.__new__(Node)
+        node.opdef, node.name, node.params = self.opdef, self.name, self.params
+        node.attrs = dict(self.attrs)
+        node.inputs = list(inputs)
+        node.subgraphs = self.subgraphs
+        return node
+
     def reparse(self) -> None:
         """Parse the attributes again (after they changed)."""
         if self.opdef is not None:

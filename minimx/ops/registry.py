@@ -63,7 +63,7 @@ class OpDef:
     inputs: Names = ("data",)
     outputs: Names = ("output",)
     visible_outputs: Callable[[Params], int] | None = None
-    aux: tuple[str, ...] = ()
+    aux: Names = ()
     infer_shape: InferFn = same_shape
     infer_type: InferFn = same_dtype
     backward: Callable[..., list] | None = None
@@ -109,7 +109,8 @@ class OpDef:
         return list(self.inputs(p) if callable(self.inputs) else self.inputs)
 
     def aux_indices(self, p: Params) -> list[int]:
-        return [i for i, n in enumerate(self.input_names(p)) if n in self.aux]
+        aux = self.aux(p) if callable(self.aux) else self.aux
+        return [i for i, n in enumerate(self.input_names(p)) if n in aux]
 
     def output_names(self, p: Params) -> list[str]:
         return list(self.outputs(p) if callable(self.outputs) else self.outputs)

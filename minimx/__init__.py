@@ -1,0 +1,25 @@
+"""minimx: a lightweight runtime for MXNet-style symbolic models on CPUs.
+
+>>> import minimx as mx
+>>> x = mx.sym.Variable('x')
+>>> y = mx.sym.relu(x * 2)
+>>> y.eval(x=mx.nd.array([-1.0, 3.0]))[0].asnumpy()
+array([0., 6.], dtype=float32)
+"""
+from . import ops  # registers every operator before the wrappers are generated
+from . import name, ndarray, symbol
+from .base import (BackendError, DTypeError, GraphFormatError, MinimxError, OperatorError,
+                   ShapeError)
+from .context import Context, cpu, current_context, gpu
+from .executor import Executor
+from . import model, subgraph
+
+nd = ndarray
+sym = symbol
+random = ndarray.random
+
+__version__ = "0.1.0"
+
+__all__ = ["BackendError", "Context", "DTypeError", "Executor", "GraphFormatError",
+           "MinimxError", "OperatorError", "ShapeError", "cpu", "current_context", "gpu",
+           "model", "name", "nd", "ndarray", "profiler", "random", "subgraph", "sym", "symbol"]

@@ -1,0 +1,101 @@
+"""Subgraph backends: named, ordered lists of properties, and partitioning with them."""
+from __future__ import annotations
+
+import itertools
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..base import BackendError
+from ..symbol import Symbol
+from .partitioner import partition_with_property
+from .property import SubgraphProperty
+
+_BACKENDS: dict[str, list[tuple[type[SubgraphProperty], dict[str, Any]]]] = {}
+
+
+def register_backend(name: str, aliases: Sequence[str] = ()) -> None:
+    """Create an empty backend called `name` (and its aliases, which share it)."""
+    if name in _BACKENDS:
+        raise BackendError(f"backend {name!r} is already registered")
+    _BACKENDS[name] = []
+    for alias in aliases:
+        _BACKENDS[alias] = _BACKENDS[name]
+
+
+def register_property(backend_name: str, property_class: type[SubgraphProperty] | None = None,
+                      **options: Any) -> Any:
+    """Append a property to a backend; also usable as a class decorator."""
+    def add(cls: type[SubgraphProperty]) -> type[SubgraphProperty]:
+        if backend_name not in _BACKENDS:
+            register_backend(backend_name)
+        _BACKENDS[backend_name].append((cls, options))
+        return cls
+    return add if property_class is None else add(property_class)
+
+
+def list_backends() -> list[str]:
+    return sorted(_BACKENDS)
+
+
+def _properties(backend: str, options: Mapping[str, Any]) -> list[SubgraphProperty]:
+    if backend not in _BACKENDS:
+        raise BackendError(f"unknown subgraph backend {backend!r} "
+                           f"(registered: {', '.join(list_backends())})")
+    return [cls(**{**opts, **options}) for cls, opts in _BACKENDS[backend]]
+
+
+def _label(backend: str, prop: SubgraphProperty) -> str:
+    return f"backend {backend} ({type(prop).__name__})"
+
+
+def partition(sym: Symbol, backend_or_property: str | SubgraphProperty,
+              shapes: Mapping[str, tuple] | None = None,
+              dtypes: Mapping[str, np.dtype] | None = None, **options: Any) -> Symbol:
+    """`sym` partitioned by a backend (its properties in order) or by one property.
+
+    The user's symbol is not modified; the result keeps its arguments,
+    auxiliary states and the number and order of its outputs.
+    """
+    if isinstance(backend_or_property, SubgraphProperty):
+        props, name = [backend_or_property], "custom"
+    else:
+        props, name = _properties(backend_or_property, options), backend_or_property
+    ids = itertools.count()
+    for prop in props:
+        sym = partition_with_property(sym, prop, _label(name, prop), ids, shapes, dtypes)
+    return sym
+
+
+def partition_for_bind(sym: Symbol, backends: Sequence[str], training: bool,
+                       shapes: Mapping[str, tuple], dtypes: Mapping[str, np.dtype],
+                       backend_options: Callable[[str], dict] = lambda name: {}) -> Symbol:
+    """The forward graph `bind` runs: partitioned by each backend in order.
+
+    Inference-only properties are skipped, with one warning, when training.
+    """
+    ids = itertools.count()
+    for backend in backends:
+        for prop in _properties(backend, backend_options(backend)):
+            if training and prop.inference_only:
+                warnings.warn(f"subgraph backend {backend}: {type(prop).__name__} is "
+                              "inference-only and is skipped for a graph bound with gradients",
+                              stacklevel=3)
+                continue
+            sym = partition_with_property(sym, prop, _label(backend, prop), ids, shapes, dtypes)
+    return sym
+
+
+def optimize_for(sym: Symbol, backend: str, args: Any = None, aux: Any = None,
+                 **options: Any) -> Symbol:
+    """`partition` with shapes and dtypes taken from given argument / auxiliary arrays."""
+    shapes, dtypes = {}, {}
+    for given, names in ((args, sym.list_arguments()), (aux, sym.list_auxiliary_states())):
+        if given is None:
+            continue
+        items = given.items() if isinstance(given, Mapping) else zip(names, given, strict=False)
+        for name, arr in items:
+            shapes[name], dtypes[name] = tuple(arr.shape), np.dtype(arr.dtype)
+    return partition(sym, backend, shapes=shapes, dtypes=dtypes, **options)

@@ -1,0 +1,60 @@
+"""`_subgraph_op` (alias `_CachedOp`): a node that runs its subgraph with a
+`GraphRunner` of its own (own memory plan, own operator states).
+
+Its inputs are the subgraph's input variables and its outputs the subgraph's
+outputs; shape and dtype inference run through the inner graph in both
+directions.
+"""
+from __future__ import annotations
+
+from ..executor.runner import GraphRunner
+from ..graph import Graph
+from ..graph.infer import infer_dtypes, infer_shapes
+from ..ops.registry import OpDef, register
+
+
+def _inner(p) -> Graph:
+    return Graph(p.subgraphs[0].outputs)
+
+
+def _through_inner(infer):
+    def rule(p, in_values, out_values):
+        g = _inner(p)
+        known = {g.entry_ptr[nid]: v for nid, v in zip(g.input_ids, in_values, strict=True)
+                 if v is not None}
+        known.update({e: v for e, v in zip(g.head_entry_ids(), out_values, strict=True)
+                      if v is not None})
+        values = infer(g, known)
+        return ([values[g.entry_ptr[nid]] for nid in g.input_ids],
+                [values[e] for e in g.head_entry_ids()])
+    return rule
+
+
+def _create_state(p, in_shapes, in_dtypes) -> GraphRunner:
+    g = _inner(p)
+    shapes = infer_shapes(g, {g.entry_ptr[n]: s for n, s in zip(g.input_ids, in_shapes, strict=True)})
+    dtypes = infer_dtypes(g, {g.entry_ptr[n]: t for n, t in zip(g.input_ids, in_dtypes, strict=True)})
+    return GraphRunner(g, shapes, dtypes)
+
+
+def _forward(runner: GraphRunner, ctx, inputs):
+    return runner.forward(inputs, ctx.is_train)
+
+
+def _aux_names(p) -> list[str]:
+    g = _inner(p)
+    return [g.nodes[i].name for i in g.aux_ids]
+
+
+SUBGRAPH_OP = register(OpDef(
+    name="_subgraph_op",
+    aliases=("_CachedOp",),
+    doc="Runs the subgraph held in the node's `subgraphs` field as one operation.",
+    inputs=lambda p: p.subgraphs[0].list_inputs(),
+    outputs=lambda p: p.subgraphs[0].list_outputs(),
+    aux=_aux_names,
+    infer_shape=_through_inner(infer_shapes),
+    infer_type=_through_inner(infer_dtypes),
+    create_state=_create_state,
+    forward=_forward,
+))

@@ -1,0 +1,201 @@
+"""The partitioner: cuts a graph into the subgraphs a property selects.
+
+Needs: a Symbol and a `SubgraphProperty`; shapes and dtypes of some inputs
+(optional, for selectors that look at them).
+Guarantees (checked by property tests): a node is in at most one subgraph;
+each subgraph is weakly connected and made only of candidate nodes; the result
+is acyclic; it has the same arguments and auxiliary states in the same order,
+and the same number of outputs in the same order; the user's Symbol is not
+modified.
+
+Two phases, as in FX: *propose* grows a candidate set from each seed through
+the selector and shrinks it until it is connected and cannot close a cycle;
+*fuse* replaces each set by the node the property makes and rebuilds the graph
+in an order that respects every dependency.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+import numpy as np
+
+from ..base import BackendError
+from ..graph import Graph
+from ..graph.infer import infer_dtypes, infer_shapes
+from ..symbol import Symbol
+from ..symbol.symbol import _attr_dtype, _attr_shape
+from .fuse import fuse
+from .property import SubgraphProperty
+from .selector import SelectorNode
+
+
+class _Reach:
+    """Ancestor and descendant sets of every node, as integer bitsets."""
+
+    def __init__(self, g: Graph, users: list[list[int]]) -> None:
+        n = len(g.nodes)
+        self.anc = [0] * n
+        for nid, node in enumerate(g.nodes):
+            bits = 0
+            for e in node.inputs:
+                j = g.node_id(e.node)
+                bits |= self.anc[j] | (1 << j)
+            self.anc[nid] = bits
+        self.desc = [0] * n
+        for nid in range(n - 1, -1, -1):
+            bits = 0
+            for j in users[nid]:
+                bits |= self.desc[j] | (1 << j)
+            self.desc[nid] = bits
+
+    def outside_paths(self, members: int) -> int:
+        """Nodes outside `members` on a path that leaves the set and comes back."""
+        anc = desc = 0
+        for i in _bits(members):
+            anc |= self.anc[i]
+            desc |= self.desc[i]
+        return anc & desc & ~members
+
+
+def _bits(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+class _Proposer:
+    """Grows and validates candidate sets for one property on one graph."""
+
+    def __init__(self, g: Graph, views: list[SelectorNode], prop: SubgraphProperty,
+                 label: str) -> None:
+        self.g, self.views, self.prop, self.label = g, views, prop, label
+        self.users = g.users()
+        self.reach = _Reach(g, self.users)
+        self.owner = [-1] * len(g.nodes)
+
+    def free(self, nid: int, members: set[int]) -> bool:
+        return (not self.g.nodes[nid].is_variable and self.owner[nid] < 0
+                and nid not in members)
+
+    def propose(self) -> list[list[int]]:
+        subgraphs: list[list[int]] = []
+        for seed in range(len(self.g.nodes)):
+            if not self.free(seed, set()):
+                continue
+            selector = self.prop.create_subgraph_selector()
+            selector.reset()
+            if not selector.select(self.views[seed]):
+                continue
+            members = self._valid(self._filtered(selector, self._grow(selector, seed)), seed)
+            if members:
+                for nid in members:
+                    self.owner[nid] = len(subgraphs)
+                subgraphs.append(members)
+        return subgraphs
+
+    def _grow(self, selector, seed: int) -> list[int]:
+        members, queue, order = {seed}, [seed], [seed]
+        while queue:
+            cur = queue.pop(0)
+            neighbours = [(self.g.node_id(e.node), selector.select_input)
+                          for e in self.g.nodes[cur].inputs]
+            neighbours += [(u, selector.select_output) for u in self.users[cur]]
+            for nid, follow in neighbours:
+                if self.free(nid, members) and follow(self.views[cur], self.views[nid]):
+                    members.add(nid)
+                    queue.append(nid)
+                    order.append(nid)
+        return order
+
+    def _filtered(self, selector, grown: list[int]) -> list[int]:
+        index = {id(self.views[i]): i for i in grown}
+        kept = selector.filter([self.views[i] for i in grown])
+        stray = [v for v in kept if id(v) not in index]
+        if stray:
+            raise BackendError(f"{self.label}: filter returned nodes that were not candidates: "
+                               f"{', '.join(str(v) for v in stray)}")
+        return [index[id(v)] for v in kept]
+
+    def _valid(self, candidates: Sequence[int], seed: int) -> list[int]:
+        """The largest set the shrinking rules leave: connected, closing no cycle."""
+        members = set(candidates)
+        while members:
+            members = self._component(members, seed if seed in members else min(members))
+            mask = sum(1 << i for i in members)
+            bad = self.reach.outside_paths(mask)
+            if not bad:
+                return sorted(members)
+            # MXNet's rule: drop the offending member with the highest topological index.
+            below = 0
+            for b in _bits(bad):
+                below |= self.reach.desc[b]
+            members.discard(max(_bits(below & mask)))
+        return []
+
+    def _component(self, members: set[int], start: int) -> set[int]:
+        seen, stack = {start}, [start]
+        while stack:
+            cur = stack.pop()
+            near = [self.g.node_id(e.node) for e in self.g.nodes[cur].inputs] + self.users[cur]
+            for nid in near:
+                if nid in members and nid not in seen:
+                    seen.add(nid)
+                    stack.append(nid)
+        return seen
+
+
+def _infer(g: Graph, shapes: Mapping[str, tuple], dtypes: Mapping[str, np.dtype]
+           ) -> tuple[list, list]:
+    known_shapes, known_dtypes = {}, {}
+    for nid in g.input_ids:
+        node, eid = g.nodes[nid], g.entry_ptr[nid]
+        shape = shapes.get(node.name) or _attr_shape(node)
+        dtype = dtypes.get(node.name) or _attr_dtype(node)
+        if shape is not None:
+            known_shapes[eid] = tuple(shape)
+        if dtype is not None:
+            known_dtypes[eid] = np.dtype(dtype)
+    return infer_shapes(g, known_shapes), infer_dtypes(g, known_dtypes)
+
+
+def _views(g: Graph, shapes: list, dtypes: list) -> list[SelectorNode]:
+    views = []
+    for nid, node in enumerate(g.nodes):
+        ins, outs = g.input_entry_ids(nid), g.output_entry_ids(nid)
+        views.append(SelectorNode(node, tuple(shapes[e] for e in ins),
+                                  tuple(shapes[e] for e in outs),
+                                  tuple(dtypes[e] for e in ins), tuple(dtypes[e] for e in outs)))
+    return views
+
+
+def _single_output_node(g: Graph, members: list[int]) -> bool:
+    """True when only one member's outputs are read outside the set (or are heads)."""
+    member_set = set(members)
+    readers = {g.node_id(h.node) for h in g.outputs} & member_set
+    for nid, node in enumerate(g.nodes):
+        if nid not in member_set:
+            readers.update(g.node_id(e.node) for e in node.inputs
+                           if g.node_id(e.node) in member_set)
+    return len(readers) <= 1
+
+
+def partition_with_property(sym: Symbol, prop: SubgraphProperty, label: str,
+                            next_id: Iterator[int], shapes: Mapping[str, tuple] | None = None,
+                            dtypes: Mapping[str, np.dtype] | None = None) -> Symbol:
+    """`sym` with every subgraph `prop` selects replaced by `prop`'s node."""
+    g = Graph(sym.outputs)
+    shape_of, dtype_of = _infer(g, shapes or {}, dtypes or {})
+    sets = _Proposer(g, _views(g, shape_of, dtype_of), prop, label).propose()
+    if not sets:
+        return sym
+    result = fuse(g, sets, prop, shape_of, dtype_of, label, next_id)
+    if (result.list_arguments(), result.list_auxiliary_states()) != \
+            (sym.list_arguments(), sym.list_auxiliary_states()):
+        # Collapsing a set whose outputs come from several nodes can change the
+        # depth-first order of the inputs; a set with one output node cannot.
+        sets = [m for m in sets if _single_output_node(g, m)]
+        result = fuse(g, sets, prop, shape_of, dtype_of, label, next_id) if sets else sym
+    return result
