@@ -3,5 +3,6 @@
 Importing this package registers every operator module below.
 """
 from .registry import OpContext, OpDef, canonical_ops, get_op, list_ops, register
+from . import activation, elemwise  # noqa: F401
 
 __all__ = ["OpContext", "OpDef", "canonical_ops", "get_op", "list_ops", "register"]

@@ -1,0 +1,238 @@
+"""Elementwise operators: unary math, binary (same shape and broadcasting),
+scalar arithmetic, `add_n`, `zeros_like` / `ones_like`, `clip` and `Cast`.
+
+Each family is a table feeding one small factory: a row names the operator, its
+numpy rule and the derivative its gradient uses. Names, aliases and parameters
+are MXNet 1.9's. Results keep the dtype of the (first) input, as in MXNet where
+kernels compute in the input's type; `Cast` is the one exception.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import reduce
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..base import ShapeError
+from .infer import merge, merge_dtype
+from .params import Param, Params
+from .registry import OpContext, OpDef, register
+
+Array = np.ndarray
+Shape = tuple[int, ...] | None
+
+
+def _like(value: Any, ref: Array) -> Array:
+    """`value` as an array of `ref`'s dtype (numpy promotes; MXNet computes in the input type)."""
+    return np.asarray(value).astype(ref.dtype, copy=False)
+
+
+def sigmoid(x: Array) -> Array:
+    """1 / (1 + exp(-x)) without overflow for large |x|."""
+    return np.exp(-np.logaddexp(0, -x))
+
+
+# -- unary ------------------------------------------------------------------------
+
+class Unary(NamedTuple):
+    """A unary function and its derivative, given the input x and the output y."""
+
+    fn: Callable[[Array], Array]
+    grad: Callable[[Array, Array], Any]
+
+
+UNARY: dict[str, Unary] = {
+    "relu": Unary(lambda x: np.maximum(x, 0), lambda x, y: y > 0),
+    "sigmoid": Unary(sigmoid, lambda x, y: y * (1 - y)),
+    "tanh": Unary(np.tanh, lambda x, y: 1 - y * y),
+    "exp": Unary(np.exp, lambda x, y: y),
+    "log": Unary(np.log, lambda x, y: 1 / x),
+    "sqrt": Unary(np.sqrt, lambda x, y: 0.5 / y),
+    "square": Unary(np.square, lambda x, y: 2 * x),
+    "abs": Unary(np.abs, lambda x, y: np.sign(x)),
+    "negative": Unary(np.negative, lambda x, y: -1),
+    "_copy": Unary(np.copy, lambda x, y: 1),
+}
+_UNARY_ALIASES = {"_copy": ("identity",)}
+
+
+def _elementwise(name: str, fn: Callable[[Params, Array], Any],
+                 grad: Callable[[Params, Array, Array, Array], Any], *,
+                 params: tuple[Param, ...] = (), aliases: tuple[str, ...] = (),
+                 doc: str = "") -> OpDef:
+    """A one-input operator whose output has the input's shape and dtype.
+
+    ``fn(p, x)`` is the forward rule, ``grad(p, g, x, y)`` the input gradient.
+    """
+    def forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
+        return _like(fn(p, inputs[0]), inputs[0])
+
+    def backward(p: Params, ctx: OpContext, inputs: list[Array], outputs: list[Array],
+                 out_grads: list[Array]) -> list:
+        return [_like(grad(p, out_grads[0], inputs[0], outputs[0]), inputs[0])]
+
+    return OpDef(name, forward, params=params, backward=backward, inplace=((0, 0),),
+                 aliases=aliases, doc=doc)
+
+
+def _unary_op(name: str, u: Unary) -> OpDef:
+    return _elementwise(name, lambda p, x: u.fn(x), lambda p, g, x, y: g * u.grad(x, y),
+                        aliases=_UNARY_ALIASES.get(name, ()),
+                        doc=f"Elementwise {name.strip('_')}.")
+
+
+def _fill_op(name: str, fill: Callable[[Array], Array]) -> OpDef:
+    return _elementwise(name, lambda p, x: fill(x), lambda p, g, x, y: np.zeros_like(x),
+                        doc=f"An array of the input's shape and dtype filled with "
+                            f"{name.removesuffix('s_like')}s.")
+
+
+for _name, _u in UNARY.items():
+    register(_unary_op(_name, _u))
+register(_fill_op("zeros_like", np.zeros_like))
+register(_fill_op("ones_like", np.ones_like))
+
+register(_elementwise(
+    "clip", lambda p, x: np.clip(x, p.a_min, p.a_max),
+    lambda p, g, x, y: g * ((x >= p.a_min) & (x <= p.a_max)),
+    params=(Param("a_min", "float", doc="Minimum value"),
+            Param("a_max", "float", doc="Maximum value")),
+    doc="Clips (limits) the values in an array to [a_min, a_max]."))
+
+
+# -- binary ----------------------------------------------------------------------
+
+class Binary(NamedTuple):
+    """A binary function and the gradients ``(g, a, b) -> (da, db)`` of its operands."""
+
+    fn: Callable[[Array, Array], Array]
+    grads: Callable[[Array, Array, Array], tuple[Any, Any]]
+
+
+BINARY: dict[str, Binary] = {
+    "add": Binary(np.add, lambda g, a, b: (g.copy(), g.copy())),
+    "sub": Binary(np.subtract, lambda g, a, b: (g.copy(), -g)),
+    "mul": Binary(np.multiply, lambda g, a, b: (g * b, g * a)),
+    "div": Binary(np.divide, lambda g, a, b: (g / b, -g * a / (b * b))),
+}
+# MXNet's names for the same-shape and the broadcasting forms of each row.
+_ELEMWISE_ALIASES = {"add": ("_add", "_plus", "_Plus"), "sub": ("_sub", "_minus", "_Minus"),
+                     "mul": ("_mul", "_Mul"), "div": ("_div", "_Div")}
+_BROADCAST_ALIASES = {"add": ("broadcast_plus",), "sub": ("broadcast_minus",)}
+
+
+def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """The numpy broadcast of two (partially known) shapes; 0 where it cannot be told."""
+    nd = max(len(a), len(b))
+    a1, b1 = (1,) * (nd - len(a)) + tuple(a), (1,) * (nd - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a1, b1, strict=True):
+        if x and y and x != y and 1 not in (x, y):
+            raise ShapeError(f"shapes {tuple(a)} and {tuple(b)} cannot be broadcast together")
+        # An unknown dimension against 1 stays unknown; against n > 1 it can only give n.
+        out.append(max(x, y) if (x and y) or max(x, y) > 1 else 0)
+    return tuple(out)
+
+
+def unbroadcast(g: Array, shape: tuple[int, ...]) -> Array:
+    """Sum `g` down to `shape`, undoing a numpy broadcast from `shape` to ``g.shape``."""
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape)
+                                      if d == 1 and g.shape[lead + i] != 1)
+    return g.sum(axis=axes).reshape(shape) if axes else g
+
+
+def _infer_broadcast(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
+    a, b = in_shapes
+    if a is None or b is None:
+        return in_shapes, out_shapes
+    return in_shapes, [merge(out_shapes[0], broadcast_shape(a, b))]
+
+
+def _binary_ops(key: str, row: Binary) -> tuple[OpDef, OpDef]:
+    def same_shape_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
+        a, b = inputs
+        if a.shape != b.shape:
+            raise ShapeError(f"elemwise_{key} needs equal shapes, got {a.shape} and {b.shape}")
+        return _like(row.fn(a, b), a)
+
+    def broadcast_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
+        return _like(row.fn(*inputs), inputs[0])
+
+    def backward(p: Params, ctx: OpContext, inputs: list[Array], outputs: list[Array],
+                 out_grads: list[Array]) -> list:
+        a, b = inputs
+        da, db = row.grads(out_grads[0], a, b)
+        return [_like(unbroadcast(np.asarray(da), a.shape), a),
+                _like(unbroadcast(np.asarray(db), b.shape), b)]
+
+    doc = f"Elementwise {key} of two arrays"
+    return (OpDef(f"elemwise_{key}", same_shape_forward, inputs=("lhs", "rhs"),
+                  backward=backward, inplace=((0, 0),), aliases=_ELEMWISE_ALIASES[key],
+                  doc=doc + " of the same shape."),
+            OpDef(f"broadcast_{key}", broadcast_forward, inputs=("lhs", "rhs"),
+                  infer_shape=_infer_broadcast, backward=backward,
+                  aliases=_BROADCAST_ALIASES.get(key, ()), doc=doc + " with broadcasting."))
+
+
+for _key, _row in BINARY.items():
+    for _op in _binary_ops(_key, _row):
+        register(_op)
+
+
+# -- scalar ----------------------------------------------------------------------
+
+# name -> (BINARY row, whether the scalar is the left operand, MXNet's legacy alias)
+SCALAR_OPS: dict[str, tuple[str, bool, str]] = {
+    "_plus_scalar": ("add", False, "_PlusScalar"),
+    "_minus_scalar": ("sub", False, "_MinusScalar"),
+    "_rminus_scalar": ("sub", True, "_RMinusScalar"),
+    "_mul_scalar": ("mul", False, "_MulScalar"),
+    "_div_scalar": ("div", False, "_DivScalar"),
+    "_rdiv_scalar": ("div", True, "_RDivScalar"),
+}
+_SCALAR_PARAMS = (Param("scalar", "float", 1.0, doc="Scalar input value"),
+                  Param("is_int", "bool", True, doc="Indicate whether scalar input is int type"))
+
+
+def _scalar_op(name: str, row: Binary, reverse: bool, alias: str) -> OpDef:
+    def operands(p: Params, x: Array) -> tuple[Array, Array]:
+        s = _like(p.scalar, x)  # MXNet casts the scalar to the input's type
+        return (s, x) if reverse else (x, s)
+
+    def grad(p: Params, g: Array, x: Array, y: Array) -> Any:
+        return row.grads(g, *operands(p, x))[1 if reverse else 0]
+
+    side = "on the left" if reverse else "on the right"
+    return _elementwise(name, lambda p, x: row.fn(*operands(p, x)), grad,
+                        params=_SCALAR_PARAMS, aliases=(alias,),
+                        doc=f"Elementwise {row.fn.__name__} with a scalar {side}.")
+
+
+for _name, (_key, _reverse, _alias) in SCALAR_OPS.items():
+    register(_scalar_op(_name, BINARY[_key], _reverse, _alias))
+
+
+# -- add_n and Cast ----------------------------------------------------------------
+
+register(OpDef(
+    "add_n", lambda p, ctx, inputs: reduce(np.add, inputs[1:], inputs[0].copy()),
+    params=(Param("num_args", "int", doc="Number of inputs to be summed."),),
+    variadic="num_args", inplace=((0, 0),), aliases=("ElementWiseSum",),
+    backward=lambda p, ctx, inputs, outputs, out_grads: [out_grads[0].copy() for _ in inputs],
+    doc="Adds all input arguments element-wise."))
+
+CAST_DTYPES = ("float32", "float64", "float16", "uint8", "int8", "int32", "int64", "bool")
+
+
+def _infer_cast(p: Params, in_types: list, out_types: list):
+    return in_types, [merge_dtype(out_types[0], p.dtype)]
+
+
+register(OpDef(
+    "Cast", lambda p, ctx, inputs: inputs[0].astype(p.dtype),
+    params=(Param("dtype", "dtype", doc="Output data type.", choices=CAST_DTYPES),),
+    infer_type=_infer_cast, aliases=("cast",),
+    backward=lambda p, ctx, inputs, outputs, out_grads: [out_grads[0].astype(inputs[0].dtype)],
+    doc="Casts all elements of the input to a new type."))
