@@ -74,3 +74,11 @@ def forward_only(fn):
     infer.__name__ = fn.__name__
     infer.__doc__ = fn.__doc__
     return infer
+
+
+def merge_at(shapes: list, index: int, shape: Shape, what: str) -> None:
+    """Merge `shape` into ``shapes[index]`` in place; a contradiction names `what`."""
+    try:
+        shapes[index] = merge(shapes[index], shape)
+    except ShapeError as exc:
+        raise ShapeError(f"{what}: {exc}") from None

@@ -1,0 +1,370 @@
+"""Normalization operators with MXNet 1.9 parameters: BatchNorm, InstanceNorm,
+LayerNorm, L2Normalization and LRN.
+
+Each returns its hidden outputs (BatchNorm's mean and inverse std, LayerNorm's
+mean and std, ...) as MXNet does, and its gradient reads them back.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..base import OperatorError, ShapeError
+from .infer import merge_at, merge_dtype
+from .registry import OpContext, OpDef, Param, Params, register
+
+
+def _axis(op: str, axis: int, ndim: int) -> int:
+    """`axis` made non-negative; ShapeError when the data has no such axis."""
+    if not -ndim <= axis < ndim:
+        raise ShapeError(f"{op}: axis {axis} is out of range for {ndim}-D data")
+    return axis % ndim
+
+
+def _along(v: np.ndarray, axis: int, ndim: int) -> np.ndarray:
+    """A per-channel vector shaped to broadcast along `axis` of `ndim`-D data."""
+    return v.reshape([-1 if i == axis else 1 for i in range(ndim)])
+
+
+def _inv_std(var: np.ndarray, eps: float) -> np.ndarray:
+    # MXNet gives 0 rather than inf for a zero variance with eps == 0.
+    with np.errstate(divide="ignore"):
+        inv = 1.0 / np.sqrt(var + eps)
+    return np.where(np.isfinite(inv), inv, 0).astype(var.dtype)
+
+
+def _normalized_grad(dxhat: np.ndarray, xhat: np.ndarray, inv_std: np.ndarray,
+                     axes: tuple[int, ...]) -> np.ndarray:
+    """Gradient through ``xhat = (x - mean(x)) * inv_std`` with statistics over `axes`."""
+    return inv_std * (dxhat - dxhat.mean(axis=axes, keepdims=True)
+                      - xhat * (dxhat * xhat).mean(axis=axes, keepdims=True))
+
+
+# -- BatchNorm -------------------------------------------------------------------
+
+_BN_INPUTS = ("data", "gamma", "beta", "moving_mean", "moving_var")
+
+
+def _bn_infer_shape(p: Params, in_shapes: list, out_shapes: list):
+    ins, outs = list(in_shapes), list(out_shapes)
+    data = ins[0] if ins[0] is not None else outs[0]
+    if data is None:
+        return ins, outs
+    channels = data[_axis("BatchNorm", p.axis, len(data))]
+    for i, name in enumerate(_BN_INPUTS[1:], start=1):
+        merge_at(ins, i, (channels,), name)
+    merge_at(outs, 0, data, "output")
+    merge_at(outs, 1, (channels,), "mean")
+    merge_at(outs, 2, (channels,), "var")
+    merge_at(ins, 0, outs[0], "data")
+    return ins, outs
+
+
+def _bn_infer_type(p: Params, in_types: list, out_types: list):
+    data = merge_dtype(in_types[0], out_types[0])
+    if data is None:
+        return in_types, out_types
+    # As MXNet (from cuDNN): float16 data keeps its parameters and statistics in float32.
+    param = np.dtype(np.float32) if data == np.float16 else data
+    for t in (*in_types[1:], *out_types[1:]):
+        merge_dtype(t, param)
+    return [data] + [param] * 4, [data, param, param]
+
+
+def _bn_training(p: Params, ctx: OpContext) -> bool:
+    return ctx.is_train and not p.use_global_stats
+
+
+def _bn_forward(p: Params, ctx: OpContext, inputs: list) -> list:
+    x, gamma, beta, moving_mean, moving_var = inputs
+    axis = _axis("BatchNorm", p.axis, x.ndim)
+    axes = tuple(i for i in range(x.ndim) if i != axis)
+    xa = x.astype(gamma.dtype, copy=False)
+    if _bn_training(p, ctx):
+        mean, var = xa.mean(axis=axes), xa.var(axis=axes)
+        # MXNet updates the moving statistics with the biased batch variance.
+        moving_mean *= p.momentum
+        moving_mean += (1 - p.momentum) * mean
+        moving_var *= p.momentum
+        moving_var += (1 - p.momentum) * var
+    else:
+        mean, var = moving_mean.copy(), moving_var
+    inv_std = _inv_std(var, p.eps)
+    scale = inv_std if p.fix_gamma else inv_std * gamma
+    out = (xa - _along(mean, axis, x.ndim)) * _along(scale, axis, x.ndim)
+    out += _along(beta, axis, x.ndim)
+    # The third output is the inverse standard deviation, as in MXNet's CPU kernel.
+    return [out.astype(x.dtype, copy=False), mean, inv_std]
+
+
+def _bn_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
+                 out_grads: list) -> list:
+    x, gamma = inputs[0], inputs[1]
+    _, mean, inv_std = outputs  # batch statistics when training, moving ones otherwise
+    axis = _axis("BatchNorm", p.axis, x.ndim)
+    axes = tuple(i for i in range(x.ndim) if i != axis)
+    g = out_grads[0].astype(gamma.dtype, copy=False)
+    inv_std_b = _along(inv_std, axis, x.ndim)
+    xhat = (x.astype(gamma.dtype, copy=False) - _along(mean, axis, x.ndim)) * inv_std_b
+    w = _along(np.ones_like(gamma) if p.fix_gamma else gamma, axis, x.ndim)
+    if _bn_training(p, ctx):
+        dx = _normalized_grad(g * w, xhat, inv_std_b, axes)
+    else:
+        dx = g * w * inv_std_b
+    dgamma = np.zeros_like(gamma) if p.fix_gamma else (g * xhat).sum(axis=axes)
+    return [dx.astype(x.dtype, copy=False), dgamma, g.sum(axis=axes), None, None]
+
+
+register(OpDef(
+    name="BatchNorm",
+    forward=_bn_forward,
+    backward=_bn_backward,
+    params=(
+        Param("eps", "float", 1e-3, "Epsilon to prevent division by 0."),
+        Param("momentum", "float", 0.9, "Momentum for the moving averages."),
+        Param("fix_gamma", "bool", True, "Fix gamma at 1 (its gradient is 0)."),
+        Param("use_global_stats", "bool", False, "Use the moving statistics in training "
+              "too, making batch norm a scale-shift operator."),
+        Param("output_mean_var", "bool", False, "Output the mean and inverse std."),
+        Param("axis", "int", 1, "The channel axis."),
+        Param("cudnn_off", "bool", False, "Ignored (cuDNN only)."),
+        Param("min_calib_range", "float", None, "Calibrated minimum of the output, for "
+              "quantization."),
+        Param("max_calib_range", "float", None, "Calibrated maximum of the output, for "
+              "quantization."),
+    ),
+    inputs=_BN_INPUTS,
+    outputs=("output", "mean", "var"),
+    visible_outputs=lambda p: 3 if p.output_mean_var else 1,
+    aux=("moving_mean", "moving_var"),
+    infer_shape=_bn_infer_shape,
+    infer_type=_bn_infer_type,
+    doc="""Batch normalization over every axis but `axis`.
+
+    Training (without use_global_stats) uses the batch statistics and updates
+    moving_mean / moving_var in place: moving = moving*momentum + batch*(1-momentum).
+    """,
+))
+
+
+# -- InstanceNorm ------------------------------------------------------------------
+
+def _instance_norm_infer_shape(p: Params, in_shapes: list, out_shapes: list):
+    ins, outs = list(in_shapes), list(out_shapes)
+    data = ins[0]
+    if data is None:
+        return ins, outs
+    if len(data) < 3:
+        raise ShapeError(f"InstanceNorm: data must have at least 3 dimensions, got {data}")
+    merge_at(ins, 1, (data[1],), "gamma")
+    merge_at(ins, 2, (data[1],), "beta")
+    merge_at(outs, 0, data, "output")
+    merge_at(outs, 1, data[:2], "mean")
+    merge_at(outs, 2, data[:2], "var")
+    return ins, outs
+
+
+def _instance_norm_forward(p: Params, ctx: OpContext, inputs: list) -> list:
+    x, gamma, beta = inputs
+    axes = tuple(range(2, x.ndim))
+    mean, var = x.mean(axis=axes, keepdims=True), x.var(axis=axes, keepdims=True)
+    out = (x - mean) / np.sqrt(var + p.eps) * _along(gamma, 1, x.ndim) + _along(beta, 1, x.ndim)
+    return [out.astype(x.dtype, copy=False), mean.reshape(x.shape[:2]), var.reshape(x.shape[:2])]
+
+
+def _instance_norm_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
+                            out_grads: list) -> list:
+    x, gamma, _ = inputs
+    keep = x.shape[:2] + (1,) * (x.ndim - 2)
+    mean, var = outputs[1].reshape(keep), outputs[2].reshape(keep)
+    axes = tuple(range(2, x.ndim))
+    g = out_grads[0]
+    inv_std = 1.0 / np.sqrt(var + p.eps)
+    xhat = (x - mean) * inv_std
+    dx = _normalized_grad(g * _along(gamma, 1, x.ndim), xhat, inv_std, axes)
+    outer = (0, *axes)
+    return [dx, (g * xhat).sum(axis=outer), g.sum(axis=outer)]
+
+
+register(OpDef(
+    name="InstanceNorm",
+    forward=_instance_norm_forward,
+    backward=_instance_norm_backward,
+    params=(Param("eps", "float", 1e-3, "An epsilon to prevent division by 0."),),
+    inputs=("data", "gamma", "beta"),
+    outputs=("output", "mean", "var"),
+    visible_outputs=lambda p: 1,
+    infer_shape=_instance_norm_infer_shape,
+    doc="""Instance normalization: each (sample, channel) over its spatial axes.
+
+    out = gamma * (x - mean) / sqrt(var + eps) + beta; data (N, C, *spatial), gamma/beta (C,).
+    """,
+))
+
+
+# -- LayerNorm ---------------------------------------------------------------------
+
+def _layer_norm_infer_shape(p: Params, in_shapes: list, out_shapes: list):
+    ins, outs = list(in_shapes), list(out_shapes)
+    data = ins[0]
+    if data is None:
+        return ins, outs
+    axis = _axis("LayerNorm", p.axis, len(data))
+    merge_at(ins, 1, (data[axis],), "gamma")
+    merge_at(ins, 2, (data[axis],), "beta")
+    moments = tuple(1 if i == axis else d for i, d in enumerate(data))
+    merge_at(outs, 0, data, "output")
+    merge_at(outs, 1, moments, "mean")
+    merge_at(outs, 2, moments, "std")
+    return ins, outs
+
+
+def _layer_norm_forward(p: Params, ctx: OpContext, inputs: list) -> list:
+    x, gamma, beta = inputs
+    axis = _axis("LayerNorm", p.axis, x.ndim)
+    mean = x.mean(axis=axis, keepdims=True)
+    std = np.sqrt(x.var(axis=axis, keepdims=True) + p.eps)
+    out = (x - mean) / std * _along(gamma, axis, x.ndim) + _along(beta, axis, x.ndim)
+    return [out.astype(x.dtype, copy=False), mean, std]
+
+
+def _layer_norm_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
+                         out_grads: list) -> list:
+    x, gamma, _ = inputs
+    _, mean, std = outputs
+    axis = _axis("LayerNorm", p.axis, x.ndim)
+    g = out_grads[0]
+    xhat = (x - mean) / std
+    dx = _normalized_grad(g * _along(gamma, axis, x.ndim), xhat, 1.0 / std, (axis,))
+    others = tuple(i for i in range(x.ndim) if i != axis)
+    return [dx, (g * xhat).sum(axis=others), g.sum(axis=others)]
+
+
+register(OpDef(
+    name="LayerNorm",
+    forward=_layer_norm_forward,
+    backward=_layer_norm_backward,
+    params=(
+        Param("axis", "int", -1, "The axis to normalize over."),
+        Param("eps", "float", 1e-5, "An epsilon to prevent division by 0."),
+        Param("output_mean_var", "bool", False, "Output the mean and std along the axis."),
+    ),
+    inputs=("data", "gamma", "beta"),
+    outputs=("output", "mean", "std"),
+    visible_outputs=lambda p: 3 if p.output_mean_var else 1,
+    infer_shape=_layer_norm_infer_shape,
+    doc="""Layer normalization along `axis`: out = gamma * (x - mean) / std + beta,
+    std = sqrt(var + eps); gamma/beta have the length of that axis.
+    """,
+))
+
+
+# -- L2Normalization ---------------------------------------------------------------
+
+def _l2_axes(mode: str, ndim: int) -> tuple[int, ...]:
+    if mode != "instance" and ndim < 3:
+        raise ShapeError(f"L2Normalization: mode={mode!r} needs at least 3-D data, "
+                         f"got {ndim}-D")
+    return {"instance": tuple(range(1, ndim)), "channel": (1,),
+            "spatial": tuple(range(2, ndim))}[mode]
+
+
+def _l2_norm_shape(mode: str, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The `norm` output's shape: (N,), (N, 1, *spatial) or (N, C)."""
+    axes = _l2_axes(mode, len(shape))
+    if mode == "channel":
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def _l2_infer_shape(p: Params, in_shapes: list, out_shapes: list):
+    ins, outs = list(in_shapes), list(out_shapes)
+    if ins[0] is None:
+        return ins, outs
+    merge_at(outs, 0, ins[0], "output")
+    merge_at(outs, 1, _l2_norm_shape(p.mode, ins[0]), "norm")
+    return ins, outs
+
+
+def _keepdims(x_shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(1 if i in axes else d for i, d in enumerate(x_shape))
+
+
+def _l2_forward(p: Params, ctx: OpContext, inputs: list) -> list:
+    x = inputs[0]
+    axes = _l2_axes(p.mode, x.ndim)
+    norm = np.sqrt((x * x).sum(axis=axes, keepdims=True) + p.eps)
+    return [x / norm, norm.reshape(_l2_norm_shape(p.mode, x.shape))]
+
+
+def _l2_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
+                 out_grads: list) -> list:
+    y, norm = outputs
+    axes = _l2_axes(p.mode, y.ndim)
+    norm = norm.reshape(_keepdims(y.shape, axes))
+    g = out_grads[0]
+    return [(g - y * (g * y).sum(axis=axes, keepdims=True)) / norm]
+
+
+register(OpDef(
+    name="L2Normalization",
+    forward=_l2_forward,
+    backward=_l2_backward,
+    params=(
+        Param("eps", "float", 1e-10, "Epsilon to prevent division by 0."),
+        Param("mode", "str", "instance", "instance: one norm per sample; channel: across "
+              "channels at each position; spatial: one norm per channel.",
+              choices=("channel", "instance", "spatial")),
+    ),
+    outputs=("output", "norm"),
+    visible_outputs=lambda p: 1,
+    infer_shape=_l2_infer_shape,
+    doc="""Normalize the input by its L2 norm: out = x / sqrt(sum(x**2) + eps).""",
+))
+
+
+# -- LRN ---------------------------------------------------------------------------
+
+def _channel_window_sum(a: np.ndarray, nsize: int) -> np.ndarray:
+    """Sum over the `nsize` channels centred on each channel (zeros past the ends)."""
+    half = nsize // 2
+    padded = np.pad(a, [(0, 0), (half, half)] + [(0, 0)] * (a.ndim - 2))
+    return np.lib.stride_tricks.sliding_window_view(padded, nsize, axis=1).sum(axis=-1)
+
+
+def _lrn_check(p: Params) -> None:
+    if p.nsize < 1 or p.nsize % 2 == 0:
+        raise OperatorError(f"LRN: nsize={p.nsize} must be odd")
+
+
+def _lrn_forward(p: Params, ctx: OpContext, inputs: list) -> list:
+    _lrn_check(p)
+    x = inputs[0]
+    norm = p.knorm + (p.alpha / p.nsize) * _channel_window_sum(x * x, p.nsize)
+    return [x * norm ** -p.beta, norm.astype(x.dtype, copy=False)]
+
+
+def _lrn_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
+                  out_grads: list) -> list:
+    _lrn_check(p)
+    x, norm, g = inputs[0], outputs[1], out_grads[0]
+    # Each input's square enters the norm of every channel in its window.
+    cross = _channel_window_sum(g * x * norm ** (-p.beta - 1), p.nsize)
+    return [g * norm ** -p.beta - (2 * p.beta * p.alpha / p.nsize) * cross * x]
+
+
+register(OpDef(
+    name="LRN",
+    forward=_lrn_forward,
+    backward=_lrn_backward,
+    params=(
+        Param("alpha", "float", 1e-4, "The variance scaling parameter alpha."),
+        Param("beta", "float", 0.75, "The power parameter beta."),
+        Param("knorm", "float", 2.0, "The parameter k."),
+        Param("nsize", "int", doc="Normalization window width in channels (odd)."),
+    ),
+    outputs=("output", "tmp_norm"),
+    visible_outputs=lambda p: 1,
+    doc="""Local response normalization across channels:
+    out = x / (knorm + alpha/nsize * sum of x**2 over nsize channels) ** beta.
+    """,
+))
