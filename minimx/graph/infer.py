@@ -53,7 +53,8 @@ def _infer_node(graph: Graph, nid: int, values: list, rule: str,
         changed = False
         for eid, value in zip([*in_ids, *out_ids], [*new_ins, *new_outs], strict=True):
             merged = merge_fn(values[eid], value)
-            if merged != values[eid]:
+            # `is` first: numpy compares np.dtype('float64') == None as True.
+            if merged is not values[eid] and (values[eid] is None or merged != values[eid]):
                 values[eid] = merged
                 changed = True
         return changed

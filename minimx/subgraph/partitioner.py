@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..base import BackendError
+from ..base import DEFAULT_DTYPE, BackendError
 from ..graph import Graph
 from ..graph.infer import infer_dtypes, infer_shapes
 from ..symbol import Symbol
@@ -30,7 +30,9 @@ from .selector import SelectorNode
 
 
 class _Reach:
-    """Ancestor and descendant sets of every node, as integer bitsets."""
+    """Ancestor and descendant sets of every node, as integer bitsets, aware of
+    the subgraphs formed so far: a path that enters a formed subgraph may leave
+    it from any of its members once the subgraph is one node."""
 
     def __init__(self, g: Graph, users: list[list[int]]) -> None:
         n = len(g.nodes)
@@ -47,13 +49,49 @@ class _Reach:
             for j in users[nid]:
                 bits |= self.desc[j] | (1 << j)
             self.desc[nid] = bits
+        self.taken = 0
+        self.owner: dict[int, int] = {}  # node id -> index into the lists below
+        self.masks: list[int] = []
+        self.set_anc: list[int] = []
+        self.set_desc: list[int] = []
+
+    def add_set(self, members: Sequence[int]) -> None:
+        mask = anc = desc = 0
+        for i in members:
+            mask |= 1 << i
+            anc |= self.anc[i]
+            desc |= self.desc[i]
+            self.owner[i] = len(self.masks)
+        self.masks.append(mask)
+        self.set_anc.append(anc | mask)
+        self.set_desc.append(desc | mask)
+        self.taken |= mask
+
+    def _close(self, reach: int, set_reach: list[int], within: int) -> int:
+        """`reach` grown through every formed subgraph in `within` that it touches."""
+        seen = 0
+        hit = reach & within
+        while hit:
+            k = self.owner[(hit & -hit).bit_length() - 1]
+            reach |= set_reach[k]
+            seen |= self.masks[k]
+            hit = reach & within & ~seen
+        return reach
+
+    def downstream(self, members: int) -> int:
+        desc = 0
+        for i in _bits(members):
+            desc |= self.desc[i]
+        return self._close(desc, self.set_desc, self.taken)
 
     def outside_paths(self, members: int) -> int:
         """Nodes outside `members` on a path that leaves the set and comes back."""
-        anc = desc = 0
+        desc = self.downstream(members)
+        anc = 0
         for i in _bits(members):
             anc |= self.anc[i]
-            desc |= self.desc[i]
+        # Only formed subgraphs downstream of the set can carry a path back into it.
+        anc = self._close(anc, self.set_anc, desc & self.taken)
         return anc & desc & ~members
 
 
@@ -93,6 +131,7 @@ class _Proposer:
             if members:
                 for nid in members:
                     self.owner[nid] = len(subgraphs)
+                self.reach.add_set(members)
                 subgraphs.append(members)
         return subgraphs
 
@@ -128,11 +167,10 @@ class _Proposer:
             bad = self.reach.outside_paths(mask)
             if not bad:
                 return sorted(members)
-            # MXNet's rule: drop the offending member with the highest topological index.
-            below = 0
-            for b in _bits(bad):
-                below |= self.reach.desc[b]
-            members.discard(max(_bits(below & mask)))
+            # MXNet's rule: drop the offending member (one a path comes back
+            # into) with the highest topological index.
+            offending = self.reach.downstream(bad) & mask
+            members.discard(max(_bits(offending or mask)))
         return []
 
     def _component(self, members: set[int], start: int) -> set[int]:
@@ -158,7 +196,13 @@ def _infer(g: Graph, shapes: Mapping[str, tuple], dtypes: Mapping[str, np.dtype]
             known_shapes[eid] = tuple(shape)
         if dtype is not None:
             known_dtypes[eid] = np.dtype(dtype)
-    return infer_shapes(g, known_shapes), infer_dtypes(g, known_dtypes)
+    dtype_of = infer_dtypes(g, known_dtypes)
+    # Inputs whose dtype nothing tells are float32, MXNet's default dtype.
+    unknown = {g.entry_ptr[n]: DEFAULT_DTYPE for n in g.input_ids
+               if dtype_of[g.entry_ptr[n]] is None}
+    if unknown:
+        dtype_of = infer_dtypes(g, {**known_dtypes, **unknown})
+    return infer_shapes(g, known_shapes), dtype_of
 
 
 def _views(g: Graph, shapes: list, dtypes: list) -> list[SelectorNode]:

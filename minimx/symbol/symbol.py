@@ -188,8 +188,12 @@ class Symbol:
                     aux_states=aux_states)
 
     def eval(self, ctx=None, **kwargs):
-        """Bind to the given arrays, run forward (inference) and return the outputs."""
-        return self.bind(ctx, kwargs, grad_req="null").forward()
+        """Bind to the given arrays (arguments and auxiliary states by name), run
+        forward for inference and return the outputs."""
+        aux_names = set(self.list_auxiliary_states())
+        args = {k: v for k, v in kwargs.items() if k not in aux_names}
+        aux = {k: v for k, v in kwargs.items() if k in aux_names}
+        return self.bind(ctx, args, grad_req="null", aux_states=aux).forward()
 
     def get_backend_symbol(self, backend_name: str) -> Symbol:
         from ..subgraph import partition

@@ -1,0 +1,156 @@
+"""Hand-written partitioner cases: the known traps, edge cases and bad backends."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minimx as mx
+from minimx.graph import Graph
+
+from .invariants import check_partition, check_same_values, subgraph_nodes
+
+
+def _inputs(sym, seed=0):
+    rng = np.random.default_rng(seed)
+    shapes, _, _ = sym.infer_shape(**{n: (2, 4) for n in sym.list_arguments()})
+    return {n: mx.nd.array(rng.normal(size=s)) for n, s in zip(sym.list_arguments(), shapes)}
+
+
+def _partition(sym, op_names):
+    result = mx.subgraph.partition(sym, "default", op_names=op_names)
+    check_partition(sym, result, set(op_names))
+    check_same_values(sym, result, _inputs(sym))
+    return result
+
+
+def _members(node) -> list[str]:
+    return sorted(n.name for n in Graph(node.subgraphs[0].outputs).nodes if not n.is_variable)
+
+
+def test_chain_through_unselected_node_would_close_a_cycle():
+    x = mx.sym.Variable("x")
+    a = mx.sym.relu(x, name="a")
+    u = mx.sym.sigmoid(a, name="u")          # not selected
+    b = mx.sym.elemwise_add(a, u, name="b")  # a -> u -> b leaves the set and comes back
+    out = mx.sym.relu(b, name="c")
+    result = _partition(out, ["relu", "elemwise_add"])
+    groups = [_members(n) for n in subgraph_nodes(result)]
+    assert ["a", "b", "c"] not in groups
+    assert ["b", "c"] in groups  # the highest-index offender leaves, the rest regroup
+
+
+def test_two_candidates_depending_on_each_other_through_unselected_nodes():
+    # S1 = {a1, a2}, S2 = {b1, b2}; a1 -> u1 -> b2 and b1 -> u2 -> a2. Each set alone
+    # closes no cycle, both together would (MXNet 1.9.1 aborts here).
+    x = mx.sym.Variable("x")
+    a1 = mx.sym.relu(x, name="a1")
+    b1 = mx.sym.tanh(x, name="b1")
+    u1 = mx.sym.sigmoid(a1, name="u1")
+    u2 = mx.sym.sigmoid(b1, name="u2")
+    a2 = mx.sym.elemwise_add(a1, u2, name="a2")
+    b2 = mx.sym.elemwise_mul(b1, u1, name="b2")
+    out = mx.sym.Group([a2, b2])
+    result = _partition(out, ["relu", "tanh", "elemwise_add", "elemwise_mul"])
+    assert len(subgraph_nodes(result)) >= 2
+
+
+def test_subgraph_output_used_twice_and_as_graph_output():
+    x = mx.sym.Variable("x")
+    a = mx.sym.exp(mx.sym.relu(x, name="r"), name="e")
+    out = mx.sym.Group([mx.sym.sigmoid(a) + mx.sym.tanh(a), a])
+    result = _partition(out, ["relu", "exp"])
+    (node,) = subgraph_nodes(result)
+    assert node.num_outputs() == 1
+    assert len(result.list_outputs()) == 2
+
+
+def test_same_entry_feeds_a_subgraph_twice():
+    x = mx.sym.Variable("x")
+    s = mx.sym.sigmoid(x, name="s")
+    out = mx.sym.relu(mx.sym.elemwise_mul(s, s, name="m"), name="r")
+    result = _partition(out, ["elemwise_mul", "relu"])
+    (node,) = subgraph_nodes(result)
+    assert len(node.inputs) == 1
+
+
+def test_selector_rejecting_everything_leaves_graph_alone():
+    x = mx.sym.Variable("x")
+    out = mx.sym.relu(mx.sym.tanh(x))
+    result = mx.subgraph.partition(out, "default", op_names=[])
+    assert result.tojson() == out.tojson()
+
+
+def test_graph_of_one_variable():
+    x = mx.sym.Variable("x")
+    result = mx.subgraph.partition(x, "default", op_names=["relu"])
+    assert result.list_arguments() == ["x"]
+
+
+def test_whole_graph_is_one_subgraph():
+    x = mx.sym.Variable("x")
+    out = mx.sym.relu(mx.sym.tanh(x, name="t") * 2.0, name="r")
+    result = _partition(out, ["relu", "tanh", "_mul_scalar"])
+    ops = [n.op for n in Graph(result.outputs).nodes]
+    assert ops == [None, "_subgraph_op"]
+
+
+def test_unknown_backend_lists_registered_ones():
+    with pytest.raises(mx.BackendError, match="registered: .*default"):
+        mx.subgraph.partition(mx.sym.Variable("x"), "NO_SUCH_BACKEND")
+
+
+class _Raising(mx.subgraph.DefaultSubgraphProperty):
+    def create_subgraph_node(self, subgraph_sym, subgraph_id=0):
+        raise RuntimeError("boom")
+
+
+class _TooManyOutputs(mx.subgraph.DefaultSubgraphProperty):
+    def create_subgraph_node(self, subgraph_sym, subgraph_id=0):
+        two = mx.sym.Group([subgraph_sym, subgraph_sym])
+        return mx.subgraph.Node.create("_subgraph_op", f"bad{subgraph_id}", subgraphs=[two])
+
+
+@pytest.mark.parametrize("cls, message", [(_Raising, "create_subgraph_node failed: RuntimeError: boom"),
+                                          (_TooManyOutputs, "has 2 outputs, the subgraph has 1")])
+def test_bad_property_names_backend_and_subgraph(cls, message):
+    mx.subgraph.register_property(f"bad_{cls.__name__}", cls)
+    x = mx.sym.Variable("x")
+    out = mx.sym.relu(x, name="r0")
+    with pytest.raises(mx.BackendError) as info:
+        mx.subgraph.partition(out, f"bad_{cls.__name__}", op_names=["relu"])
+    text = str(info.value)
+    assert f"bad_{cls.__name__}" in text and "subgraph 0 (r0)" in text and message in text
+
+
+def test_bind_partitions_with_environment(monkeypatch):
+    x = mx.sym.Variable("x")
+    out = mx.sym.relu(mx.sym.tanh(x, name="t"), name="r")
+    monkeypatch.setenv("MINIMX_SUBGRAPH_BACKEND", "default")
+    monkeypatch.setenv("MINIMX_SUBGRAPH_DEFAULT_OPS", "relu,tanh")
+    ex = out.bind(mx.cpu(), {"x": mx.nd.array([[-1.0, 0.5]])}, grad_req="null")
+    assert "_subgraph_op" in ex.debug_str()
+    np.testing.assert_allclose(ex.forward()[0].asnumpy(), np.maximum(np.tanh([[-1.0, 0.5]]), 0),
+                               rtol=1e-6)
+
+
+def test_bind_with_unknown_backend_fails(monkeypatch):
+    monkeypatch.setenv("MINIMX_SUBGRAPH_BACKEND", "nope")
+    with pytest.raises(mx.BackendError, match="nope"):
+        mx.sym.relu(mx.sym.Variable("x")).simple_bind(mx.cpu(), x=(2, 2), grad_req="null")
+
+
+def test_selectors_see_shapes_and_dtypes():
+    seen = {}
+
+    class Recording(mx.subgraph.SubgraphSelector):
+        def select(self, node):
+            seen[node.name] = (node.input_shapes, node.output_shapes, node.output_dtypes)
+            return False
+
+    class Prop(mx.subgraph.SubgraphProperty):
+        def create_subgraph_selector(self):
+            return Recording()
+
+    x = mx.sym.Variable("x", shape=(3, 5))
+    mx.subgraph.partition(mx.sym.relu(x, name="r"), Prop())
+    assert seen["r"] == (((3, 5),), ((3, 5),), (np.dtype("float32"),))
