@@ -1,0 +1,686 @@
+"""Shape manipulation, reductions and products.
+
+Reshape, Flatten, transpose, expand_dims, Concat, SliceChannel (split),
+slice_axis, sum/mean/max/min, dot and batch_dot, with parameters, defaults
+and shape rules as in MXNet 1.9 (src/operator/tensor/matrix_op-inl.h,
+nn/concat.cc, slice_channel-inl.h, tensor/broadcast_reduce_op.h,
+tensor/dot-inl.h). Shapes in inference rules are partial: None is unknown and
+a 0 dimension is unknown, as in `infer.py`.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ..base import OperatorError, ShapeError
+from .infer import Shape, forward_only, known, merge, merge_all
+from .registry import OpDef, Param, register
+
+Dims = tuple[int, ...]
+
+
+# -- shared helpers -------------------------------------------------------------
+
+def _axis(axis: int, ndim: int, what: str) -> int:
+    """`axis` counted from 0; `ShapeError` unless -ndim <= axis < ndim."""
+    if not -ndim <= axis < ndim:
+        raise ShapeError(f"{what}: axis {axis} is out of range for a {ndim}-d input")
+    return axis % ndim
+
+
+def _with_dim(shape: Dims, axis: int, size: int) -> Dims:
+    return shape[:axis] + (size,) + shape[axis + 1:]
+
+
+def _from_input(rule: Callable[..., list]) -> Callable:
+    """Adapt ``rule(p, in_shapes) -> out_shapes``, run once every input's ndim is
+    known; unknown dimensions (0) flow through the rule as MXNet's do."""
+    def infer(p, in_shapes, out_shapes):
+        if any(s is None for s in in_shapes):
+            return in_shapes, out_shapes
+        result = rule(p, in_shapes)
+        return in_shapes, [merge(o, r) for o, r in zip(out_shapes, result, strict=True)]
+    infer.__name__ = rule.__name__
+    return infer
+
+
+def _grad_as_input(p, ctx, inputs, outputs, out_grads):
+    """Reshape, Flatten, expand_dims move no data: the gradient is reshaped back."""
+    return [out_grads[0].reshape(inputs[0].shape)]
+
+
+# -- Reshape ---------------------------------------------------------------------
+
+def _split_dim(d0: int, d1: int, d2: int, fail: Callable) -> tuple[int, int]:
+    """The two dims that code -4 splits input dim `d0` into (either may be -1)."""
+    if d1 == -1 and d2 == -1:
+        fail("the two dims after -4 cannot both be -1")
+    if not all(d == -1 or d > 0 for d in (d1, d2)):
+        fail(f"the dims after -4 must be positive or -1, got {d1}, {d2}")
+    if not d0:  # unknown input dim: the -1 side stays unknown
+        return max(d1, 0), max(d2, 0)
+    d1 = d0 // d2 if d1 == -1 else d1
+    d2 = d0 // d1 if d2 == -1 else d2
+    if d1 * d2 != d0:
+        fail(f"-4 split dims {d1}, {d2} do not divide input dim {d0}")
+    return d1, d2
+
+
+def reshape_shape(codes: Sequence[int], dshape: Dims, reverse: bool = False) -> Dims:
+    """MXNet's InferReshapeShape: the output shape `codes` give for input `dshape`.
+
+    Codes: 0 copies an input dim, -1 is inferred from the size, -2 copies all
+    remaining dims, -3 merges two dims, -4 splits one into the next two codes.
+    `reverse` matches codes and dims from the right. Unknown input dims (0)
+    give unknown output dims.
+
+    >>> reshape_shape((-4, 1, 2, -2), (2, 3, 4))
+    (1, 2, 3, 4)
+    """
+    def fail(why: str):
+        raise ShapeError(f"Reshape: shape={tuple(codes)}, reverse={reverse} cannot apply "
+                         f"to input {tuple(dshape)}: {why}")
+
+    src = tuple(dshape[::-1] if reverse else dshape)
+    seq = tuple(codes[::-1] if reverse else codes)
+    out: list[int] = []
+    pos = 0  # the next input dim to read
+    infer_at = None
+    i = 0
+
+    def read(count: int, code: int) -> Dims:
+        nonlocal pos
+        if pos + count > len(src):
+            fail(f"code {code} needs {count} more input dim(s)")
+        pos += count
+        return src[pos - count:pos]
+
+    while i < len(seq):
+        code = seq[i]
+        if code > 0:
+            out.append(code)
+            pos += 1  # MXNet steps over one input dim for a literal dim, unchecked
+        elif code == 0:
+            out.extend(read(1, code))
+        elif code == -1:
+            if infer_at is not None:
+                fail("only one dim can be -1")
+            infer_at = len(out)
+            out.append(1)
+            pos += 1
+        elif code == -2:
+            out.extend(src[pos:])
+            pos = len(src)
+        elif code == -3:
+            out.append(math.prod(read(2, code)))
+        elif code == -4:
+            if i + 2 >= len(seq):
+                fail("-4 must be followed by two dims")
+            out.extend(_split_dim(read(1, code)[0], seq[i + 1], seq[i + 2], fail))
+            i += 2
+        else:
+            fail(f"{code} is neither a dim nor one of the codes 0, -1, -2, -3, -4")
+        i += 1
+    if infer_at is not None:
+        out[infer_at] = _inferred_dim(src, math.prod(out), fail)
+    return tuple(out[::-1] if reverse else out)
+
+
+def _inferred_dim(src: Dims, rest: int, fail: Callable) -> int:
+    """The -1 dim: the input's size over the product of the other output dims."""
+    if not known(src):
+        return 0
+    if math.prod(src) % rest:
+        fail(f"-1 cannot be inferred: {math.prod(src)} elements do not divide into "
+             f"parts of {rest}")
+    return math.prod(src) // rest
+
+
+def _legacy_target(target: Dims, keep_highest: bool, dshape: Dims) -> Dims:
+    """The deprecated target_shape: a single 0 (after a kept first dim) is inferred."""
+    out = list(target)
+    start = 1 if keep_highest else 0
+    if keep_highest:
+        out[0] = dshape[0]
+    zeros = [i for i in range(start, len(out)) if out[i] == 0]
+    if len(zeros) == 1 and known(dshape):
+        out[zeros[0]] = 1
+        out[zeros[0]] = math.prod(dshape) // math.prod(out)
+    return tuple(out)
+
+
+def _has_target(p) -> bool:
+    return bool(p.shape or p.target_shape)
+
+
+def _reshape_target(p, dshape: Dims) -> Dims:
+    if p.shape:
+        return reshape_shape(p.shape, dshape, p.reverse)
+    return _legacy_target(p.target_shape, p.keep_highest, dshape)
+
+
+def _check_same_size(dshape: Shape, oshape: Shape) -> None:
+    if known(dshape) and known(oshape) and math.prod(dshape) != math.prod(oshape):
+        raise ShapeError(f"Reshape: cannot reshape input {dshape} ({math.prod(dshape)} "
+                         f"elements) to {oshape} ({math.prod(oshape)} elements)")
+
+
+def _fill_one_unknown(dshape: Dims, oshape: Shape) -> Dims:
+    """MXNet's ReverseReshapeInferShape: one unknown input dim from the output's size."""
+    missing = [i for i, d in enumerate(dshape) if d == 0]
+    if len(missing) != 1 or not known(oshape):
+        return dshape
+    rest = math.prod(d for d in dshape if d)
+    if math.prod(oshape) % rest:
+        raise ShapeError(f"Reshape: no input of shape {dshape} (0 unknown) has the "
+                         f"size of output {oshape}")
+    return _with_dim(dshape, missing[0], math.prod(oshape) // rest)
+
+
+def _reshape_shape(p, in_shapes, out_shapes):
+    dshape, oshape = in_shapes[0], out_shapes[0]
+    if dshape is None:  # MXNet needs at least the input's ndim
+        return in_shapes, out_shapes
+    if _has_target(p):
+        oshape = merge(oshape, _reshape_target(p, dshape))
+    dshape = _fill_one_unknown(dshape, oshape)
+    if _has_target(p) and known(dshape):
+        oshape = merge(oshape, _reshape_target(p, dshape))
+    _check_same_size(dshape, oshape)
+    return [dshape], [oshape]
+
+
+def _reshape_forward(p, ctx, inputs):
+    x = inputs[0]
+    if not _has_target(p):
+        raise ShapeError(f"Reshape: neither shape nor target_shape is given, so the "
+                         f"output shape for input {x.shape} is unknown")
+    oshape = _reshape_target(p, x.shape)
+    _check_same_size(x.shape, oshape)
+    if not known(oshape):  # a legacy target_shape with several 0 dims
+        raise ShapeError(f"Reshape: cannot reshape input {x.shape} to {oshape}")
+    return x.reshape(oshape)
+
+
+register(OpDef(
+    name="Reshape", aliases=("reshape",),
+    doc="Reshapes the input array; the shape may use the special codes 0, -1, -2, -3, -4.",
+    params=(
+        Param("shape", "shape", (), "The target shape (with special codes)."),
+        Param("reverse", "bool", False,
+              "If true then the special values are inferred from right to left."),
+        Param("target_shape", "shape", (),
+              "(Deprecated! Use shape instead.) Target new shape; one 0 dim is inferred."),
+        Param("keep_highest", "bool", False,
+              "(Deprecated! Use shape instead.) Keep the first dim of the input."),
+    ),
+    forward=_reshape_forward, backward=_grad_as_input,
+    infer_shape=_reshape_shape, inplace=((0, 0),),
+))
+
+
+# -- Flatten, transpose, expand_dims ----------------------------------------------
+
+def _flatten_rule(p, in_shapes):
+    dshape = in_shapes[0]
+    if not dshape:
+        raise ShapeError("Flatten: a 0-d input cannot be flattened")
+    return [(dshape[0], math.prod(dshape[1:]))]
+
+
+def _flatten_forward(p, ctx, inputs):
+    x = inputs[0]
+    return x.reshape(_flatten_rule(p, [x.shape])[0])
+
+
+register(OpDef(
+    name="Flatten", aliases=("flatten",),
+    doc="Flattens the input to 2-D: (d1, d2, ..., dk) -> (d1, d2*...*dk).",
+    forward=_flatten_forward, backward=_grad_as_input,
+    infer_shape=forward_only(_flatten_rule), inplace=((0, 0),),
+))
+
+
+def _transpose_axes(p, ndim: int) -> Dims:
+    axes = p.axes or tuple(reversed(range(ndim)))
+    if sorted(axes) != list(range(ndim)):
+        raise ShapeError(f"transpose: axes {p.axes} is not a permutation of the axes "
+                         f"of a {ndim}-d input")
+    return axes
+
+
+def _transpose_shape(p, in_shapes, out_shapes):
+    dshape, oshape = in_shapes[0], out_shapes[0]
+    if dshape is None and oshape is None:
+        return in_shapes, out_shapes
+    axes = _transpose_axes(p, len(dshape if dshape is not None else oshape))
+    if dshape is not None:
+        oshape = merge(oshape, tuple(dshape[a] for a in axes))
+    back = [0] * len(axes)
+    for i, a in enumerate(axes):
+        back[a] = oshape[i]
+    return [merge(dshape, tuple(back))], [oshape]
+
+
+def _transpose_forward(p, ctx, inputs):
+    x = inputs[0]
+    return np.transpose(x, _transpose_axes(p, x.ndim))
+
+
+def _transpose_backward(p, ctx, inputs, outputs, out_grads):
+    axes = _transpose_axes(p, inputs[0].ndim)
+    return [np.transpose(out_grads[0], np.argsort(axes))]
+
+
+register(OpDef(
+    name="transpose",
+    doc="Permutes the dimensions of an array.",
+    params=(Param("axes", "shape", (),
+                  "Target axis order. By default the axes will be inverted."),),
+    forward=_transpose_forward, backward=_transpose_backward,
+    infer_shape=_transpose_shape,
+))
+
+
+def _expand_axis(p, in_ndim: int) -> int:
+    axis = p.axis + in_ndim + 1 if p.axis < 0 else p.axis
+    if not 0 <= axis <= in_ndim:
+        raise ShapeError(f"expand_dims: axis {p.axis} is out of range "
+                         f"[{-in_ndim - 1}, {in_ndim}] for a {in_ndim}-d input")
+    return axis
+
+
+def _expand_dims_shape(p, in_shapes, out_shapes):
+    dshape, oshape = in_shapes[0], out_shapes[0]
+    if dshape is None and oshape is None:
+        return in_shapes, out_shapes
+    axis = _expand_axis(p, len(dshape) if dshape is not None else len(oshape) - 1)
+    if dshape is not None:
+        oshape = merge(oshape, dshape[:axis] + (1,) + dshape[axis:])
+    oshape = merge(oshape, _with_dim(oshape, axis, 1))
+    return [merge(dshape, oshape[:axis] + oshape[axis + 1:])], [oshape]
+
+
+def _expand_dims_forward(p, ctx, inputs):
+    x = inputs[0]
+    return np.expand_dims(x, _expand_axis(p, x.ndim))
+
+
+register(OpDef(
+    name="expand_dims",
+    doc="Inserts a new axis of size 1 into the array shape.",
+    params=(Param("axis", "int", doc="Position where the new axis is inserted, "
+                  "in [-ndim-1, ndim] for an ndim-d input."),),
+    forward=_expand_dims_forward, backward=_grad_as_input,
+    infer_shape=_expand_dims_shape, inplace=((0, 0),),
+))
+
+
+# -- Concat and SliceChannel (split) ------------------------------------------------
+
+def _concat_sizes(ins: list[Dims], out: Dims, axis: int) -> tuple[list[Dims], Dims]:
+    """Sizes along the concat axis: the output's is the inputs' sum, and a single
+    unknown input size follows from a known output size."""
+    sizes = [s[axis] for s in ins]
+    missing = [i for i, n in enumerate(sizes) if n == 0]
+    if not missing:
+        return ins, merge(out, _with_dim(out, axis, sum(sizes)))
+    if len(missing) == 1 and out[axis]:
+        rest = out[axis] - sum(sizes)
+        if rest <= 0:
+            raise ShapeError(f"Concat: inputs {ins} already have {sum(sizes)} entries along "
+                             f"axis {axis}, the output {out} has {out[axis]}")
+        ins = list(ins)
+        ins[missing[0]] = _with_dim(ins[missing[0]], axis, rest)
+    return ins, out
+
+
+def _concat_shape(p, in_shapes, out_shapes):
+    shapes = [s for s in (*in_shapes, out_shapes[0]) if s is not None]
+    if not shapes:
+        return in_shapes, out_shapes
+    if len({len(s) for s in shapes}) > 1:
+        raise ShapeError(f"Concat: inputs and output differ in ndim: "
+                         f"{list(in_shapes)} -> {out_shapes[0]}")
+    axis = _axis(p.dim, len(shapes[0]), f"Concat (dim={p.dim})")
+    try:  # every dim but the concat one is shared
+        others = merge_all([_with_dim(s, axis, 0) for s in shapes])
+    except ShapeError:
+        raise ShapeError(f"Concat: shapes {list(in_shapes)} -> {out_shapes[0]} differ "
+                         f"outside the concat axis {axis}") from None
+    ins = [merge(s, others) for s in in_shapes]
+    ins, out = _concat_sizes(ins, merge(out_shapes[0], others), axis)
+    return ins, [out]
+
+
+def _concat_forward(p, ctx, inputs):
+    _concat_shape(p, [x.shape for x in inputs], [None])  # ShapeError on a mismatch
+    return np.concatenate(inputs, axis=p.dim % inputs[0].ndim)
+
+
+def _concat_backward(p, ctx, inputs, outputs, out_grads):
+    axis = p.dim % inputs[0].ndim
+    bounds = np.cumsum([x.shape[axis] for x in inputs])[:-1]
+    return np.split(out_grads[0], bounds, axis=axis)
+
+
+register(OpDef(
+    name="Concat", aliases=("concat",),
+    doc="Joins input arrays along a given axis.",
+    params=(Param("num_args", "int", doc="Number of inputs to be concated."),
+            Param("dim", "int", 1, "the dimension to be concated.")),
+    variadic="num_args",
+    forward=_concat_forward, backward=_concat_backward, infer_shape=_concat_shape,
+))
+
+
+def _num_outputs(p) -> int:
+    if p.num_outputs < 1:
+        raise OperatorError(f"SliceChannel: num_outputs must be at least 1, "
+                            f"got {p.num_outputs}")
+    return p.num_outputs
+
+
+def _split_outputs(p) -> list[str]:
+    return [f"output{i}" for i in range(_num_outputs(p))]
+
+
+def _split_part(p, dshape: Dims) -> Dims:
+    """The shape of every output, as MXNet's SliceChannelProp::InferShape."""
+    axis = _axis(p.axis, len(dshape), f"SliceChannel (axis={p.axis})")
+    n, size = _num_outputs(p), dshape[axis]
+    if size % n:
+        raise ShapeError(f"SliceChannel: axis {axis} of input {dshape} cannot be split "
+                         f"into num_outputs={n} equal parts")
+    if p.squeeze_axis:
+        if size and size != n:
+            raise ShapeError(f"SliceChannel: squeeze_axis=True needs input.shape[axis] == "
+                             f"num_outputs; got input {dshape}, axis {axis}, num_outputs {n}")
+        return dshape[:axis] + dshape[axis + 1:]
+    return _with_dim(dshape, axis, size // n)
+
+
+def _split_whole(p, part: Dims) -> Dims:
+    """The input shape that one output's shape implies."""
+    if p.squeeze_axis:
+        axis = _axis(p.axis, len(part) + 1, f"SliceChannel (axis={p.axis})")
+        return part[:axis] + (p.num_outputs,) + part[axis:]
+    axis = _axis(p.axis, len(part), f"SliceChannel (axis={p.axis})")
+    return _with_dim(part, axis, part[axis] * p.num_outputs)
+
+
+def _split_shape(p, in_shapes, out_shapes):
+    implied = [_split_whole(p, o) for o in out_shapes if o is not None]
+    dshape = merge_all([in_shapes[0], *implied])
+    if dshape is None:
+        return in_shapes, out_shapes
+    part = _split_part(p, dshape)
+    return [dshape], [merge(o, part) for o in out_shapes]
+
+
+def _split_forward(p, ctx, inputs):
+    x = inputs[0]
+    part = _split_part(p, x.shape)
+    return [a.reshape(part) for a in np.split(x, p.num_outputs, axis=p.axis % x.ndim)]
+
+
+def _split_backward(p, ctx, inputs, outputs, out_grads):
+    x = inputs[0]
+    axis = p.axis % x.ndim
+    part = _with_dim(x.shape, axis, x.shape[axis] // p.num_outputs)
+    return [np.concatenate([np.reshape(g, part) for g in out_grads], axis=axis)]
+
+
+register(OpDef(
+    name="SliceChannel", aliases=("split",),
+    doc="Splits an array along a particular axis into num_outputs equal sub-arrays.",
+    params=(Param("num_outputs", "int", doc="Number of splits; it should evenly divide "
+                  "the length of the axis."),
+            Param("axis", "int", 1, "Axis along which to split."),
+            Param("squeeze_axis", "bool", False, "If true, removes the split axis (which "
+                  "must then have length num_outputs) from the outputs' shapes.")),
+    outputs=_split_outputs,
+    forward=_split_forward, backward=_split_backward, infer_shape=_split_shape,
+))
+
+
+# -- slice_axis ---------------------------------------------------------------------
+
+def _slice_range(p, dshape: Dims) -> tuple[int, int, int]:
+    """(axis, begin, end) resolved as MXNet's GetSliceAxisParams does."""
+    axis = _axis(p.axis, len(dshape), f"slice_axis (axis={p.axis})")
+    size = dshape[axis]
+    begin = p.begin + size if p.begin < 0 else p.begin
+    end = size if p.end is None else p.end + size if p.end < 0 else p.end
+    if not 0 <= begin < end <= size:
+        raise ShapeError(f"slice_axis: begin={p.begin}, end={p.end} is not a non-empty "
+                         f"range of axis {axis} (size {size}) of input {dshape}")
+    return axis, begin, end
+
+
+def _slice_axis_rule(p, in_shapes):
+    dshape = in_shapes[0]
+    if not dshape[_axis(p.axis, len(dshape), f"slice_axis (axis={p.axis})")]:
+        return [dshape]  # the sliced size is unknown too
+    axis, begin, end = _slice_range(p, dshape)
+    return [_with_dim(dshape, axis, end - begin)]
+
+
+def _slice_index(p, shape: Dims) -> tuple[slice, ...]:
+    axis, begin, end = _slice_range(p, shape)
+    return (slice(None),) * axis + (slice(begin, end),)
+
+
+def _slice_axis_forward(p, ctx, inputs):
+    return inputs[0][_slice_index(p, inputs[0].shape)]
+
+
+def _slice_axis_backward(p, ctx, inputs, outputs, out_grads):
+    grad = np.zeros_like(inputs[0])
+    grad[_slice_index(p, grad.shape)] = out_grads[0]
+    return [grad]
+
+
+register(OpDef(
+    name="slice_axis",
+    doc="Slices along a given axis from begin to end (negative indexes allowed).",
+    params=(Param("axis", "int", doc="Axis along which to be sliced."),
+            Param("begin", "int", doc="The beginning index along the axis."),
+            # MXNet requires `end` but accepts None (to the end of the axis); here a
+            # missing end means None, so every MXNet file still parses.
+            Param("end", "int", None, "The ending index along the axis; None is the end.")),
+    forward=_slice_axis_forward, backward=_slice_axis_backward,
+    infer_shape=_from_input(_slice_axis_rule),
+))
+
+
+# -- reductions ----------------------------------------------------------------------
+
+def _reduced_axes(p, ndim: int) -> Dims:
+    """The axes reduced over, as MXNet's ReduceAxesShapeImpl: no axis (None or ())
+    is every axis, and `exclude` reduces over the axes not listed."""
+    if p.axis is None or p.axis == ():
+        return tuple(range(ndim))
+    listed = (p.axis,) if isinstance(p.axis, int) else p.axis
+    axes = sorted(_axis(a, ndim, f"reduction (axis={p.axis})") for a in listed)
+    if len(set(axes)) != len(axes):
+        raise ShapeError(f"reduction: axes {p.axis} have duplicates for a {ndim}-d input")
+    if p.exclude:
+        return tuple(a for a in range(ndim) if a not in axes)
+    return tuple(axes)
+
+
+def _kept_shape(axes: Dims, shape: Dims) -> Dims:
+    """The result with keepdims: reduced axes become 1."""
+    return tuple(1 if i in axes else d for i, d in enumerate(shape))
+
+
+def _reduce_rule(p, in_shapes):
+    dshape = in_shapes[0]
+    axes = _reduced_axes(p, len(dshape))
+    if p.keepdims:
+        return [_kept_shape(axes, dshape)]
+    # MXNet never returns a 0-d array: a full reduction has shape (1,).
+    return [tuple(d for i, d in enumerate(dshape) if i not in axes) or (1,)]
+
+
+def _sum_grad(x, y, g, count):
+    return np.broadcast_to(g, x.shape).astype(x.dtype)
+
+
+def _mean_grad(x, y, g, count):
+    return np.broadcast_to(g / count, x.shape).astype(x.dtype)
+
+
+def _extremum_grad(x, y, g, count):
+    """Like MXNet, every position equal to the extremum gets the whole gradient."""
+    return (g * (x == y)).astype(x.dtype)
+
+
+def _reduction(name: str, np_fn: Callable, grad: Callable, aliases: tuple[str, ...],
+               doc: str) -> OpDef:
+    def forward(p, ctx, inputs):
+        x = inputs[0]
+        y = np_fn(x, axis=_reduced_axes(p, x.ndim), keepdims=True)
+        return np.asarray(y, dtype=x.dtype).reshape(_reduce_rule(p, [x.shape])[0])
+
+    def backward(p, ctx, inputs, outputs, out_grads):
+        x = inputs[0]
+        axes = _reduced_axes(p, x.ndim)
+        kept = _kept_shape(axes, x.shape)
+        count = math.prod(x.shape[a] for a in axes)
+        return [grad(x, outputs[0].reshape(kept), out_grads[0].reshape(kept), count)]
+
+    return register(OpDef(
+        name=name, aliases=aliases, doc=doc,
+        params=(Param("axis", "axis", None, "The axis or axes along which to reduce; "
+                      "None or () reduces over all elements into shape (1,)."),
+                Param("keepdims", "bool", False,
+                      "If true, the reduced axes are left in the result with size one."),
+                Param("exclude", "bool", False,
+                      "Whether to reduce over the axes that are NOT in axis instead.")),
+        forward=forward, backward=backward, infer_shape=_from_input(_reduce_rule),
+    ))
+
+
+_reduction("sum", np.sum, _sum_grad, ("sum_axis",), "Sum of array elements over given axes.")
+_reduction("mean", np.mean, _mean_grad, (), "Mean of array elements over given axes.")
+_reduction("max", np.max, _extremum_grad, ("max_axis",),
+           "Maximum of array elements over given axes.")
+_reduction("min", np.min, _extremum_grad, ("min_axis",),
+           "Minimum of array elements over given axes.")
+
+
+# -- dot and batch_dot ------------------------------------------------------------------
+
+def _matrix_t(m: np.ndarray) -> np.ndarray:
+    return m.T
+
+
+def _batch_t(m: np.ndarray) -> np.ndarray:
+    return np.swapaxes(m, -1, -2)
+
+
+def _oriented(p, lhs: np.ndarray, rhs: np.ndarray, flip: Callable) -> tuple:
+    """The operands actually multiplied, with transpose_a / transpose_b applied."""
+    return (flip(lhs) if p.transpose_a else lhs), (flip(rhs) if p.transpose_b else rhs)
+
+
+def _product_grads(p, lhs, rhs, grad, flip) -> tuple:
+    """Gradients wrt `lhs` and `rhs` of ``matmul(*_oriented(p, lhs, rhs, flip))``."""
+    a, b = _oriented(p, lhs, rhs, flip)
+    ga, gb = grad @ flip(b), flip(a) @ grad
+    return _oriented(p, ga, gb, flip)
+
+
+def _dot_rule(p, in_shapes):
+    """MXNet's DotShape: dot contracts a's last axis (first if transpose_a) with b's
+    first axis (last if transpose_b); two vectors give shape (1,)."""
+    a, b = in_shapes
+    ta, tb = p.transpose_a, p.transpose_b
+    if not a or not b:
+        raise ShapeError(f"dot: 0-d inputs are not supported, got {a} X {b}")
+    if len(a) == 1 and len(b) == 1 and (ta or tb):
+        raise ShapeError(f"dot: cannot transpose vectors, got {a} X {b}")
+    ka, kb = a[0] if ta else a[-1], b[-1] if tb else b[0]
+    if ka and kb and ka != kb:
+        raise ShapeError(f"dot: shape error {a} X {b} (transpose_a={ta}, transpose_b={tb}): "
+                         f"contracted dims {ka} and {kb} differ")
+    out = (a[1:] if ta else a[:-1]) if len(a) > 1 else ()
+    out += (b[:-1] if tb else b[1:]) if len(b) > 1 else ()
+    return [out or (1,)]
+
+
+def _dot_matrices(p, a: np.ndarray, b: np.ndarray) -> tuple:
+    """a and b as the matrices MXNet multiplies: N-d operands are flattened around
+    the contracted axis, before any transpose."""
+    def as_matrix(x, contract_first):
+        if contract_first:
+            return x.reshape(x.shape[0], math.prod(x.shape[1:]))
+        return x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
+    return as_matrix(a, p.transpose_a), as_matrix(b, not p.transpose_b)
+
+
+def _dot_forward(p, ctx, inputs):
+    oshape = _dot_rule(p, [x.shape for x in inputs])[0]
+    lhs, rhs = _dot_matrices(p, *inputs)
+    a, b = _oriented(p, lhs, rhs, _matrix_t)
+    return (a @ b).reshape(oshape)
+
+
+def _dot_backward(p, ctx, inputs, outputs, out_grads):
+    lhs, rhs = _dot_matrices(p, *inputs)
+    a, b = _oriented(p, lhs, rhs, _matrix_t)
+    grad = out_grads[0].reshape(a.shape[0], b.shape[1])
+    grads = _product_grads(p, lhs, rhs, grad, _matrix_t)
+    return [g.reshape(x.shape) for g, x in zip(grads, inputs, strict=True)]
+
+
+_DOT_PARAMS = (
+    Param("transpose_a", "bool", False, "If true then transpose the first input before dot."),
+    Param("transpose_b", "bool", False, "If true then transpose the second input before dot."),
+    Param("forward_stype", "str", None, "The desired storage type of the forward output "
+          "(only dense storage exists here).", choices=("default", "row_sparse", "csr")),
+)
+
+register(OpDef(
+    name="dot", inputs=("lhs", "rhs"), params=_DOT_PARAMS,
+    doc="Dot product of two arrays: a's last axis with b's first (N-d allowed).",
+    forward=_dot_forward, backward=_dot_backward, infer_shape=_from_input(_dot_rule),
+))
+
+
+def _batch_dot_rule(p, in_shapes):
+    """MXNet's BatchDotShape: (B.., m, k) x (B.., k, n) -> (B.., m, n), N >= 3."""
+    a, b = in_shapes
+    ta, tb = p.transpose_a, p.transpose_b
+    if len(a) < 3 or len(a) != len(b):
+        raise ShapeError(f"batch_dot: inputs must have one ndim >= 3, got {a} X {b}")
+    try:
+        batch = merge(a[:-2], b[:-2])
+    except ShapeError:
+        raise ShapeError(f"batch_dot: leading batch dims differ: {a} X {b}") from None
+    ka, kb = a[-2] if ta else a[-1], b[-1] if tb else b[-2]
+    if ka and kb and ka != kb:
+        raise ShapeError(f"batch_dot: shape error {a} X {b} (transpose_a={ta}, "
+                         f"transpose_b={tb}): contracted dims {ka} and {kb} differ")
+    return [batch + (a[-1] if ta else a[-2], b[-2] if tb else b[-1])]
+
+
+def _batch_dot_forward(p, ctx, inputs):
+    _batch_dot_rule(p, [x.shape for x in inputs])  # ShapeError before numpy's ValueError
+    return np.matmul(*_oriented(p, *inputs, _batch_t))
+
+
+def _batch_dot_backward(p, ctx, inputs, outputs, out_grads):
+    return list(_product_grads(p, *inputs, out_grads[0], _batch_t))
+
+
+register(OpDef(
+    name="batch_dot", inputs=("lhs", "rhs"), params=_DOT_PARAMS,
+    doc="Batchwise matrix product of N-d arrays (N >= 3) over the last two axes.",
+    forward=_batch_dot_forward, backward=_batch_dot_backward,
+    infer_shape=_from_input(_batch_dot_rule),
+))
