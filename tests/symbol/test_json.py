@@ -1,0 +1,177 @@
+"""MXNet JSON: round trips of every operator, legacy files, malformed input."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import minimx as mx
+
+D = mx.sym.Variable("data")   # (2, 4, 6, 6)
+V = mx.sym.Variable("vec")    # (2, 4)
+S = mx.sym
+
+# One construction per operator; the same shapes feed all of them.
+CASES = {
+    "Activation": lambda: S.Activation(D, act_type="tanh"),
+    "BatchNorm": lambda: S.BatchNorm(D, fix_gamma=False, eps=1e-4),
+    "Cast": lambda: S.Cast(D, dtype="float64"),
+    "Concat": lambda: S.Concat(D, D, dim=1),
+    "Convolution": lambda: S.Convolution(D, kernel=(3, 3), num_filter=2, pad=(1, 1), stride=(2, 2)),
+    "Deconvolution": lambda: S.Deconvolution(D, kernel=(2, 2), num_filter=3, stride=(2, 2)),
+    "Dropout": lambda: S.Dropout(D, p=0.3),
+    "Embedding": lambda: S.Embedding(V, input_dim=5, output_dim=3),
+    "Flatten": lambda: S.Flatten(D),
+    "FullyConnected": lambda: S.FullyConnected(D, num_hidden=5),
+    "InstanceNorm": lambda: S.InstanceNorm(D),
+    "L2Normalization": lambda: S.L2Normalization(V),
+    "LRN": lambda: S.LRN(D, nsize=3),
+    "LayerNorm": lambda: S.LayerNorm(V),
+    "LeakyReLU": lambda: S.LeakyReLU(D, act_type="leaky", slope=0.1),
+    "Pooling": lambda: S.Pooling(D, kernel=(3, 3), stride=(2, 2), pooling_convention="full"),
+    "Reshape": lambda: S.Reshape(D, shape=(0, -1)),
+    "SliceChannel": lambda: S.SliceChannel(D, num_outputs=2),
+    "SoftmaxActivation": lambda: S.SoftmaxActivation(V),
+    "SoftmaxOutput": lambda: S.SoftmaxOutput(V),
+    "UpSampling": lambda: S.UpSampling(D, scale=2, sample_type="nearest"),
+    "_copy": lambda: S._copy(D),
+    "_div_scalar": lambda: S._div_scalar(D, scalar=2.0),
+    "_minus_scalar": lambda: S._minus_scalar(D, scalar=2.0),
+    "_mul_scalar": lambda: S._mul_scalar(D, scalar=2.0),
+    "_plus_scalar": lambda: S._plus_scalar(D, scalar=2.0),
+    "_rdiv_scalar": lambda: S._rdiv_scalar(D, scalar=2.0),
+    "_rminus_scalar": lambda: S._rminus_scalar(D, scalar=2.0),
+    "abs": lambda: S.abs(D),
+    "add_n": lambda: S.add_n(D, D, D),
+    "batch_dot": lambda: S.batch_dot(V.reshape((2, 2, 2)), V.reshape((2, 2, 2))),
+    "broadcast_add": lambda: S.broadcast_add(D, S.sum(D, axis=1, keepdims=True)),
+    "broadcast_div": lambda: S.broadcast_div(D, S.exp(S.mean(D, axis=0, keepdims=True))),
+    "broadcast_mul": lambda: S.broadcast_mul(D, S.max(D, axis=(2, 3), keepdims=True)),
+    "broadcast_sub": lambda: S.broadcast_sub(D, S.min(D, axis=1, keepdims=True)),
+    "clip": lambda: S.clip(D, a_min=-0.5, a_max=0.5),
+    "dot": lambda: S.dot(V, V, transpose_b=True),
+    "elemwise_add": lambda: S.elemwise_add(D, D),
+    "elemwise_div": lambda: S.elemwise_div(D, S.exp(D)),
+    "elemwise_mul": lambda: S.elemwise_mul(D, D),
+    "elemwise_sub": lambda: S.elemwise_sub(D, D),
+    "exp": lambda: S.exp(D),
+    "expand_dims": lambda: S.expand_dims(V, axis=1),
+    "log": lambda: S.log(S.abs(D) + 1.0),
+    "log_softmax": lambda: S.log_softmax(V, axis=-1),
+    "max": lambda: S.max(D, axis=1),
+    "mean": lambda: S.mean(D, axis=(1, 2), keepdims=True),
+    "min": lambda: S.min(D),
+    "negative": lambda: S.negative(D),
+    "ones_like": lambda: S.ones_like(D),
+    "relu": lambda: S.relu(D),
+    "sigmoid": lambda: S.sigmoid(D),
+    "slice_axis": lambda: S.slice_axis(D, axis=2, begin=1, end=None),
+    "softmax": lambda: S.softmax(D, axis=1),
+    "sqrt": lambda: S.sqrt(S.abs(D)),
+    "square": lambda: S.square(D),
+    "sum": lambda: S.sum(D, axis=(0, 2), exclude=True),
+    "tanh": lambda: S.tanh(D),
+    "transpose": lambda: S.transpose(D, axes=(0, 2, 3, 1)),
+    "zeros_like": lambda: S.zeros_like(D),
+}
+INTERNAL = {"_subgraph_op"}  # has its own round-trip tests in tests/subgraph
+
+
+def test_every_operator_has_a_round_trip_case():
+    names = {op.name for op in mx.ops.canonical_ops()} - INTERNAL
+    assert sorted(names - set(CASES)) == []
+
+
+def _inputs(sym):
+    rng = np.random.default_rng(1)
+    known = {"data": (2, 4, 6, 6), "vec": (2, 4)}
+    given = {k: v for k, v in known.items() if k in sym.list_arguments()}
+    arg_shapes, _, aux_shapes = sym.infer_shape(**given)
+    values = {n: rng.uniform(0.1, 1.0, s) for n, s in zip(sym.list_arguments(), arg_shapes)}
+    if "vec" in values and sym.outputs[0].node.op == "Embedding":
+        values["vec"] = rng.integers(0, 5, (2, 4)).astype(float)
+    values.update({n: rng.uniform(0.5, 1.5, s)
+                   for n, s in zip(sym.list_auxiliary_states(), aux_shapes)})
+    return {n: mx.nd.array(v, dtype="float32") for n, v in values.items()}
+
+
+@pytest.mark.parametrize("op", sorted(CASES))
+def test_round_trip(op):
+    sym = CASES[op]()
+    text = sym.tojson()
+    loaded = mx.sym.load_json(text)
+    assert loaded.tojson() == text
+    assert loaded.list_arguments() == sym.list_arguments()
+    assert loaded.list_auxiliary_states() == sym.list_auxiliary_states()
+    inputs = _inputs(sym)
+    for a, b in zip(sym.eval(**inputs), loaded.eval(**inputs), strict=True):
+        np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+
+
+def test_json_layout_matches_mxnet():
+    fc = mx.sym.FullyConnected(mx.sym.Variable("x"), num_hidden=3, name="fc")
+    bn = mx.sym.BatchNorm(fc, name="bn")
+    obj = json.loads(bn.tojson())
+    assert [n["op"] for n in obj["nodes"]] == ["null", "null", "null", "FullyConnected", "null",
+                                                "null", "null", "null", "BatchNorm"]
+    assert obj["nodes"][3]["attrs"] == {"num_hidden": "3"}
+    assert obj["arg_nodes"] == [0, 1, 2, 4, 5, 6, 7]
+    assert obj["node_row_ptr"][-2:] == [8, 11]  # BatchNorm counts three outputs
+    assert obj["nodes"][8]["inputs"][3] == [6, 0, 1]  # moving_mean: mutable, version 1
+    assert obj["heads"] == [[8, 0, 0]]
+    assert obj["attrs"] == {"mxnet_version": ["int", 10901]}
+
+
+def test_save_and_load_file(tmp_path):
+    sym = CASES["Convolution"]()
+    sym.save(tmp_path / "net-symbol.json")
+    assert mx.sym.load(str(tmp_path / "net-symbol.json")).tojson() == sym.tojson()
+
+
+LEGACY = {
+    "nodes": [
+        {"op": "null", "name": "data", "inputs": []},
+        {"op": "FullyConnected", "name": "fc", "param": {"num_hidden": "4", "no_bias": "False"},
+         "attr": {"lr_mult": "0.5", "weight_wd_mult": "0"}, "inputs": [[0, 0]]},
+        {"op": "BatchNorm", "name": "bn", "param": {"fix_gamma": "true"}, "inputs": [[1, 0]]},
+    ],
+    "arg_nodes": [0],
+    "heads": [[2, 0]],
+}
+
+
+def test_legacy_json_upgrades_like_mxnet():
+    sym = mx.sym.load_json(json.dumps(LEGACY))
+    assert sym.list_arguments() == ["data", "fc_weight", "fc_bias", "bn_gamma", "bn_beta"]
+    assert sym.list_auxiliary_states() == ["bn_moving_mean", "bn_moving_var"]
+    internals = sym.get_internals()
+    assert internals["fc_output"].attr("__lr_mult__") == "0.5"
+    assert internals["fc_weight"].attr("num_hidden") == "4"   # copied from the node
+    assert internals["fc_weight"].attr("__wd_mult__") == "0"  # moved onto the input
+    _, out_shapes, _ = sym.infer_shape(data=(3, 7))
+    assert out_shapes == [(3, 4)]
+
+
+@pytest.mark.parametrize("text, error, match", [
+    ("{not json", mx.GraphFormatError, "not valid JSON"),
+    ("[]", mx.GraphFormatError, "'nodes' list"),
+    ('{"nodes": [{"op": "null"}], "heads": [[0, 0]]}', mx.GraphFormatError, "node 0"),
+    ('{"nodes": [{"op": "null", "name": "x", "inputs": []}], "heads": [[3, 0]]}',
+     mx.GraphFormatError, "refers to node 3"),
+    ('{"nodes": [{"op": "null", "name": "x", "inputs": []}], "heads": [[0, 2]]}',
+     mx.GraphFormatError, "has 1 outputs"),
+    ('{"nodes": [{"op": "relu", "name": "r", "inputs": [[0, 0]]}], "heads": [[0, 0]]}',
+     mx.GraphFormatError, "node 0 'r' input"),
+    ('{"nodes": [{"op": "null", "name": "x", "inputs": []}, {"op": "Frobnicate", "name": "f",'
+     ' "inputs": [[0, 0]]}], "heads": [[1, 0]]}', mx.OperatorError, "'f'.*Frobnicate"),
+    ('{"nodes": [{"op": "null", "name": "x", "inputs": []}, {"op": "Convolution", "name": "c",'
+     ' "attrs": {"kernel": "(3, three)", "num_filter": "2"}, "inputs": [[0, 0]]}],'
+     ' "heads": [[1, 0]]}', mx.OperatorError, r"c \(Convolution\).*kernel"),
+    ('{"nodes": [{"op": "null", "name": "x", "inputs": []}, {"op": "relu", "name": "r",'
+     ' "inputs": [[0, 0], [0, 0]]}], "heads": [[1, 0]], "attrs": {"mxnet_version": ["int", 10901]}}',
+     mx.GraphFormatError, "has 2 inputs"),
+])
+def test_malformed_json_raises_documented_errors(text, error, match):
+    with pytest.raises(error, match=match):
+        mx.sym.load_json(text)

@@ -1,0 +1,130 @@
+"""Symbol composition, naming, listing, attributes and arithmetic, as in MXNet 1.9."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minimx as mx
+
+
+def _net():
+    data = mx.sym.Variable("data")
+    x = mx.sym.Convolution(data, kernel=(3, 3), num_filter=4, name="conv0")
+    x = mx.sym.BatchNorm(x, name="bn0")
+    x = mx.sym.Activation(x, act_type="relu", name="relu0")
+    x = mx.sym.FullyConnected(x, num_hidden=3, name="fc0")
+    return mx.sym.SoftmaxOutput(x, name="softmax")
+
+
+def test_lists_follow_mxnet_order():
+    net = _net()
+    assert net.list_arguments() == ["data", "conv0_weight", "conv0_bias", "bn0_gamma",
+                                    "bn0_beta", "fc0_weight", "fc0_bias", "softmax_label"]
+    assert net.list_auxiliary_states() == ["bn0_moving_mean", "bn0_moving_var"]
+    assert net.list_outputs() == ["softmax_output"]
+    assert net.list_inputs() == ["data", "conv0_weight", "conv0_bias", "bn0_gamma", "bn0_beta",
+                                 "bn0_moving_mean", "bn0_moving_var", "fc0_weight", "fc0_bias",
+                                 "softmax_label"]
+
+
+def test_auto_created_inputs_carry_the_op_attributes():
+    fc = mx.sym.FullyConnected(mx.sym.Variable("x"), num_hidden=7, name="fc")
+    weight = fc.get_internals()["fc_weight"]
+    assert weight.attr("num_hidden") == "7"
+
+
+def test_auto_names_count_per_operator():
+    with mx.name.NameManager():
+        a = mx.sym.relu(mx.sym.Variable("x"))
+        b = mx.sym.relu(a)
+        c = mx.sym.FullyConnected(b, num_hidden=2)
+    assert (a.name, b.name, c.name) == ("relu0", "relu1", "fullyconnected0")
+    assert c.list_arguments()[1:] == ["fullyconnected0_weight", "fullyconnected0_bias"]
+
+
+def test_prefix_applies_to_given_and_automatic_names():
+    with mx.name.Prefix("p_"):
+        a = mx.sym.relu(mx.sym.Variable("x"), name="r")
+        b = mx.sym.relu(a)
+    assert a.name == "p_r"
+    assert b.name.startswith("p_relu")
+
+
+def test_group_indexing_internals_children():
+    x = mx.sym.Variable("x")
+    a, b = mx.sym.relu(x, name="a"), mx.sym.tanh(x, name="b")
+    g = mx.sym.Group([a, b])
+    assert len(g) == 2 and g.list_outputs() == ["a_output", "b_output"]
+    assert g[1].name == "b" and g["a_output"].name == "a"
+    assert [s.name for s in g] == ["a", "b"]
+    internals = mx.sym.elemwise_add(a, b, name="s").get_internals()
+    assert internals.list_outputs() == ["x", "a_output", "b_output", "s_output"]
+    assert mx.sym.elemwise_add(a, b).get_children().list_outputs() == ["a_output", "b_output"]
+    assert x.get_children() is None
+    with pytest.raises(mx.MinimxError, match="not found"):
+        g["nope"]
+
+
+def test_batchnorm_hides_mean_and_var_but_internals_show_them():
+    bn = mx.sym.BatchNorm(mx.sym.Variable("x"), name="bn")
+    assert bn.list_outputs() == ["bn_output"]
+    assert bn.get_internals().list_outputs()[-3:] == ["bn_output", "bn_mean", "bn_var"]
+    assert len(mx.sym.BatchNorm(mx.sym.Variable("x"), output_mean_var=True)) == 3
+
+
+def test_split_has_one_output_per_piece():
+    parts = mx.sym.split(mx.sym.Variable("x"), num_outputs=3, axis=1, name="sp")
+    assert parts.list_outputs() == ["sp_output0", "sp_output1", "sp_output2"]
+
+
+def test_attributes():
+    x = mx.sym.Variable("x", shape=(2, 3), dtype="float64", lr_mult=2.0)
+    assert x.attr("__shape__") == "(2, 3)" and x.attr("__dtype__") == "1"
+    assert x.list_attr()["__lr_mult__"] == "2.0"
+    r = mx.sym.relu(x, name="r", attr={"__ctx_group__": "dev1"})
+    r._set_attr(__mood__="calm")
+    assert r.attr_dict()["r"] == {"__ctx_group__": "dev1", "__mood__": "calm"}
+    assert r.attr("missing") is None
+    with pytest.raises(mx.OperatorError, match="num_hidden"):
+        mx.sym.FullyConnected(x, num_hidden=3, name="f")._set_attr(num_hidden="many")
+
+
+@pytest.mark.parametrize("expr, op", [
+    (lambda a, b: a + b, "elemwise_add"), (lambda a, b: a - b, "elemwise_sub"),
+    (lambda a, b: a * b, "elemwise_mul"), (lambda a, b: a / b, "elemwise_div"),
+    (lambda a, b: a + 2, "_plus_scalar"), (lambda a, b: 2 - a, "_rminus_scalar"),
+    (lambda a, b: a * 3, "_mul_scalar"), (lambda a, b: 1 / a, "_rdiv_scalar"),
+    (lambda a, b: -a, "_mul_scalar"),
+])
+def test_python_operators_map_to_mxnet_ops(expr, op):
+    a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
+    result = expr(a, b)
+    assert result.outputs[0].node.op == op
+    av, bv = np.array([1.0, 2.0, 4.0]), np.array([2.0, 5.0, 8.0])
+    args = {n: mx.nd.array(v) for n, v in (("a", av), ("b", bv)) if n in result.list_arguments()}
+    np.testing.assert_allclose(result.eval(**args)[0].asnumpy(), expr(av, bv), rtol=1e-6)
+
+
+def test_wrappers_have_generated_docstrings():
+    doc = mx.sym.Convolution.__doc__
+    assert "num_filter : int, required" in doc and "stride" in doc
+    assert mx.nd.Pooling.__doc__ == mx.sym.Pooling.__doc__
+
+
+def test_bad_calls_name_the_node():
+    x = mx.sym.Variable("x")
+    with pytest.raises(mx.OperatorError, match=r"fc1 \(FullyConnected\).*num_hidden"):
+        mx.sym.FullyConnected(x, name="fc1")
+    with pytest.raises(mx.OperatorError, match=r"c1 \(Convolution\).*kernel.*'\(3, x\)'"):
+        mx.sym.Convolution(x, kernel="(3, x)", num_filter=2, name="c1")
+    with pytest.raises(mx.OperatorError, match="unknown parameter bogus"):
+        mx.sym.relu(x, bogus=1, name="r1")
+    with pytest.raises(mx.OperatorError, match="unknown input 'wieght'"):
+        mx.sym.FullyConnected(x, wieght=x, num_hidden=2)
+    with pytest.raises(AttributeError):
+        mx.sym.NoSuchOp
+
+
+def test_gpu_is_refused():
+    with pytest.raises(mx.MinimxError, match="CPU only"):
+        mx.gpu()
