@@ -14,13 +14,12 @@ Shape = int | Sequence[int]
 
 
 def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
-    """A new array holding a copy of `source` (float32 unless `source` is an NDArray
-    or numpy array, whose dtype is kept, or `dtype` is given)."""
+    """A new array holding a copy of `source`: float32 unless `dtype` is given or
+    `source` is an NDArray (whose dtype is kept), as in MXNet 1.x."""
     if isinstance(source, NDArray):
+        dtype = dtype or source.dtype
         source = source.asnumpy()
-    if dtype is None:
-        dtype = source.dtype if isinstance(source, np.ndarray) else DEFAULT_DTYPE
-    return NDArray(np.array(source, dtype=as_dtype(dtype), order="C"))
+    return NDArray(np.array(source, dtype=as_dtype(dtype or DEFAULT_DTYPE), order="C"))
 
 
 def full(shape: Shape, val: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:

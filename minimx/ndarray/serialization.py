@@ -37,5 +37,5 @@ def load(fname: str) -> list[NDArray] | dict[str, NDArray]:
     """The arrays of a file written by `save` or by MXNet (a list, or a dict if named)."""
     data = load_arrays(fname)
     if isinstance(data, dict):
-        return {k: array(v) for k, v in data.items()}
-    return [array(v) for v in data]
+        return {k: array(v, dtype=v.dtype) for k, v in data.items()}
+    return [array(v, dtype=v.dtype) for v in data]

@@ -1,0 +1,108 @@
+"""NDArray: creation, values, indexing, arithmetic, in-place updates, imperative ops."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minimx as mx
+
+
+def test_creation_and_properties():
+    a = mx.nd.array([[1, 2, 3], [4, 5, 6]])
+    assert a.shape == (2, 3) and a.dtype == np.float32 and a.size == 6 and a.ndim == 2
+    assert a.context == mx.cpu()
+    assert mx.nd.zeros((2, 2)).asnumpy().sum() == 0
+    assert mx.nd.ones(3, dtype="int32").dtype == np.int32
+    np.testing.assert_array_equal(mx.nd.full((2,), 7).asnumpy(), [7, 7])
+    np.testing.assert_array_equal(mx.nd.arange(0, 3).asnumpy(), [0, 1, 2])
+    assert mx.nd.array(np.arange(3, dtype=np.int64)).dtype == np.float32  # as MXNet 1.x
+    assert mx.nd.array(mx.nd.ones(2, dtype="int64")).dtype == np.int64
+    assert mx.nd.array([5.0]).asscalar() == 5.0
+
+
+def test_arithmetic_matches_numpy():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) + 1
+    y = np.array([1.0, 2.0, 4.0], dtype=np.float32)
+    a, b = mx.nd.array(x), mx.nd.array(y)
+    np.testing.assert_allclose((a + b).asnumpy(), x + y)
+    np.testing.assert_allclose((a - b).asnumpy(), x - y)
+    np.testing.assert_allclose((a * b).asnumpy(), x * y)
+    np.testing.assert_allclose((a / b).asnumpy(), x / y)
+    np.testing.assert_allclose((2 - a).asnumpy(), 2 - x)
+    np.testing.assert_allclose((1 / a).asnumpy(), 1 / x, rtol=1e-6)
+    np.testing.assert_allclose((-a).asnumpy(), -x)
+
+
+def test_in_place_updates_and_versions():
+    a = mx.nd.ones((2, 2))
+    v0 = (a.wait_to_read(), a.version)[1]
+    a += 1
+    a *= 3
+    a[0, 1] = 10
+    np.testing.assert_array_equal(a.asnumpy(), [[6, 10], [6, 6]])
+    assert a.version > v0
+    with pytest.raises(mx.ShapeError):
+        a += mx.nd.ones((3, 2, 2))
+
+
+def test_slices_are_views_sharing_the_engine_variable():
+    a = mx.nd.zeros((4, 2))
+    row = a[1:3]
+    row[:] = 5
+    np.testing.assert_array_equal(a.asnumpy()[:, 0], [0, 5, 5, 0])
+
+
+def test_copy_copyto_astype_reshape():
+    a = mx.nd.array([[1.5, 2.5]])
+    b = a.copy()
+    b[:] = 0
+    assert a.asnumpy()[0, 0] == 1.5
+    c = mx.nd.zeros((1, 2))
+    a.copyto(c)
+    np.testing.assert_array_equal(c.asnumpy(), [[1.5, 2.5]])
+    assert a.astype("int32").asnumpy().tolist() == [[1, 2]]
+    assert a.reshape((2, 1)).shape == (2, 1)
+    with pytest.raises(mx.ShapeError):
+        a.copyto(mx.nd.zeros((3,)))
+
+
+def test_generated_imperative_ops():
+    x = np.array([[-1.0, 2.0], [3.0, -4.0]], dtype=np.float32)
+    a = mx.nd.array(x)
+    np.testing.assert_allclose(mx.nd.relu(a).asnumpy(), np.maximum(x, 0))
+    w = mx.nd.array(np.eye(2, dtype=np.float32))
+    out = mx.nd.FullyConnected(a, w, no_bias=True, num_hidden=2)
+    np.testing.assert_allclose(out.asnumpy(), x)
+    target = mx.nd.zeros((2, 2))
+    mx.nd.exp(a, out=target)
+    np.testing.assert_allclose(target.asnumpy(), np.exp(x), rtol=1e-6)
+    parts = mx.nd.split(a, num_outputs=2, axis=1)
+    assert [p.shape for p in parts] == [(2, 1), (2, 1)]
+
+
+def test_batchnorm_training_updates_moving_stats_in_place():
+    rng = np.random.default_rng(0)
+    x = mx.nd.array(rng.normal(2.0, 1.0, (8, 3)))
+    gamma, beta = mx.nd.ones(3), mx.nd.zeros(3)
+    mean, var = mx.nd.zeros(3), mx.nd.ones(3)
+    op = mx.ops.get_op("BatchNorm")
+    mx.nd.invoke(op, [x, gamma, beta, mean, var], {"momentum": "0.5"}, is_train=True)
+    assert np.all(mean.asnumpy() > 0.5)
+
+
+def test_save_load_round_trip(tmp_path):
+    data = {"arg:w": mx.nd.array([[1, 2]]), "aux:m": mx.nd.array([3], dtype="float64")}
+    mx.nd.save(str(tmp_path / "p.params"), data)
+    loaded = mx.nd.load(str(tmp_path / "p.params"))
+    assert sorted(loaded) == ["arg:w", "aux:m"]
+    assert loaded["aux:m"].dtype == np.float64
+    mx.nd.save(str(tmp_path / "l.params"), [mx.nd.ones(2)])
+    assert isinstance(mx.nd.load(str(tmp_path / "l.params")), list)
+
+
+def test_errors_are_reported_at_the_next_wait():
+    a = mx.nd.array([1.0, 2.0])
+    with pytest.raises(mx.ShapeError):
+        mx.nd.elemwise_add(a, mx.nd.ones(3))
+    with pytest.raises(mx.MinimxError, match="basic indexing"):
+        a[[0, 1]]
