@@ -19,9 +19,9 @@ import os
 import re
 import shutil
 import sys
-from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import NamedTuple
 
 HERE = Path(__file__).resolve().parent
 HEADER = HERE / "minimx_dnnl.h"
@@ -37,8 +37,8 @@ MISSING_HELP = (
 )
 
 
-@dataclass(frozen=True)
-class DnnlPaths:
+# A NamedTuple, not a dataclass: cffi execs this file outside sys.modules.
+class DnnlPaths(NamedTuple):
     """Where one oneDNN v3 install keeps its headers and its shared library."""
 
     include_dir: Path
@@ -101,8 +101,11 @@ def find_dnnl() -> DnnlPaths | None:
     return found
 
 
-def make_builder(paths: DnnlPaths):
-    """A cffi FFI whose cdef is the shim's header, compiled with the shim."""
+def make_builder(paths: DnnlPaths, shim: str = "native/minimx_dnnl.c"):
+    """A cffi FFI whose cdef is the shim's header, compiled with the shim.
+
+    ``shim`` is relative to the project root, as setuptools insists.
+    """
     import cffi
 
     ffi = cffi.FFI()
@@ -110,7 +113,7 @@ def make_builder(paths: DnnlPaths):
     ffi.set_source(
         "minimx._dnnl",
         '#include "oneapi/dnnl/dnnl.h"\n#include "minimx_dnnl.h"\n',
-        sources=[str(SHIM)],
+        sources=[shim],
         include_dirs=[str(paths.include_dir), str(HERE)],
         # Linked by file so that a lone libdnnl.so.3 (no dev symlink) works too.
         # No rpath: minimx.dnnl preloads the library before importing us.
@@ -129,6 +132,7 @@ if __name__ == "__main__":
     if ffibuilder is None:
         sys.exit(MISSING_HELP)
     print(f"minimx: building minimx._dnnl against {_paths.origin}")
-    os.chdir(HERE.parent)
-    built = ffibuilder.compile(tmpdir="build/cffi", verbose=True)
+    # cffi compiles from inside tmpdir, so the shim's path must be absolute here.
+    built = make_builder(_paths, str(SHIM)).compile(
+        tmpdir=str(HERE.parent / "build" / "cffi"), verbose=True)
     shutil.copy(built, HERE.parent / "minimx")

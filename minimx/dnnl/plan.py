@@ -1,0 +1,233 @@
+"""Plan: a list of primitives over a set of memory slots, run by one C call.
+
+Build a plan by declaring inputs (plain buffers given on each run), constants
+(memories such as reordered weights), and steps (a Primitive with a slot per
+argument); mark outputs; run. Each step checks that every slot it binds has
+exactly the layout the primitive chose, which is what makes a run safe: the
+C side never sees a buffer of the wrong size. Slots between steps get
+buffers of their own when the plan compiles; one scratchpad serves all steps.
+
+    plan = Plan()
+    x = plan.input((1, 3, 8, 8))
+    op = conv((1, 3, 8, 8), (4, 3, 3, 3), pad=1, post_ops=[PostOp.eltwise("relu")])
+    w = plan.constant(constant(op, "weights", weights))   # reordered once
+    y = plan.add(op, src=plan.reorder(x, op.desc("src")), weights=w)
+    plan.output(y)
+    (out,) = plan.run([data])
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..base import BackendError
+from ._loader import native
+from .primitives import Primitive, SrcLike, reorder
+from .runtime import FLOAT32, Memory, MemoryDesc, check, check_array, engine
+
+
+class Slot:
+    """One memory of a plan: an input, an output, a constant, or a temporary."""
+
+    __slots__ = ("plan", "name", "desc", "kind", "memory", "written")
+
+    def __init__(self, plan: Plan, name: str, desc: MemoryDesc, kind: str,
+                 memory: Memory | None = None) -> None:
+        self.plan = plan
+        self.name = name
+        self.desc = desc
+        self.kind = kind
+        self.memory = memory
+        self.written = kind in ("input", "constant")
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.desc.shape
+
+    def __repr__(self) -> str:
+        return f"<{self.kind} {self.name} {self.desc.shape}:{self.desc.layout}>"
+
+
+class Plan:
+    """A compiled sequence of oneDNN primitives run with one call per ``run``.
+
+    Not re-entrant: runs of one plan are serialized by a lock; different plans
+    run concurrently (each has its own stream and scratchpad).
+    """
+
+    def __init__(self, name: str = "plan") -> None:
+        self.name = name
+        self.slots: list[Slot] = []
+        self.steps: list[tuple[Primitive, list[Slot]]] = []
+        self.inputs: list[Slot] = []
+        self.outputs: list[Slot] = []
+        self._cplan = None
+        self._lock = threading.Lock()
+
+    # ---- building ----
+
+    def _slot(self, prefix: str, desc: MemoryDesc, kind: str, memory: Memory | None = None,
+              name: str | None = None) -> Slot:
+        if self._cplan is not None:
+            raise BackendError(f"plan {self.name!r} is already compiled")
+        slot = Slot(self, name or f"{prefix}{len(self.slots)}", desc, kind, memory)
+        self.slots.append(slot)
+        return slot
+
+    def _own(self, slot: Slot, what: str) -> Slot:
+        if not isinstance(slot, Slot) or slot.plan is not self:
+            raise BackendError(f"{what}: {slot!r} is not a slot of plan {self.name!r}")
+        return slot
+
+    def input(self, shape: Sequence[int], name: str | None = None) -> Slot:
+        """A plain float32 input; its array is given to each ``run``."""
+        slot = self._slot("in", MemoryDesc.plain(shape), "input", name=name)
+        self.inputs.append(slot)
+        return slot
+
+    def constant(self, value: Memory | np.ndarray, name: str | None = None) -> Slot:
+        """A memory that stays bound across runs (a numpy array is used without copy)."""
+        memory = value if isinstance(value, Memory) else Memory.from_numpy(value)
+        return self._slot("c", memory.desc, "constant", memory, name)
+
+    def add(self, op: Primitive, *, dst: Slot | None = None, **args: Slot) -> Slot:
+        """Append ``op`` as a step reading the given slots; returns its dst slot.
+
+        ``dst`` may name an existing temporary or constant slot to write into,
+        and must when ``op`` has a sum post-op (the slot holds the addend).
+        """
+        if not isinstance(op, Primitive):
+            raise BackendError(f"plan.add: expected a Primitive, got {type(op).__name__}")
+        expected = [n for n in op.args if n != "dst"]
+        if sorted(args) != sorted(expected):
+            raise BackendError(f"plan.add({op.kind}): arguments {sorted(args)} given, "
+                               f"{expected} expected")
+        for name in expected:
+            slot = self._own(args[name], f"plan.add({op.kind}) {name}")
+            if slot.desc != op.desc(name):
+                raise BackendError(
+                    f"plan.add({op.kind}): {name} slot {slot.name} has layout "
+                    f"{slot.desc.shape}:{slot.desc.layout} but the primitive expects "
+                    f"{op.desc(name).shape}:{op.desc(name).layout}; insert plan.reorder")
+            if not slot.written:
+                raise BackendError(f"plan.add({op.kind}): {name} slot {slot.name} is read "
+                                   "before any step writes it")
+        if dst is None:
+            if op.has_sum:
+                raise BackendError(f"plan.add({op.kind}): a sum post-op needs dst= the slot "
+                                   "holding the addend")
+            dst = self._slot("t", op.desc("dst"), "temp")
+        else:
+            self._own(dst, f"plan.add({op.kind}) dst")
+            if dst.kind == "input":
+                raise BackendError(f"plan.add({op.kind}): dst {dst.name} is an input, whose "
+                                   "buffer belongs to the caller; copy it with "
+                                   "plan.reorder(slot, copy=True) first")
+            if dst.desc != op.desc("dst"):
+                raise BackendError(f"plan.add({op.kind}): dst slot {dst.name} has layout "
+                                   f"{dst.desc.layout}, the primitive writes "
+                                   f"{op.desc('dst').layout}")
+            if op.has_sum and not dst.written:
+                raise BackendError(f"plan.add({op.kind}): the sum addend {dst.name} was "
+                                   "never written")
+        if self._cplan is not None:
+            raise BackendError(f"plan {self.name!r} is already compiled")
+        bound = [dst if n == "dst" else args[n] for n in op.args]
+        self.steps.append((op, bound))
+        dst.written = True
+        return dst
+
+    def reorder(self, src: Slot, desc: SrcLike | None = None, copy: bool = False) -> Slot:
+        """``src`` converted to ``desc`` (default: plain). Without ``copy`` a slot
+        already in that layout is returned as is."""
+        self._own(src, "plan.reorder")
+        target = desc if isinstance(desc, MemoryDesc) else MemoryDesc.plain(desc or src.shape)
+        if target == src.desc and not copy:
+            return src
+        return self.add(reorder(src.desc, target), src=src)
+
+    def output(self, slot: Slot, name: str | None = None) -> Slot:
+        """Mark ``slot`` as an output, returned by (or written into the arrays
+        given to) each run in plain layout. A plain temporary becomes the
+        caller's buffer itself; anything else gets a final reorder."""
+        self._own(slot, "plan.output")
+        if slot.kind != "temp" or slot.desc != MemoryDesc.plain(slot.shape):
+            slot = self.reorder(slot, copy=True)
+        slot.kind = "output"
+        slot.name = name or f"out{len(self.outputs)}"
+        self.outputs.append(slot)
+        return slot
+
+    # ---- compiling and running ----
+
+    def compile(self) -> None:
+        """Create the memories and the C plan (done by the first ``run`` if needed)."""
+        if self._cplan is not None:
+            return
+        ffi, lib = native().ffi, native().lib
+        for slot in self.slots:
+            if slot.memory is None:
+                io = slot.kind in ("input", "output")
+                slot.memory = Memory.unbound(slot.desc) if io else Memory.allocate(slot.desc)
+        cplan = ffi.gc(lib.mmx_plan_new(), lib.mmx_plan_destroy)
+        if cplan == ffi.NULL:
+            raise BackendError("plan: out of memory")
+        check(lib.mmx_plan_init(cplan, engine()), "plan creation")
+        for op, bound in self.steps:
+            mems = ffi.new("mmx_memory *[]", [s.memory._mem for s in bound])
+            check(lib.mmx_plan_add_step(cplan, op._prim, mems), f"plan step {op.kind}")
+        io = [s.memory._mem for s in self.inputs + self.outputs]
+        check(lib.mmx_plan_set_io(cplan, len(io), ffi.new("mmx_memory *[]", io)),
+              "plan io")
+        check(lib.mmx_plan_finalize(cplan), "plan scratchpad")
+        self._cplan = cplan
+
+    @property
+    def scratchpad_nbytes(self) -> int:
+        """Bytes of the one scratchpad shared by all steps (after compile)."""
+        self.compile()
+        return int(native().lib.mmx_plan_scratchpad_size(self._cplan))
+
+    def run(self, inputs: Sequence[np.ndarray],
+            outputs: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
+        """Run every step once, in one C call, and return the outputs.
+
+        ``inputs`` and ``outputs`` follow the order of ``input``/``output``
+        declarations: C-contiguous float32 arrays of the declared shapes.
+        Outputs are allocated when not given.
+        """
+        if self._cplan is None:
+            self.compile()
+        ins, outs = self.inputs, self.outputs
+        if len(inputs) != len(ins):
+            raise BackendError(f"plan {self.name!r}: {len(ins)} inputs expected, "
+                               f"{len(inputs)} given")
+        if outputs is None:
+            outputs = [np.empty(s.desc.shape, FLOAT32) for s in outs]
+        elif len(outputs) != len(outs):
+            raise BackendError(f"plan {self.name!r}: {len(outs)} outputs expected, "
+                               f"{len(outputs)} given")
+        from_buffer = native().ffi.from_buffer
+        handles = [from_buffer(check_array(a, s.desc.shape, s.name, False))
+                   for a, s in zip(inputs, ins)]
+        handles += [from_buffer(check_array(a, s.desc.shape, s.name, True),
+                                require_writable=True)
+                    for a, s in zip(outputs, outs)]
+        with self._lock:
+            status = native().lib.mmx_plan_run(self._cplan, len(handles), handles)
+        check(status, f"plan {self.name!r} run")
+        return list(outputs)
+
+    def __str__(self) -> str:
+        lines = [f"Plan {self.name!r}: {len(self.steps)} steps"]
+        lines += [f"  {s.name} = {s.kind} {s.desc.shape}:{s.desc.layout}"
+                  for s in self.slots if s.kind in ("input", "constant")]
+        for op, bound in self.steps:
+            reads = ", ".join(f"{n}={s.name}" for n, s in zip(op.args, bound) if n != "dst")
+            dst = bound[op.args.index("dst")]
+            lines.append(f"  {dst.name} = {op.kind}[{op.impl}]({reads}) "
+                         f"-> {dst.desc.shape}:{dst.desc.layout}")
+        lines.append("  outputs: " + ", ".join(s.name for s in self.outputs))
+        return "\n".join(lines)

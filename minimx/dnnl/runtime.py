@@ -1,0 +1,227 @@
+"""The engine, status checking, memory descriptors and memory objects.
+
+Everything here is a thin owner of a oneDNN handle: each Python object frees
+its handle when collected (``ffi.gc``), and every call that can fail goes
+through ``check``, which turns a oneDNN status into a BackendError.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..base import BackendError
+from ._loader import native
+
+FLOAT32 = np.dtype(np.float32)
+_LETTERS = "abcdefghijkl"
+_FORMAT_ANY, _FORMAT_BLOCKED = 1, 2
+
+_engine = None
+_engine_lock = threading.Lock()
+
+
+def check(status: int, what: str) -> None:
+    """Raise BackendError naming ``what`` and oneDNN's account of the failure."""
+    if status:
+        ffi, lib = native().ffi, native().lib
+        detail = ffi.string(lib.mmx_last_error()).decode(errors="replace")
+        raise BackendError(f"oneDNN {what} failed: {detail}")
+
+
+def engine():
+    """The process's CPU engine (a cffi pointer), created on first use.
+
+    There is no process-wide stream: each Plan owns one, so that plans can run
+    on different threads at once.
+    """
+    global _engine
+    with _engine_lock:
+        if _engine is None:
+            ffi, lib = native().ffi, native().lib
+            out = ffi.new("mmx_engine **")
+            check(lib.mmx_engine_create(out), "engine creation")
+            _engine = ffi.gc(out[0], lib.mmx_engine_destroy)
+        return _engine
+
+
+def as_dims(shape: Sequence[int], what: str) -> tuple[int, ...]:
+    """A shape as a tuple of positive ints, or a BackendError naming ``what``."""
+    dims = tuple(int(d) for d in shape)
+    if not 1 <= len(dims) <= 12 or any(d < 1 for d in dims):
+        raise BackendError(f"{what}: shape {tuple(shape)} is not 1 to 12 positive dims")
+    return dims
+
+
+def c_order_strides(dims: Sequence[int]) -> list[int]:
+    """Element strides of a C-contiguous array of these dims."""
+    strides, step = [], 1
+    for d in reversed(dims):
+        strides.append(step)
+        step *= d
+    return strides[::-1]
+
+
+class MemoryDesc:
+    """A oneDNN memory descriptor: fp32 dims plus a layout.
+
+    ``layout`` uses oneDNN's notation: ``abcd`` is plain NCHW, ``aBcd16b`` is
+    NCHW with channels blocked by 16, ``any`` lets a primitive choose.
+
+    >>> MemoryDesc.plain((1, 3, 8, 8))
+    MemoryDesc((1, 3, 8, 8), abcd)
+    """
+
+    __slots__ = ("_md", "shape", "layout", "nbytes", "is_plain")
+
+    def __init__(self, md) -> None:
+        """Takes ownership of an ``mmx_md *``; use the class methods instead."""
+        ffi, lib = native().ffi, native().lib
+        self._md = ffi.gc(md, lib.mmx_md_destroy)
+        info = ffi.new("mmx_layout *")
+        check(lib.mmx_md_layout(md, info), "memory descriptor query")
+        self.shape = tuple(info.dims[0:info.ndims])
+        self.nbytes = int(info.size)
+        self.layout = _layout_name(info)
+        # Row-major order and no padding: the layout of a C-contiguous array.
+        self.is_plain = (self.layout == _LETTERS[:info.ndims]
+                         and self.nbytes == 4 * int(np.prod(self.shape)))
+
+    @classmethod
+    def plain(cls, shape: Sequence[int]) -> MemoryDesc:
+        """Row-major (C-contiguous) layout: what a numpy array has."""
+        dims = as_dims(shape, "plain memory descriptor")
+        return cls.strided(dims, c_order_strides(dims))
+
+    @classmethod
+    def strided(cls, shape: Sequence[int], strides: Sequence[int]) -> MemoryDesc:
+        """Any plain layout, given element strides."""
+        dims = as_dims(shape, "strided memory descriptor")
+        if len(strides) != len(dims):
+            raise BackendError(f"strides {tuple(strides)} do not match shape {dims}")
+        ffi, lib = native().ffi, native().lib
+        out = ffi.new("mmx_md **")
+        check(lib.mmx_md_create_strided(out, len(dims), dims, list(strides)),
+              f"memory descriptor {dims} strides {tuple(strides)}")
+        return cls(out[0])
+
+    @classmethod
+    def any(cls, shape: Sequence[int]) -> MemoryDesc:
+        """Layout left to the primitive that receives this descriptor."""
+        dims = as_dims(shape, "memory descriptor")
+        ffi, lib = native().ffi, native().lib
+        out = ffi.new("mmx_md **")
+        check(lib.mmx_md_create_any(out, len(dims), dims), f"memory descriptor {dims}")
+        return cls(out[0])
+
+    @classmethod
+    def copy_of(cls, md) -> MemoryDesc:
+        """An owned copy of a descriptor that something else owns."""
+        ffi, lib = native().ffi, native().lib
+        out = ffi.new("mmx_md **")
+        check(lib.mmx_md_clone(out, md), "memory descriptor copy")
+        return cls(out[0])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MemoryDesc):
+            return NotImplemented
+        return bool(native().lib.mmx_md_equal(self._md, other._md))
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.layout))
+
+    def __repr__(self) -> str:
+        return f"MemoryDesc({self.shape}, {self.layout})"
+
+
+def _layout_name(info) -> str:
+    if info.format_kind == _FORMAT_ANY:
+        return "any"
+    if info.format_kind != _FORMAT_BLOCKED:
+        return "opaque"
+    n = info.ndims
+    blocked = {int(info.inner_idxs[i]) for i in range(info.inner_nblks)}
+    # Outer dims from the largest stride to the smallest; dims split into
+    # inner blocks are upper-cased and their blocks appended, as oneDNN does.
+    order = sorted(range(n), key=lambda d: -info.strides[d])
+    name = "".join(_LETTERS[d].upper() if d in blocked else _LETTERS[d] for d in order)
+    return name + "".join(f"{info.inner_blks[i]}{_LETTERS[info.inner_idxs[i]]}"
+                          for i in range(info.inner_nblks))
+
+
+def check_array(array: object, shape: tuple[int, ...], what: str, writable: bool) -> np.ndarray:
+    """``array`` if it is a C-contiguous float32 ndarray of ``shape``, else BackendError."""
+    if not isinstance(array, np.ndarray):
+        raise BackendError(f"{what}: expected a numpy.ndarray, got {type(array).__name__}")
+    if array.dtype != FLOAT32:
+        raise BackendError(f"{what}: expected float32, got {array.dtype}")
+    if array.shape != shape:
+        raise BackendError(f"{what}: expected shape {shape}, got {array.shape}")
+    if not array.flags.c_contiguous:
+        raise BackendError(f"{what}: the array is not C-contiguous "
+                           "(use numpy.ascontiguousarray)")
+    if writable and not array.flags.writeable:
+        raise BackendError(f"{what}: the array is read-only")
+    return array
+
+
+class Memory:
+    """A oneDNN memory object: a MemoryDesc plus a buffer.
+
+    The buffer is a numpy array's (zero copy: ``from_numpy``), the library's
+    (``allocate``, for blocked layouts), or none yet (``unbound``: a Plan
+    binds one on each run).
+    """
+
+    __slots__ = ("desc", "_mem", "array", "owned")
+
+    def __init__(self, desc: MemoryDesc, handle, allocate: bool) -> None:
+        """Use the class methods instead."""
+        ffi, lib = native().ffi, native().lib
+        out = ffi.new("mmx_memory **")
+        check(lib.mmx_memory_create(out, engine(), desc._md, handle, int(allocate)),
+              f"memory creation for {desc}")
+        self.desc = desc
+        self._mem = ffi.gc(out[0], lib.mmx_memory_destroy)
+        self.array: np.ndarray | None = None
+        self.owned = allocate
+
+    @classmethod
+    def from_numpy(cls, array: np.ndarray, desc: MemoryDesc | None = None) -> Memory:
+        """A memory over ``array``'s buffer (no copy; the array is kept alive).
+
+        ``desc`` defaults to the array's plain layout and must be plain too.
+        """
+        desc = desc or MemoryDesc.plain(array.shape)
+        if not desc.is_plain:
+            raise BackendError(f"from_numpy needs a plain layout, got {desc}")
+        check_array(array, desc.shape, "from_numpy", writable=False)
+        memory = cls(desc, native().ffi.NULL, allocate=False)
+        memory.rebind(array)
+        return memory
+
+    @classmethod
+    def allocate(cls, desc: MemoryDesc) -> Memory:
+        """A memory with a buffer of its own, in any layout."""
+        if desc.layout == "any":
+            raise BackendError("cannot allocate memory for a layout that is still 'any'")
+        return cls(desc, native().ffi.NULL, allocate=True)
+
+    @classmethod
+    def unbound(cls, desc: MemoryDesc) -> Memory:
+        """A memory without a buffer yet."""
+        return cls(desc, native().ffi.NULL, allocate=False)
+
+    def rebind(self, array: np.ndarray) -> None:
+        """Point a numpy-backed memory at another array of the same shape (no copy)."""
+        if self.owned:
+            raise BackendError("rebind: this memory owns its buffer")
+        check_array(array, self.desc.shape, "rebind", writable=False)
+        ffi, lib = native().ffi, native().lib
+        check(lib.mmx_memory_set_handle(self._mem, ffi.from_buffer(array)), "set data handle")
+        self.array = array
+
+    def __repr__(self) -> str:
+        kind = "owned" if self.owned else "numpy" if self.array is not None else "unbound"
+        return f"Memory({self.desc.shape}, {self.desc.layout}, {kind})"
