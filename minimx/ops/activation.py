@@ -93,14 +93,17 @@ register(OpDef(
 SELU_LAMBDA = 1.0507009873554804934193349852946
 SELU_ALPHA = 1.6732632423543772848170429916717
 
+def _elu(x: Array, alpha: Any) -> Array:
+    return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0)))
+
+
 # act_type -> (forward(x, slope), derivative(x, y, slope)); prelu and rrelu take
 # their slopes from the gamma input and the mask output and use the "leaky" row.
 LEAKY: dict[str, tuple[Callable[[Array, Any], Array], Callable[[Array, Array, Any], Any]]] = {
     "leaky": (lambda x, a: np.where(x > 0, x, a * x),
               lambda x, y, a: np.where(x > 0, 1, a)),
-    "elu": (lambda x, a: np.where(x > 0, x, a * np.expm1(np.minimum(x, 0))),
-            lambda x, y, a: np.where(x > 0, 1, y + a)),
-    "selu": (lambda x, a: SELU_LAMBDA * np.where(x > 0, x, SELU_ALPHA * np.expm1(np.minimum(x, 0))),
+    "elu": (_elu, lambda x, y, a: np.where(x > 0, 1, y + a)),
+    "selu": (lambda x, a: SELU_LAMBDA * _elu(x, SELU_ALPHA),
              lambda x, y, a: np.where(x > 0, SELU_LAMBDA, y + SELU_LAMBDA * SELU_ALPHA)),
     "gelu": (lambda x, a: 0.5 * x * (1 + erf(x / _SQRT2)),
              lambda x, y, a: 0.5 * (1 + erf(x / _SQRT2))

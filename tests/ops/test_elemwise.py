@@ -15,7 +15,7 @@ from minimx.ops.registry import OpContext
 
 SHAPES = hnp.array_shapes(min_dims=1, max_dims=4, max_side=4)
 SMALL_SHAPES = hnp.array_shapes(min_dims=1, max_dims=3, max_side=3)
-FAST = settings(max_examples=30, deadline=None)
+FAST = settings(max_examples=30, deadline=None, database=None)
 
 
 def floats(low: float = -5.0, high: float = 5.0, dtype=np.float64, shape=SHAPES):
