@@ -93,6 +93,7 @@ register(OpDef(
 SELU_LAMBDA = 1.0507009873554804934193349852946
 SELU_ALPHA = 1.6732632423543772848170429916717
 
+
 def _elu(x: Array, alpha: Any) -> Array:
     return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0)))
 
@@ -148,12 +149,8 @@ def _leaky_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> list[Array
 def _leaky_backward(p: Params, ctx: OpContext, inputs: list[Array], outputs: list[Array],
                     out_grads: list[Array]) -> list:
     x, g = inputs[0], out_grads[0]
-    if p.act_type == "rrelu":
-        slope = outputs[1]
-    elif p.act_type == "prelu":
-        slope = inputs[1].reshape(prelu_gamma_shape(inputs[1].shape, x.shape))
-    else:
-        slope = p.slope
+    # rrelu's slopes are the ones its forward drew, kept in the mask output.
+    slope = outputs[1] if p.act_type == "rrelu" else _leaky_slope(p, ctx, inputs)
     grad = LEAKY.get(p.act_type, LEAKY["leaky"])[1]
     dx = (g * grad(x, outputs[0], slope)).astype(x.dtype, copy=False)
     if p.act_type != "prelu":
@@ -244,7 +241,8 @@ def _softmax_op(name: str, log: bool) -> OpDef:
                  out_grads: list[Array]) -> list:
         axis, t, mask = parts(p, inputs)
         dx = softmax_grad(outputs[0], out_grads[0], axis, t, log, mask)
-        return [dx.astype(inputs[0].dtype, copy=False)] + [None] * p.use_length
+        dx = dx.astype(inputs[0].dtype, copy=False)
+        return [dx, None] if p.use_length else [dx]  # lengths get no gradient
 
     def infer_shape(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
         data = merge(in_shapes[0], out_shapes[0])
