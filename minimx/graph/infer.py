@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from ..base import DTypeError, MinimxError, ShapeError
-from ..ops.infer import merge, merge_dtype
+from ..ops.infer import known as known_shape, merge, merge_dtype
 from .indexed import Graph
 
 
@@ -25,7 +25,7 @@ def _describe(graph: Graph, nid: int, values: list) -> str:
 
 
 def _fixpoint(graph: Graph, known: Mapping[int, object], rule: str,
-              merge_fn: Callable, error: type[MinimxError]) -> list:
+              merge_fn: Callable, error: type[MinimxError], done: Callable) -> list:
     values: list = [None] * graph.num_entries
     for eid, value in known.items():
         values[eid] = merge_fn(values[eid], value)
@@ -37,7 +37,7 @@ def _fixpoint(graph: Graph, known: Mapping[int, object], rule: str,
         for order in (ops, ops[::-1]):
             for nid in order:
                 changed |= _infer_node(graph, nid, values, rule, merge_fn, error)
-        if not changed:
+        if not changed or all(map(done, values)):
             break
     return values
 
@@ -70,10 +70,10 @@ def _infer_node(graph: Graph, nid: int, values: list, rule: str,
 def infer_shapes(graph: Graph, known: Mapping[int, tuple]) -> list[tuple | None]:
     """The shape of every entry of `graph`, given the shapes of some entries."""
     return _fixpoint(graph, {k: tuple(v) for k, v in known.items()},
-                     "infer_shape", merge, ShapeError)
+                     "infer_shape", merge, ShapeError, known_shape)
 
 
 def infer_dtypes(graph: Graph, known: Mapping[int, np.dtype]) -> list[np.dtype | None]:
     """The dtype of every entry of `graph`, given the dtypes of some entries."""
     return _fixpoint(graph, {k: np.dtype(v) for k, v in known.items()},
-                     "infer_type", merge_dtype, DTypeError)
+                     "infer_type", merge_dtype, DTypeError, lambda t: t is not None)

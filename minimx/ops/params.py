@@ -144,14 +144,16 @@ class Params(Mapping[str, Any]):
     """The parsed, immutable parameters of one node; values read as attributes.
 
     Like MXNet's NodeAttrs it also carries the node's subgraphs (Symbols), which
-    subgraph operators need to name their inputs and outputs and to run.
+    subgraph operators need to name their inputs and outputs and to run, and a
+    `cache` where operators keep what they derive from these immutable values.
     """
 
-    __slots__ = ("_values", "_key", "subgraphs")
+    __slots__ = ("_values", "_key", "subgraphs", "cache")
 
     def __init__(self, values: Mapping[str, Any], subgraphs: tuple = ()) -> None:
         self._values = dict(values)
         self.subgraphs = tuple(subgraphs)
+        self.cache: dict[str, Any] = {}
         self._key = (tuple(sorted((k, repr(v)) for k, v in self._values.items())),
                      tuple(id(g) for g in self.subgraphs))
 

@@ -1,5 +1,7 @@
 """`_subgraph_op` (alias `_CachedOp`): a node that runs its subgraph with a
-`GraphRunner` of its own (own memory plan, own operator states).
+`GraphRunner` of its own (own memory plan, own operator states), forward and
+backward: the runner differentiates the subgraph with respect to every
+input that is not an auxiliary state.
 
 Its inputs are the subgraph's input variables and its outputs the subgraph's
 outputs; shape and dtype inference run through the inner graph in both
@@ -14,7 +16,11 @@ from ..ops.registry import OpDef, register
 
 
 def _inner(p) -> Graph:
-    return Graph(p.subgraphs[0].outputs)
+    """The indexed inner graph; cached on the params because graph passes ask
+    for the node's input, output and auxiliary names many times."""
+    if "graph" not in p.cache:
+        p.cache["graph"] = Graph(p.subgraphs[0].outputs)
+    return p.cache["graph"]
 
 
 def _through_inner(infer):
@@ -34,11 +40,28 @@ def _create_state(p, in_shapes, in_dtypes) -> GraphRunner:
     g = _inner(p)
     shapes = infer_shapes(g, {g.entry_ptr[n]: s for n, s in zip(g.input_ids, in_shapes, strict=True)})
     dtypes = infer_dtypes(g, {g.entry_ptr[n]: t for n, t in zip(g.input_ids, in_dtypes, strict=True)})
-    return GraphRunner(g, shapes, dtypes)
+    aux = set(g.aux_ids)
+    return GraphRunner(g, shapes, dtypes, ["null" if n in aux else "write" for n in g.input_ids])
 
 
 def _forward(runner: GraphRunner, ctx, inputs):
     return runner.forward(inputs, ctx.is_train)
+
+
+def _backward(runner: GraphRunner, ctx, inputs, outputs, out_grads):
+    needed = runner.head_grad_needed()
+    return runner.backward([g if n else None for g, n in zip(out_grads, needed, strict=True)],
+                           is_train=ctx.is_train, inputs=inputs)
+
+
+def _input_names(p) -> list[str]:
+    g = _inner(p)
+    return [g.nodes[i].name for i in g.input_ids]
+
+
+def _output_names(p) -> list[str]:
+    g = _inner(p)
+    return [e.node.entry_name(e.index) for e in g.outputs]
 
 
 def _aux_names(p) -> list[str]:
@@ -50,11 +73,12 @@ SUBGRAPH_OP = register(OpDef(
     name="_subgraph_op",
     aliases=("_CachedOp",),
     doc="Runs the subgraph held in the node's `subgraphs` field as one operation.",
-    inputs=lambda p: p.subgraphs[0].list_inputs(),
-    outputs=lambda p: p.subgraphs[0].list_outputs(),
+    inputs=_input_names,
+    outputs=_output_names,
     aux=_aux_names,
     infer_shape=_through_inner(infer_shapes),
     infer_type=_through_inner(infer_dtypes),
     create_state=_create_state,
     forward=_forward,
+    backward=_backward,
 ))

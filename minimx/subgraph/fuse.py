@@ -126,10 +126,12 @@ def fuse(g: Graph, sets: list[list[int]], prop: SubgraphProperty, shapes: list,
     for k, members in enumerate(sets):
         for nid in members:
             owner[nid] = k
-    used = _used_outside(g, owner)
+    outputs_of: list[list[tuple[int, int]]] = [[] for _ in sets]
+    for n, i in sorted(_used_outside(g, owner)):
+        outputs_of[owner[n]].append((n, i))
     fused = []
     for k, members in enumerate(sets):
-        outputs = sorted((n, i) for n, i in used if owner[n] == k)
+        outputs = outputs_of[k]
         inner, inputs = _inner_symbol(g, members, outputs, shapes, dtypes)
         node = _make_node(prop, inner, next(next_id), len(inputs), label,
                           [g.nodes[n].name for n in members])

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
-from ..base import DEFAULT_DTYPE, BackendError
+from ..base import DEFAULT_DTYPE, BackendError, DTypeError
 from ..graph import Graph
 from ..graph.infer import infer_dtypes, infer_shapes
 from ..symbol import Symbol
@@ -196,12 +196,16 @@ def _infer(g: Graph, shapes: Mapping[str, tuple], dtypes: Mapping[str, np.dtype]
             known_shapes[eid] = tuple(shape)
         if dtype is not None:
             known_dtypes[eid] = np.dtype(dtype)
-    dtype_of = infer_dtypes(g, known_dtypes)
-    # Inputs whose dtype nothing tells are float32, MXNet's default dtype.
-    unknown = {g.entry_ptr[n]: DEFAULT_DTYPE for n in g.input_ids
-               if dtype_of[g.entry_ptr[n]] is None}
-    if unknown:
-        dtype_of = infer_dtypes(g, {**known_dtypes, **unknown})
+    # Inputs whose dtype nothing tells are float32, MXNet's default dtype; if
+    # that contradicts the graph, only the inputs still unknown after
+    # inference get the default.
+    defaults = {g.entry_ptr[n]: DEFAULT_DTYPE for n in g.input_ids}
+    try:
+        dtype_of = infer_dtypes(g, {**defaults, **known_dtypes})
+    except DTypeError:
+        dtype_of = infer_dtypes(g, known_dtypes)
+        still = {e: t for e, t in defaults.items() if dtype_of[e] is None}
+        dtype_of = infer_dtypes(g, {**known_dtypes, **still})
     return infer_shapes(g, known_shapes), dtype_of
 
 
@@ -226,6 +230,11 @@ def _single_output_node(g: Graph, members: list[int]) -> bool:
     return len(readers) <= 1
 
 
+def _interface(g: Graph) -> tuple[list[str], list[str]]:
+    """The argument and auxiliary-state names, in order."""
+    return [g.nodes[i].name for i in g.argument_ids], [g.nodes[i].name for i in g.aux_ids]
+
+
 def partition_with_property(sym: Symbol, prop: SubgraphProperty, label: str,
                             next_id: Iterator[int], shapes: Mapping[str, tuple] | None = None,
                             dtypes: Mapping[str, np.dtype] | None = None) -> Symbol:
@@ -236,8 +245,7 @@ def partition_with_property(sym: Symbol, prop: SubgraphProperty, label: str,
     if not sets:
         return sym
     result = fuse(g, sets, prop, shape_of, dtype_of, label, next_id)
-    if (result.list_arguments(), result.list_auxiliary_states()) != \
-            (sym.list_arguments(), sym.list_auxiliary_states()):
+    if _interface(Graph(result.outputs)) != _interface(g):
         # Collapsing a set whose outputs come from several nodes can change the
         # depth-first order of the inputs; a set with one output node cannot.
         sets = [m for m in sets if _single_output_node(g, m)]
