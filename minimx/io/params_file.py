@@ -274,7 +274,7 @@ def _source_bytes(src: str | os.PathLike | bytes | bytearray | memoryview | Bina
         return memoryview(Path(src).read_bytes()), os.fspath(src)
     if hasattr(src, "read"):
         data = src.read()
-        if not isinstance(data, bytes):
+        if not isinstance(data, (bytes, bytearray)):
             raise TypeError(f"load_arrays needs a binary file object, read() gave {type(data)}")
         return memoryview(data), getattr(src, "name", "<file object>")
     raise TypeError(f"load_arrays takes a path, bytes or a binary file object, not {type(src)}")

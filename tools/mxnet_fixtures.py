@@ -1,0 +1,531 @@
+"""Write MXNet 1.9.1 oracle fixtures for minimx's tests, and check minimx-written .params.
+
+Runs with MXNet's own Python, never with minimx (it must not import minimx: the
+fixtures are what minimx is checked against). Create that environment once:
+
+    python3.11 -m venv venv-mxnet && venv-mxnet/bin/pip install mxnet==1.9.1 'numpy<1.24'
+
+Then, from the repository root:
+
+    venv-mxnet/bin/python tools/mxnet_fixtures.py --out tests/fixtures
+    venv-mxnet/bin/python tools/mxnet_fixtures.py --out tests/fixtures --only params,handnet
+    venv-mxnet/bin/python tools/mxnet_fixtures.py --check-minimx-params DIR
+
+``--out`` writes these groups (``--only`` picks some) and regenerates
+``tests/fixtures/README.md`` with the list of files and their sizes:
+
+- ``params``: NDArray list files of every dtype MXNet 1.9.1 can save, as lists and dicts,
+  plus sparse, numpy-semantics (V3) and bfloat16 files, each beside a ``.npz`` with the
+  same arrays.
+- ``models``: small model-zoo nets with seeded weights (``net.export``), an input and
+  MXNet's output.
+- ``structure``: every model-zoo net's exported symbol JSON (gzipped, no weights) and an
+  info JSON with its argument / auxiliary names and inferred shapes.
+- ``handnet``: a hand-built symbolic net covering the core layers: checkpoint, inference
+  and training outputs, and gradients of one backward pass.
+- ``legacy``: a hand-written MXNet 0.8-style JSON and what MXNet 1.9.1 makes of it.
+
+``.npz`` convention (shared with ``--check-minimx-params``): a list file's arrays are
+``arr_0, arr_1, ...`` (``np.savez(path, *arrays)``); a dict file's are keyed by name, in
+file order.
+
+``--check-minimx-params DIR`` loads every ``DIR/*.params`` with ``mx.nd.load`` and compares
+it with the ``.npz`` of the same stem (kind, names and order, dtype, shape, exact bytes),
+printing OK or FAIL per file; the exit status is 1 if any file fails.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+# Before mxnet is imported: results must come from the plain operators, unpartitioned.
+os.environ["MXNET_SUBGRAPH_BACKEND"] = "NONE"
+
+import mxnet as mx  # noqa: E402
+import numpy as np  # noqa: E402
+from mxnet.gluon.model_zoo import vision  # noqa: E402
+from mxnet.gluon.model_zoo.vision.densenet import DenseNet  # noqa: E402
+from mxnet.gluon.model_zoo.vision.resnet import (BasicBlockV1, BottleneckV2,  # noqa: E402
+                                                  ResNetV1, ResNetV2)
+
+SAVE_DTYPES = ["float32", "float64", "float16", "uint8", "int8", "int32", "int64", "bool"]
+STRUCTURE_MODELS = (
+    [f"resnet{d}_v{v}" for v in (1, 2) for d in (18, 34, 50, 101, 152)]
+    + [f"mobilenet{m}" for m in ("1.0", "0.75", "0.5", "0.25")]
+    + [f"mobilenetv2_{m}" for m in ("1.0", "0.75", "0.5", "0.25")]
+    + [f"vgg{d}{bn}" for bn in ("", "_bn") for d in (11, 13, 16, 19)]
+    + ["alexnet", "squeezenet1.0", "squeezenet1.1",
+       "densenet121", "densenet161", "densenet169", "densenet201", "inceptionv3"])
+
+
+def _npz(path: Path, arrays: list[np.ndarray] | dict[str, np.ndarray]) -> None:
+    if isinstance(arrays, dict):
+        np.savez(path, **arrays)
+    else:
+        np.savez(path, *arrays)
+
+
+def _nd(values: np.ndarray) -> mx.nd.NDArray:
+    return mx.nd.array(values, dtype=values.dtype)
+
+
+def _random_array(rng: np.random.RandomState, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    """Random values that use the dtype's whole range, extremes included."""
+    if dtype == "bool":
+        return rng.rand(*shape) < 0.5
+    if dtype.startswith("float"):
+        values = (rng.randn(*shape) * 10).astype(dtype)
+        flat = values.reshape(-1)
+        flat[:3] = [np.finfo(dtype).max, np.finfo(dtype).tiny, -0.0][:flat.size]
+        return values
+    info = np.iinfo(dtype)
+    values = rng.randint(info.min, info.max, size=shape, dtype=dtype)
+    values.reshape(-1)[:2] = [info.min, info.max][:values.size]
+    return values
+
+
+# -- params ---------------------------------------------------------------------------------
+def write_params(out: Path) -> None:
+    """Every savable dtype as a list and a dict, plus sparse, V3 and bfloat16 files."""
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.RandomState(0)
+    shapes = [(5,), (2, 3), (2, 1, 4), (1, 2, 3, 2), (3, 1, 1, 1, 2), (1,)]
+    arrays = [_random_array(rng, dt, shapes[i % len(shapes)]) for i, dt in enumerate(SAVE_DTYPES)]
+    mx.nd.save(str(out / "dtypes_list.params"), [_nd(a) for a in arrays])
+    _npz(out / "dtypes_list", arrays)
+
+    named = {f"arg:w_{dt}": a for dt, a in zip(SAVE_DTYPES, arrays)}
+    named["aux:bn0_moving_var"] = rng.rand(4).astype("float32")
+    named["ünïcode name"] = rng.randn(2, 2).astype("float32")
+    mx.nd.save(str(out / "dtypes_dict.params"), {k: _nd(v) for k, v in named.items()})
+    _npz(out / "dtypes_dict", named)
+
+    single = rng.randn(2, 3).astype("float32")
+    mx.nd.save(str(out / "single_array.params"), _nd(single))
+    _npz(out / "single_array", [single])
+    mx.nd.save(str(out / "empty_list.params"), [])
+    _npz(out / "empty_list", [])
+
+    row_sparse = mx.nd.sparse.row_sparse_array(
+        (rng.randn(2, 3).astype("float32"), np.array([1, 3])), shape=(5, 3))
+    csr = mx.nd.sparse.csr_matrix(
+        (np.array([1.5, -2.0, 3.25], "float64"), np.array([0, 3, 1]), np.array([0, 2, 2, 3])),
+        shape=(3, 4), dtype="float64")
+    empty_rs = mx.nd.sparse.zeros("row_sparse", (3, 2))
+    sparse = {"row_sparse": row_sparse, "csr": csr, "empty_row_sparse": empty_rs}
+    mx.nd.save(str(out / "sparse.params"), sparse)
+    _npz(out / "sparse", {k: v.asnumpy() for k, v in sparse.items()})
+
+    # -1/3 is not a bfloat16 value: the cast rounds it.
+    bf16_values = np.array([[1.0, -2.5, 3.140625], [0.0, 65280.0, -1.0 / 3]], "float32")
+    bf16 = mx.nd.amp_cast(_nd(bf16_values), dtype=np.dtype([("bfloat16", np.uint16)]))
+    mx.nd.save(str(out / "bfloat16.params"), {"w": bf16})
+    bits = mx.nd.load(str(out / "bfloat16.params"))["w"].asnumpy()
+    np.savez(out / "bfloat16.npz", w=bits)
+
+    # Numpy-shape semantics write V3 records, the only ones that can hold a 0-d or empty array.
+    v3 = {"scalar": np.array(3.5, "float32"), "empty": np.zeros((0, 3), "float32"),
+          "ints": np.arange(6, dtype="int64").reshape(2, 3)}
+    mx.npx.set_np()
+    try:
+        mx.npx.save(str(out / "v3_np_shape.params"),
+                    {k: mx.np.array(v, dtype=v.dtype) for k, v in v3.items()})
+    finally:
+        mx.npx.reset_np()
+    _npz(out / "v3_np_shape", v3)
+
+
+# -- models with weights ---------------------------------------------------------------------
+def _fresh(make: Callable[[], mx.gluon.HybridBlock]) -> mx.gluon.HybridBlock:
+    """A net named as in a fresh process (``resnetv10_``...), whatever was built before."""
+    with mx.name.NameManager():
+        return make()
+
+
+def _weight_models() -> list[tuple[str, Callable[[], mx.gluon.HybridBlock], tuple[int, ...]]]:
+    """(name, constructor, input shape). Narrow versions of zoo classes keep .params small."""
+    return [
+        # MobileNet v1 at half of mobilenet0.25's width: 0.25 alone would be 0.9 MB.
+        ("mobilenet0.125_c10", lambda: vision.MobileNet(multiplier=0.125, classes=10),
+         (2, 3, 32, 32)),
+        ("mobilenetv2_0.25_c10", lambda: vision.get_model("mobilenetv2_0.25", classes=10),
+         (2, 3, 32, 32)),
+        # resnet18_v1's layout (BasicBlockV1, 2-2-2-2) with 1/16 of its channels.
+        ("resnet18_v1_narrow",
+         lambda: ResNetV1(BasicBlockV1, [2, 2, 2, 2], [4, 4, 8, 16, 32], classes=10),
+         (2, 3, 32, 32)),
+        # resnet50_v2's blocks (BottleneckV2), one per stage, narrow.
+        ("resnet50_v2_narrow",
+         lambda: ResNetV2(BottleneckV2, [1, 1, 1, 1], [8, 16, 32, 48, 64], classes=10),
+         (2, 3, 32, 32)),
+        # Two dense blocks: 56 pixels end at the 7x7 its final AvgPool2D(7) expects.
+        ("densenet_narrow", lambda: DenseNet(8, 4, [2, 2], classes=10), (2, 3, 56, 56)),
+    ]
+
+
+def _randomize_norm_params(net: mx.gluon.HybridBlock, rng: np.random.RandomState) -> None:
+    """Xavier leaves BatchNorm as identity (gamma 1, beta 0, mean 0, var 1); tests need more."""
+    for name, param in net.collect_params().items():
+        shape = param.shape
+        if name.endswith("running_var"):
+            param.set_data(mx.nd.array(rng.uniform(0.5, 1.5, shape)))
+        elif name.endswith(("gamma", "running_mean", "beta")):
+            base = 1.0 if name.endswith("gamma") else 0.0
+            param.set_data(mx.nd.array(base + rng.uniform(-0.2, 0.2, shape)))
+
+
+def _run_checkpoint(prefix: Path, data: np.ndarray) -> np.ndarray:
+    """Forward the exported files through a plain executor, as minimx will run them."""
+    sym, args, auxs = mx.model.load_checkpoint(str(prefix), 0)
+    ex = sym.simple_bind(mx.cpu(), grad_req="null", data=data.shape)
+    ex.copy_params_from(args, auxs)
+    return ex.forward(is_train=False, data=mx.nd.array(data))[0].asnumpy()
+
+
+def write_models(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for i, (name, make, shape) in enumerate(_weight_models()):
+        net = _fresh(make)
+        mx.random.seed(100 + i)
+        rng = np.random.RandomState(100 + i)
+        net.initialize(mx.init.Xavier(magnitude=2.0))
+        net.hybridize()
+        data = rng.uniform(-1, 1, shape).astype("float32")
+        net(mx.nd.array(data))  # materializes deferred shapes before touching the params
+        _randomize_norm_params(net, rng)
+        gluon_out = net(mx.nd.array(data)).asnumpy()
+        net.export(str(out / name), epoch=0)
+        exec_out = _run_checkpoint(out / name, data)
+        np.testing.assert_allclose(exec_out, gluon_out, rtol=1e-5, atol=1e-5)
+        np.savez(out / f"{name}-io.npz", data=data, output=exec_out)
+
+
+# -- structure of every zoo model ------------------------------------------------------------
+def _structure_info(name: str, sym: mx.sym.Symbol, shape: tuple[int, ...]) -> dict:
+    arg_shapes, out_shapes, aux_shapes = sym.infer_shape(data=shape)
+    graph = json.loads(sym.tojson())
+    return {
+        "model": name, "mxnet_version": mx.__version__, "input_shape": list(shape),
+        "list_arguments": sym.list_arguments(),
+        "list_auxiliary_states": sym.list_auxiliary_states(),
+        "list_outputs": sym.list_outputs(),
+        "arg_shapes": dict(zip(sym.list_arguments(), map(list, arg_shapes))),
+        "aux_shapes": dict(zip(sym.list_auxiliary_states(), map(list, aux_shapes))),
+        "output_shapes": [list(s) for s in out_shapes],
+        "num_nodes": len(graph["nodes"]),
+        "op_counts": dict(sorted(Counter(n["op"] for n in graph["nodes"]).items())),
+    }
+
+
+def _write_gzip(path: Path, text: str) -> None:
+    # mtime=0 keeps the bytes identical from one run to the next.
+    with gzip.GzipFile(path, "wb", mtime=0) as f:
+        f.write(text.encode())
+
+
+def write_structure(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in STRUCTURE_MODELS:
+            shape = (1, 3, 299, 299) if name == "inceptionv3" else (1, 3, 224, 224)
+            net = _fresh(lambda: vision.get_model(name))
+            net.initialize(mx.init.Zero())  # values are never saved; zeros are fastest
+            net.hybridize()
+            net(mx.nd.zeros(shape))
+            prefix = Path(tmp) / name
+            net.export(str(prefix), epoch=0)  # its .params (tens of MB) stays in tmp
+            text = (prefix.parent / f"{name}-symbol.json").read_text()
+            _write_gzip(out / f"{name}-symbol.json.gz", text)
+            info = _structure_info(name, mx.sym.load_json(text), shape)
+            _write_gzip(out / f"{name}-info.json.gz", json.dumps(info, indent=1) + "\n")
+            print(f"  {name}: {info['num_nodes']} nodes", flush=True)
+
+
+# -- hand-built net --------------------------------------------------------------------------
+def build_handnet() -> mx.sym.Symbol:
+    """Conv/BN/act/pool/FC/SoftmaxOutput plus one each of the other core layers."""
+    data = mx.sym.var("data")
+    conv1 = mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=4, name="conv1")
+    bn1 = mx.sym.BatchNorm(conv1, fix_gamma=False, eps=1e-3, momentum=0.9, name="bn1")
+    act1 = mx.sym.Activation(bn1, act_type="relu", name="relu1")
+    up = mx.sym.Deconvolution(act1, kernel=(2, 2), stride=(2, 2), num_filter=3, no_bias=False,
+                              name="deconv1")
+    down = mx.sym.Pooling(up, kernel=(2, 2), stride=(2, 2), pool_type="max", name="pool1")
+    leaky = mx.sym.LeakyReLU(down, act_type="leaky", slope=0.1, name="leaky1")
+    cat = mx.sym.Concat(act1, leaky, dim=1, name="concat1")
+    conv2 = mx.sym.Convolution(cat, kernel=(1, 1), num_filter=4, name="conv2")
+    added = mx.sym.elemwise_add(conv2, act1, name="add1")
+    pool2 = mx.sym.Pooling(added, kernel=(2, 2), stride=(2, 2), pool_type="avg", name="pool2")
+    flat = mx.sym.Flatten(pool2, name="flatten1")
+    fc1 = mx.sym.FullyConnected(flat, num_hidden=6, name="fc1")
+    loss = mx.sym.SoftmaxOutput(fc1, mx.sym.var("softmax_label"), name="softmax")
+    pairs = mx.sym.Reshape(fc1, shape=(-1, 2, 3), name="reshape1")
+    probs = mx.sym.softmax(pairs, axis=-1, name="pair_softmax")
+    return mx.sym.Group([loss, probs])
+
+
+def _seeded_params(sym: mx.sym.Symbol, shapes: dict, rng: np.random.RandomState
+                   ) -> tuple[dict, dict]:
+    arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
+    args = {}
+    for name, shape in zip(sym.list_arguments(), arg_shapes):
+        if name in shapes:
+            continue
+        if name.endswith("gamma"):
+            args[name] = mx.nd.array(rng.uniform(0.5, 1.5, shape))
+        else:
+            args[name] = mx.nd.array(rng.normal(0, 0.3, shape))
+    auxs = {}
+    for name, shape in zip(sym.list_auxiliary_states(), aux_shapes):
+        low, high = (0.5, 1.5) if name.endswith("var") else (-0.2, 0.2)
+        auxs[name] = mx.nd.array(rng.uniform(low, high, shape))
+    return args, auxs
+
+
+def write_handnet(out: Path) -> None:
+    """Checkpoint, inputs, inference/training outputs and gradients of one backward pass."""
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.RandomState(7)
+    sym = build_handnet()
+    shapes = {"data": (2, 3, 8, 8), "softmax_label": (2,)}
+    args, auxs = _seeded_params(sym, shapes, rng)
+    mx.model.save_checkpoint(str(out / "handnet"), 0, sym, args, auxs)
+    record = {"data": rng.uniform(-1, 1, shapes["data"]).astype("float32"),
+              "softmax_label": np.array([1, 4], "float32")}
+    ex = sym.simple_bind(mx.cpu(), grad_req="write", **shapes)
+    feeds = {k: mx.nd.array(v) for k, v in record.items()}
+    ex.copy_params_from(args, auxs)
+    for i, y in enumerate(ex.forward(is_train=False, **feeds)):
+        record[f"infer_out_{i}"] = y.asnumpy()
+    out_shapes = [y.shape for y in ex.outputs]
+    heads = {"ones": [np.ones(s, "float32") for s in out_shapes],
+             "rand": [rng.normal(0, 1, s).astype("float32") for s in out_shapes]}
+    for kind, head_grads in heads.items():
+        # Fresh moving statistics each time: a training forward updates them.
+        ex.copy_params_from(args, auxs)
+        for i, y in enumerate(ex.forward(is_train=True, **feeds)):
+            record[f"train_out_{i}"] = y.asnumpy()
+        ex.backward(out_grads=[mx.nd.array(g) for g in head_grads])
+        for i, g in enumerate(head_grads):
+            record[f"head_grad_{kind}_{i}"] = g
+        for name, grad in ex.grad_dict.items():
+            record[f"grad_{kind}:{name}"] = grad.asnumpy()
+    for name, value in ex.aux_dict.items():
+        record[f"aux_after_train:{name}"] = value.asnumpy()
+    np.savez(out / "handnet-io.npz", **record)
+
+
+# -- legacy JSON -----------------------------------------------------------------------------
+def legacy_json() -> dict:
+    """A graph as MXNet 0.8 wrote it: ``param`` and ``attr`` keys, two-field inputs,
+    ``backward_source_id``, no ``node_row_ptr`` and no ``mxnet_version`` (so 0.8.0).
+
+    As in 0.8 files every operator parameter is written, defaults included. BatchNorm
+    lists no moving_mean/moving_var inputs (aux states were not stored before 0.9), and
+    ``fc2`` lists no weight/bias, so loading must add ``bn1_moving_*`` and ``fc2_*``.
+    ``attr`` carries old-style hidden keys (``ctx_group``, ``lr_mult``), some suffixed with
+    an input name (``bias_wd_mult``, ``weight_lr_mult``), which go onto that input. Only
+    nodes that list all their inputs carry suffixed keys: on ``fc2`` MXNet 1.9.1 segfaults.
+    """
+    def var(name: str, attr: dict | None = None) -> dict:
+        node = {"op": "null", "param": {}, "name": name, "inputs": [], "backward_source_id": -1}
+        if attr:
+            node["attr"] = attr
+        return node
+
+    def op(op_name: str, name: str, param: dict, inputs: list, attr: dict | None = None) -> dict:
+        node = {"op": op_name, "param": param, "name": name,
+                "inputs": [[i, 0] for i in inputs], "backward_source_id": -1}
+        if attr:
+            node["attr"] = attr
+        return node
+
+    nodes = [
+        var("data"),                                                          # 0
+        var("conv1_weight", {"lr_mult": "2.0"}),                              # 1
+        var("conv1_bias"),                                                    # 2
+        op("Convolution", "conv1", {
+            "cudnn_off": "False", "cudnn_tune": "off", "dilate": "(1,1)", "kernel": "(3,3)",
+            "no_bias": "False", "num_filter": "4", "num_group": "1", "pad": "(1,1)",
+            "stride": "(1,1)", "workspace": "512"}, [0, 1, 2],
+           {"ctx_group": "stage1", "bias_wd_mult": "0.0"}),                   # 3
+        var("bn1_gamma"),                                                     # 4
+        var("bn1_beta"),                                                      # 5
+        op("BatchNorm", "bn1", {"eps": "0.001", "fix_gamma": "False", "momentum": "0.9",
+                                "use_global_stats": "False"}, [3, 4, 5]),   # 6
+        op("Activation", "relu1", {"act_type": "relu"}, [6]),                # 7
+        op("Pooling", "pool1", {"kernel": "(2,2)", "pad": "(0,0)", "pool_type": "max",
+                                "stride": "(2,2)"}, [7]),                     # 8
+        op("Flatten", "flatten1", {}, [8]),                                   # 9
+        var("fc1_weight"),                                                    # 10
+        var("fc1_bias"),                                                      # 11
+        op("FullyConnected", "fc1", {"no_bias": "False", "num_hidden": "8"}, [9, 10, 11],
+           {"weight_lr_mult": "0.5"}),                                        # 12
+        op("Activation", "tanh1", {"act_type": "tanh"}, [12]),               # 13
+        op("FullyConnected", "fc2", {"no_bias": "False", "num_hidden": "3"}, [13]),  # 14
+        var("softmax_label"),                                                 # 15
+        op("SoftmaxOutput", "softmax", {"grad_scale": "1", "multi_output": "False",
+                                        "use_ignore": "False", "ignore_label": "-1"},
+           [14, 15]),                                                         # 16
+    ]
+    arg_nodes = [i for i, n in enumerate(nodes) if n["op"] == "null"]
+    return {"nodes": nodes, "arg_nodes": arg_nodes, "heads": [[16, 0]]}
+
+
+def write_legacy(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(legacy_json(), indent=2)
+    (out / "legacy08-symbol.json").write_text(text + "\n")
+    sym = mx.sym.load_json(text)
+    shapes = {"data": (2, 3, 6, 6), "softmax_label": (2,)}
+    arg_shapes, out_shapes, aux_shapes = sym.infer_shape(**shapes)
+    expected = {
+        "mxnet_version": mx.__version__,
+        "list_arguments": sym.list_arguments(),
+        "list_auxiliary_states": sym.list_auxiliary_states(),
+        "list_outputs": sym.list_outputs(),
+        "attr_dict": sym.attr_dict(),
+        "input_shapes": {k: list(v) for k, v in shapes.items()},
+        "arg_shapes": dict(zip(sym.list_arguments(), map(list, arg_shapes))),
+        "aux_shapes": dict(zip(sym.list_auxiliary_states(), map(list, aux_shapes))),
+        "output_shapes": [list(s) for s in out_shapes],
+        "upgraded_json": json.loads(sym.tojson()),
+    }
+    (out / "legacy08-expected.json").write_text(json.dumps(expected, indent=1) + "\n")
+    rng = np.random.RandomState(11)
+    args, auxs = _seeded_params(sym, shapes, rng)
+    mx.nd.save(str(out / "legacy08-0000.params"),
+               {**{f"arg:{k}": v for k, v in args.items()},
+                **{f"aux:{k}": v for k, v in auxs.items()}})
+    data = rng.uniform(-1, 1, shapes["data"]).astype("float32")
+    ex = sym.simple_bind(mx.cpu(), grad_req="null", **shapes)
+    ex.copy_params_from(args, auxs)
+    output = ex.forward(is_train=False, data=mx.nd.array(data))[0].asnumpy()
+    np.savez(out / "legacy08-io.npz", data=data, output=output)
+
+
+# -- README ----------------------------------------------------------------------------------
+GROUP_NOTES = {
+    "params": "NDArray list files written by `mx.nd.save` (V2 records) / `mx.npx.save` "
+              "(`v3_np_shape`, V3), each beside a `.npz` of the same arrays. `dtypes_*`: "
+              "float32/64/16, uint8, int8, int32, int64, bool with extreme values; "
+              "`sparse`: row_sparse and csr records (the `.npz` holds them dense); "
+              "`bfloat16`: flag 12 (the `.npz` holds MXNet's view, dtype "
+              "`[('bfloat16','<u2')]`); `empty_list`: zero arrays.",
+    "models": "Model-zoo nets with seeded weights (Xavier, BatchNorm parameters and "
+              "statistics randomized), from `net.export`. `-io.npz` has `data` and MXNet's "
+              "inference `output` (run through a symbol executor from the exported files). "
+              "`_c10` nets have 10 classes (mobilenetv2_0.25 is the zoo configuration, "
+              "mobilenet0.125 the zoo class at half of mobilenet0.25's width); the `_narrow` "
+              "ones use the zoo classes (ResNetV1/BasicBlockV1, ResNetV2/BottleneckV2, "
+              "DenseNet) with few channels so the weights stay small.",
+    "structure": "For each model-zoo net (1000 classes): `net.export` symbol JSON, gzipped "
+                 "(weights not kept), and `-info.json.gz` with list_arguments, "
+                 "list_auxiliary_states, list_outputs, arg/aux/output shapes inferred by "
+                 "MXNet for `input_shape`, node count and op histogram.",
+    "handnet": "`build_handnet()` in the script: Convolution, BatchNorm, Activation, "
+               "Deconvolution, Pooling (max, avg), LeakyReLU, Concat, elemwise_add, Flatten, "
+               "FullyConnected, SoftmaxOutput, Reshape, softmax; `mx.model.save_checkpoint` "
+               "files. `handnet-io.npz`: `data`, `softmax_label`, `infer_out_<i>`, "
+               "`train_out_<i>` (is_train=True), and for head gradients `ones` and `rand`: "
+               "`head_grad_<kind>_<i>` and `grad_<kind>:<arg>` (grad_req write, one backward "
+               "from the initial parameters), `aux_after_train:<name>`.",
+    "legacy": "`legacy08-symbol.json`: MXNet 0.8-style JSON written by hand (`legacy_json()` "
+              "in the script). `legacy08-expected.json`: what MXNet 1.9.1 makes of it "
+              "(names, attr_dict, shapes, upgraded JSON). `legacy08-0000.params` (arg:/aux: "
+              "names) and `legacy08-io.npz` (`data`, `output`) give a numeric check.",
+}
+
+
+def write_readme(root: Path) -> None:
+    sections, total = [], 0
+    for group, note in GROUP_NOTES.items():
+        files = sorted(p for p in (root / group).rglob("*") if p.is_file())
+        if not files:
+            continue
+        size = sum(p.stat().st_size for p in files)
+        total += size
+        sections += [f"## {group}/ ({size / 1024:.0f} KiB)", "", note, "",
+                     "| file | bytes |", "|---|---:|"]
+        sections += [f"| {p.relative_to(root / group)} | {p.stat().st_size} |" for p in files]
+        sections.append("")
+    header = ["# Test fixtures written by MXNet 1.9.1", "",
+              f"Total: {total / 1024:.0f} KiB. Generated by `tools/mxnet_fixtures.py` (see its "
+              "docstring for the virtualenv); rerun the script rather than editing by hand. "
+              "Seeds are fixed, so a rerun reproduces the arrays.", "",
+              "`.npz` convention: arrays of a list file are `arr_0, arr_1, ...`; those of a "
+              "dict file are keyed by name, in file order.", ""]
+    (root / "README.md").write_text("\n".join(header + sections))
+
+
+# -- the minimx -> MXNet direction -----------------------------------------------------------
+def _same(got: mx.nd.NDArray, want: np.ndarray) -> str:
+    value = got.asnumpy()
+    if value.dtype != want.dtype or value.shape != want.shape:
+        return f"{value.dtype}{value.shape} != {want.dtype}{want.shape}"
+    return "" if value.tobytes() == want.tobytes() else "values differ"
+
+
+def check_minimx_params(directory: Path) -> bool:
+    files = sorted(directory.glob("*.params"))
+    if not files:
+        print(f"no .params files in {directory}")
+        return False
+    all_ok = True
+    for path in files:
+        npz_path = path.with_suffix(".npz")
+        try:
+            loaded = mx.nd.load(str(path))
+            with np.load(npz_path) as npz:
+                want = {k: npz[k] for k in npz.files}
+            if isinstance(loaded, dict):
+                got = loaded
+            else:
+                got = {f"arr_{i}": v for i, v in enumerate(loaded)}
+            problems = [] if list(got) == list(want) else [f"keys {list(got)} != {list(want)}"]
+            for key in got.keys() & want.keys():
+                problem = _same(got[key], want[key])
+                if problem:
+                    problems.append(f"{key}: {problem}")
+        except Exception as exc:  # report every file, whatever MXNet raises on one
+            problems = [f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1]}"]
+        all_ok &= not problems
+        print(f"{'OK  ' if not problems else 'FAIL'} {path.name}"
+              + ("" if not problems else ": " + "; ".join(problems)))
+    return all_ok
+
+
+GROUPS = {"params": write_params, "models": write_models, "structure": write_structure,
+          "handnet": write_handnet, "legacy": write_legacy}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, help="fixtures root, e.g. tests/fixtures")
+    parser.add_argument("--only", default=",".join(GROUPS),
+                        help=f"comma-separated groups (default all: {','.join(GROUPS)})")
+    parser.add_argument("--check-minimx-params", type=Path, metavar="DIR",
+                        help="load DIR/*.params with MXNet and compare with DIR/*.npz")
+    args = parser.parse_args(argv)
+    if args.check_minimx_params:
+        return 0 if check_minimx_params(args.check_minimx_params) else 1
+    if not args.out:
+        parser.error("give --out DIR or --check-minimx-params DIR")
+    for group in args.only.split(","):
+        if group not in GROUPS:
+            parser.error(f"unknown group {group!r} (known: {', '.join(GROUPS)})")
+        print(f"writing {group}/", flush=True)
+        GROUPS[group](args.out / group)
+    write_readme(args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
