@@ -126,16 +126,32 @@ def _lp_root(total: np.ndarray, p_value: int) -> np.ndarray:
     return {1: lambda t: t, 2: np.sqrt, 3: np.cbrt}[p_value](total)
 
 
+def _reduce(p: Params, win: np.ndarray, ufunc: np.ufunc, nd: int) -> np.ndarray:
+    """`ufunc` over the kernel axes of a window view.
+
+    A global window is the contiguous input itself, reduced in one call; otherwise the
+    taps are combined one at a time - a few passes over output-sized arrays, much faster
+    than numpy's multi-axis reduction of a strided view.
+    """
+    if p.global_pool:
+        return ufunc.reduce(win, axis=tuple(range(-nd, 0)))
+    taps = np.ndindex(*win.shape[-nd:])
+    out = np.array(win[(Ellipsis, *next(taps))])
+    for tap in taps:
+        ufunc(out, win[(Ellipsis, *tap)], out=out)
+    return out
+
+
 def _forward(p: Params, ctx: OpContext, inputs: list) -> np.ndarray:
     x = inputs[0]
     plan = _plan(p, x.shape)
     _, win = _padded_windows(p, x, plan)
-    taps = tuple(range(-plan.win.ndim, 0))
+    nd = plan.win.ndim
     if p.pool_type == "max":
-        return win.max(axis=taps)
+        return _reduce(p, win, np.maximum, nd)
     if p.pool_type == "lp":
-        return _lp_root((win ** p.p_value).sum(axis=taps), p.p_value).astype(x.dtype)
-    total = win.sum(axis=taps)
+        return _lp_root(_reduce(p, win ** p.p_value, np.add, nd), p.p_value).astype(x.dtype)
+    total = _reduce(p, win, np.add, nd)
     if p.pool_type == "sum":
         return total
     return (total / _divisor(p, plan)).astype(x.dtype)
@@ -172,7 +188,10 @@ def _backward(p: Params, ctx: OpContext, inputs: list, outputs: list, out_grads:
     plan = _plan(p, x.shape)
     xp, win = _padded_windows(p, x, plan)
     grads = _window_grads(p, plan, win, outputs[0], out_grads[0])
-    dxp = col2im(kernel_first(grads, plan.win.ndim), xp.shape, plan.win)
+    if p.global_pool:  # one window holding the whole input
+        dxp = grads.reshape(xp.shape)
+    else:
+        dxp = col2im(kernel_first(grads, plan.win.ndim), xp.shape, plan.win)
     return [crop_spatial(dxp, plan.win.pad, x.shape[2:]).astype(x.dtype)]
 
 

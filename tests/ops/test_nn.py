@@ -1,0 +1,177 @@
+"""FullyConnected, Embedding and UpSampling: kernels against plain references,
+gradients against finite differences, shape / dtype inference and errors."""
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from gradcheck import check_gradient
+from minimx.base import DTypeError, OperatorError, ShapeError
+from minimx.ops import get_op
+from minimx.ops.registry import OpContext
+
+FAST = settings(max_examples=30, deadline=None)
+
+
+def attrs_of(**params):
+    return {k: str(v) for k, v in params.items()}
+
+
+def run(name, params, *inputs):
+    op = get_op(name)
+    return op.forward(op.parse_params(attrs_of(**params)), OpContext(), list(inputs))
+
+
+def infer(name, params, in_shapes, out_shapes=None):
+    op = get_op(name)
+    return op.infer_shape(op.parse_params(attrs_of(**params)), list(in_shapes),
+                          list(out_shapes or [None]))
+
+
+# -- FullyConnected ----------------------------------------------------------------
+
+def fc_reference(x, w, b, flatten):
+    rows = x.reshape(x.shape[0], -1) if flatten else x.reshape(-1, x.shape[-1])
+    out = np.array([[sum(r[k] * w[j, k] for k in range(w.shape[1])) + (b[j] if b is not None
+                     else 0) for j in range(w.shape[0])] for r in rows])
+    return out.reshape((x.shape[0], -1) if flatten else (*x.shape[:-1], -1))
+
+
+@FAST
+@given(hnp.array_shapes(min_dims=1, max_dims=4, max_side=3), st.integers(1, 4), st.booleans(),
+       st.booleans(), st.integers(0, 2**16))
+def test_fully_connected_matches_reference(shape, hidden, flatten, no_bias, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape)
+    features = int(np.prod(shape[1:])) if flatten else shape[-1]
+    w, b = rng.standard_normal((hidden, features)), rng.standard_normal(hidden)
+    params = dict(num_hidden=hidden, flatten=flatten, no_bias=no_bias)
+    inputs = [x, w] if no_bias else [x, w, b]
+    y = run("FullyConnected", params, *inputs)
+    np.testing.assert_allclose(y, fc_reference(x, w, None if no_bias else b, flatten),
+                               atol=1e-12)
+    ins, outs = infer("FullyConnected", params, [shape] + [None] * (len(inputs) - 1))
+    assert ins[1:] == [a.shape for a in inputs[1:]] and outs == [y.shape]
+
+
+@settings(max_examples=15, deadline=None)
+@given(hnp.array_shapes(min_dims=1, max_dims=3, max_side=3), st.booleans(), st.booleans(),
+       st.integers(0, 2**16))
+def test_fully_connected_gradients(shape, flatten, no_bias, seed):
+    rng = np.random.default_rng(seed)
+    features = int(np.prod(shape[1:])) if flatten else shape[-1]
+    inputs = [rng.standard_normal(shape), rng.standard_normal((3, features))]
+    if not no_bias:
+        inputs.append(rng.standard_normal(3))
+    check_gradient("FullyConnected", dict(num_hidden=3, flatten=flatten, no_bias=no_bias),
+                   inputs)
+
+
+def test_fully_connected_shape_inference():
+    params = dict(num_hidden=10)
+    assert infer("FullyConnected", params, [(0, 3, 4), None, None], [(8, 10)]) == (
+        [(8, 3, 4), (10, 12), (10,)], [(8, 10)])
+    assert infer("FullyConnected", dict(params, flatten=False), [(2, 5, 7), None, None])[1] == [
+        (2, 5, 10)]
+    with pytest.raises(ShapeError, match="weight"):
+        infer("FullyConnected", params, [(8, 3, 4), (10, 11), None])
+    with pytest.raises(ShapeError, match="output"):
+        infer("FullyConnected", params, [(8, 3, 4), None, None], [(8, 9)])
+    p = get_op("FullyConnected").parse_params({"num_hidden": "4"})
+    assert dict(p) == dict(num_hidden=4, no_bias=False, flatten=True)
+
+
+# -- Embedding -----------------------------------------------------------------------
+
+def test_embedding_looks_up_rows_with_clipped_float_indices():
+    w = np.arange(12.0).reshape(4, 3).astype(np.float32)
+    x = np.array([[0.0, 2.7], [-3.0, 9.0]], dtype=np.float32)
+    y = run("Embedding", dict(input_dim=4, output_dim=3), x, w)
+    # indices truncate toward zero, then clip to [0, input_dim - 1]
+    np.testing.assert_array_equal(y, w[[[0, 2], [0, 3]]])
+    assert y.dtype == np.float32
+
+
+def test_embedding_gradient_accumulates_repeated_indices():
+    rng = np.random.default_rng(0)
+    x = np.array([[1, 3, 1], [0, 1, 5]], dtype=np.int32)
+    w = rng.standard_normal((6, 2))
+    grads = check_gradient("Embedding", dict(input_dim=6, output_dim=2), [x, w])
+    assert grads[0] is None
+    op = get_op("Embedding")
+    p = op.parse_params(attrs_of(input_dim=6, output_dim=2))
+    dy = rng.standard_normal((2, 3, 2))
+    dw = op.backward(p, OpContext(), [x, w], [w[x]], [dy])[1]
+    expected = np.zeros_like(w)
+    for i, j in itertools.product(range(2), range(3)):
+        expected[x[i, j]] += dy[i, j]
+    np.testing.assert_allclose(dw, expected)
+
+
+def test_embedding_shape_and_type_inference():
+    assert infer("Embedding", dict(input_dim=10, output_dim=4), [(2, 5), None]) == (
+        [(2, 5), (10, 4)], [(2, 5, 4)])
+    assert infer("Embedding", dict(input_dim=10, output_dim=4), [None, None], [(3, 4)])[0] == [
+        (3,), (10, 4)]
+    with pytest.raises(ShapeError, match="weight"):
+        infer("Embedding", dict(input_dim=10, output_dim=4), [(2, 5), (10, 5)])
+    op = get_op("Embedding")
+    p = op.parse_params({"input_dim": "10", "output_dim": "4", "dtype": "float64"})
+    assert op.infer_type(p, [np.dtype(np.int32), None], [None]) == (
+        [np.dtype(np.int32), np.dtype(np.float64)], [np.dtype(np.float64)])
+    p = op.parse_params({"input_dim": "10", "output_dim": "4"})
+    assert p.dtype == np.float32 and p.sparse_grad is False
+    assert op.infer_type(p, [np.dtype(np.float32), np.dtype(np.float16)], [None])[1] == [
+        np.dtype(np.float16)]
+    with pytest.raises(DTypeError):
+        op.infer_type(p, [None, np.dtype(np.float16)], [np.dtype(np.float32)])
+
+
+# -- UpSampling ----------------------------------------------------------------------
+
+def nearest_reference(x, sh, sw):
+    n, c, h, w = x.shape
+    y = np.zeros((n, c, h * sh, w * sw))
+    for i, j in itertools.product(range(h * sh), range(w * sw)):
+        y[:, :, i, j] = x[:, :, i // sh, j // sw]
+    return y
+
+
+def test_upsampling_nearest_single_input():
+    x = np.random.default_rng(0).standard_normal((2, 3, 2, 3)).astype(np.float32)
+    y = run("UpSampling", dict(scale=2, sample_type="nearest", num_args=1), x)
+    np.testing.assert_array_equal(y, nearest_reference(x, 2, 2))
+    assert y.dtype == np.float32
+    check_gradient("UpSampling", dict(scale=3, sample_type="nearest", num_args=1),
+                   [x[:1, :2].astype(np.float64)])
+
+
+@pytest.mark.parametrize("mode", ["concat", "sum"])
+def test_upsampling_multiple_inputs_reach_the_first_inputs_size(mode):
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((1, 2, 2, 2)), rng.standard_normal((1, 2, 4, 1))
+    params = dict(scale=2, sample_type="nearest", num_args=2, multi_input_mode=mode)
+    y = run("UpSampling", params, a, b)
+    ups = [nearest_reference(a, 2, 2), nearest_reference(b, 1, 4)]
+    np.testing.assert_allclose(y, ups[0] + ups[1] if mode == "sum" else np.concatenate(ups, 1))
+    assert infer("UpSampling", params, [a.shape, b.shape])[1] == [y.shape]
+    check_gradient("UpSampling", params, [a, b])
+
+
+def test_upsampling_inputs_params_and_errors():
+    op = get_op("UpSampling")
+    p = op.parse_params({"scale": "2", "sample_type": "nearest", "num_args": "3"})
+    assert op.input_names(p) == ["arg0", "arg1", "arg2"]
+    assert dict(p) == dict(scale=2, num_filter=0, sample_type="nearest",
+                           multi_input_mode="concat", num_args=3, workspace=512)
+    params = dict(scale=2, sample_type="nearest", num_args=2)
+    with pytest.raises(ShapeError, match="divide"):
+        infer("UpSampling", params, [(1, 2, 2, 2), (1, 2, 3, 2)])
+    with pytest.raises(ShapeError, match="channels"):
+        infer("UpSampling", dict(params, multi_input_mode="sum"), [(1, 2, 2, 2), (1, 3, 2, 2)])
+    with pytest.raises(OperatorError, match="nearest"):
+        infer("UpSampling", dict(scale=2, sample_type="bilinear", num_args=2),
+              [(1, 2, 2, 2), (2, 1, 4, 4)])
