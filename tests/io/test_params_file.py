@@ -10,7 +10,6 @@ import io
 import os
 import struct
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -43,8 +42,12 @@ def container(records: list[bytes], names: list[str] | None = None) -> bytes:
     return out
 
 
+def le_bytes(array: np.ndarray) -> bytes:
+    return array.astype(array.dtype.newbyteorder("<")).tobytes()
+
+
 def _tail(array: np.ndarray, flag: int, dev_type: int = 1) -> bytes:
-    return struct.pack("<iii", dev_type, 0, flag) + array.astype(array.dtype.newbyteorder("<")).tobytes()
+    return struct.pack("<iii", dev_type, 0, flag) + le_bytes(array)
 
 
 def v2_record(array: np.ndarray, dev_type: int = 1, magic: int = NDARRAY_V2_MAGIC) -> bytes:
@@ -128,8 +131,8 @@ def test_inputs_are_normalized_to_contiguous_little_endian() -> None:
     base = np.arange(12, dtype=">f8").reshape(3, 4)
     buf = io.BytesIO()
     save_arrays(buf, [base.T, base[:, ::2]])
-    got = load_arrays(buf.getvalue())
-    assert_same(got, [np.ascontiguousarray(base.T, "<f8"), np.ascontiguousarray(base[:, ::2], "<f8")])
+    want = [np.ascontiguousarray(view, "<f8") for view in (base.T, base[:, ::2])]
+    assert_same(load_arrays(buf.getvalue()), want)
 
 
 def test_save_rejects_what_the_format_cannot_hold(tmp_path: Path) -> None:
@@ -235,7 +238,7 @@ def sparse_record(stype: int, shape: tuple, sshape: tuple, data: np.ndarray,
     out = struct.pack("<Ii", v, stype) + shp(sshape) + shp(shape) + struct.pack("<iii", 1, 0, 0)
     for a in aux:
         out += struct.pack("<i", DTYPE_TO_FLAG[a.dtype]) + shp(a.shape)
-    return out + data.astype("<f4").tobytes() + b"".join(a.astype(a.dtype.newbyteorder("<")).tobytes() for a in aux)
+    return out + le_bytes(data.astype(np.float32)) + b"".join(le_bytes(a) for a in aux)
 
 
 def test_sparse_records_load_densified() -> None:
@@ -403,12 +406,13 @@ def test_files_written_here_load_in_mxnet(tmp_path: Path) -> None:
     for stem, data in samples.items():
         save_arrays(tmp_path / f"{stem}.params", data)
         want = data if isinstance(data, dict) else {f"arr_{i}": a for i, a in enumerate(data)}
-        np.savez(tmp_path / f"{stem}.npz", **{k: np.ascontiguousarray(v, v.dtype.newbyteorder("="))
-                                              for k, v in want.items()})
+        # What MXNet should give back: contiguous, native byte order.
+        native = {k: np.ascontiguousarray(v, v.dtype.newbyteorder("=")) for k, v in want.items()}
+        np.savez(tmp_path / f"{stem}.npz", **native)
     result = subprocess.run([str(MXNET_PYTHON), str(REPO / "tools" / "mxnet_fixtures.py"),
                              "--check-minimx-params", str(tmp_path)],
-                            capture_output=True, text=True, timeout=120, env={**os.environ,
-                            "PYTHONPATH": ""}, check=False)
+                            capture_output=True, text=True, timeout=120, check=False,
+                            env={**os.environ, "PYTHONPATH": ""})
     lines = {line.split()[1].rstrip(":"): line.split()[0]
              for line in result.stdout.splitlines() if line[:4] in ("OK  ", "FAIL")}
     assert lines == {f"{stem}.params": ("FAIL" if "cannot" in stem else "OK")
