@@ -3,9 +3,12 @@
 `bind` / `simple_bind` prepare the graph in the order DESIGN.md gives:
 attribute inference, partitioning with the backends named by
 MINIMX_SUBGRAPH_BACKEND, inference again, then arrays for every argument,
-auxiliary state and output. `forward` pushes the whole graph to the engine as
-one operation that reads the arguments and writes the outputs and auxiliary
-states, and returns without waiting.
+auxiliary state and output. The runner adds the gradient pass and the memory
+plan (see `runner`). `forward` pushes the whole graph to the engine as one
+operation that reads the arguments and writes the outputs and auxiliary
+states; `backward` pushes one that reads arguments, auxiliary states, outputs
+and head gradients and writes the gradient arrays. Both return without
+waiting; a private variable for the runner's buffers orders them.
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from ..base import DEFAULT_DTYPE, MinimxError, ShapeError, as_dtype, settings
 from ..context import Context
 from ..graph import Graph
 from ..graph.infer import infer_dtypes, infer_shapes
-from ..ndarray import NDArray, empty, zeros
+from ..ndarray import NDArray, array, empty, zeros
 from ..ops.infer import known
 from ..symbol import Symbol
 from .runner import GraphRunner
@@ -83,7 +86,12 @@ class Executor:
         self._shapes, self._dtypes = self._infer()
         heads = self._graph.head_entry_ids()
         self.outputs = [empty(self._shapes[e], dtype=self._dtypes[e]) for e in heads]
-        self._runner = GraphRunner(self._graph, self._shapes, self._dtypes)
+        g = self._graph
+        reqs = [grad_req.get(g.nodes[nid].name, "null") if nid in g.argument_ids else "null"
+                for nid in g.input_ids]
+        self._runner = GraphRunner(g, self._shapes, self._dtypes, reqs)
+        # Stands for the runner's planned buffers, which forward and backward share.
+        self._buffers_var = engine.new_variable("executor buffers")
 
     # -- preparation ---------------------------------------------------------
     def _partition(self, training: bool) -> Symbol:
@@ -140,19 +148,76 @@ class Executor:
                 value.copyto(args[name])
             else:
                 args[name][:] = value
-        arrays = {**self.arg_dict, **self.aux_dict}
-        inputs = [arrays[self._graph.nodes[nid].name]._data for nid in self._graph.input_ids]
+        inputs = self._input_data()
         outs = [o._data for o in self.outputs]
-        engine.push(lambda: self._run(inputs, outs, is_train),
+        engine.push(lambda: self._runner.forward(inputs, is_train, outs),
                     [a._var for a in self.arg_arrays],
-                    [o._var for o in self.outputs] + [a._var for a in self.aux_arrays],
+                    [o._var for o in self.outputs] + [a._var for a in self.aux_arrays]
+                    + [self._buffers_var],
                     name="forward")
         return self.outputs
 
-    def _run(self, inputs: list[np.ndarray], outs: list[np.ndarray], is_train: bool) -> None:
-        results = self._runner.forward(inputs, is_train)
-        for dst, src in zip(outs, results, strict=True):
-            np.copyto(dst, src, casting="unsafe")
+    def _input_data(self) -> list[np.ndarray]:
+        arrays = {**self.arg_dict, **self.aux_dict}
+        return [arrays[self._graph.nodes[nid].name]._data for nid in self._graph.input_ids]
+
+    def backward(self, out_grads: Any = None, is_train: bool = True) -> None:
+        """Gradients of the arguments into `grad_arrays` (written or added per grad_req).
+
+        `out_grads` (an NDArray, a list in output order, or a dict by output
+        name) are the gradients of the outputs; outputs of loss layers
+        (SoftmaxOutput) need none. Like `forward`, returns without waiting.
+        """
+        if not self._runner.differentiable:
+            return
+        heads = self._head_grads(out_grads)
+        grads = {n: g for n, g, r in zip(self._arg_names, self.grad_arrays,
+                                          self._arg_reqs(), strict=True) if r != "null"}
+        g = self._graph
+        targets = [grads.get(g.nodes[nid].name) for nid in g.input_ids]
+        head_data = [None if h is None else h._data for h in heads]
+        target_data = [None if t is None else t._data for t in targets]
+        engine.push(lambda: self._runner.backward(head_data, target_data, is_train),
+                    [a._var for a in self.arg_arrays + self.aux_arrays + self.outputs]
+                    + [h._var for h in heads if h is not None],
+                    [t._var for t in grads.values()] + [self._buffers_var], name="backward")
+
+    def _arg_reqs(self) -> list[str]:
+        return [self._grad_req.get(n, "null") for n in self._arg_names]
+
+    def _head_grads(self, out_grads: Any) -> list[NDArray | None]:
+        """One NDArray (or None where not needed) per output, checked against the outputs."""
+        names = self._symbol.list_outputs()
+        if out_grads is None:
+            given: list = []
+        elif isinstance(out_grads, NDArray):
+            given = [out_grads]
+        elif isinstance(out_grads, Mapping):
+            given = [out_grads.get(n) for n in names]
+        else:
+            given = list(out_grads)
+        if len(given) > len(names):
+            raise MinimxError(f"backward: {len(given)} out_grads given for {len(names)} outputs")
+        heads: list[NDArray | None] = []
+        for i, (name, needed) in enumerate(zip(names, self._runner.head_grad_needed(),
+                                               strict=True)):
+            grad = given[i] if i < len(given) else None
+            if not needed:
+                heads.append(None)
+                continue
+            if grad is None:
+                # MXNet's words: only loss layers make their own head gradient.
+                raise MinimxError(f"backward: output {name} needs a gradient: because the "
+                                  "last operator is not a loss function, head gradient is "
+                                  "required when calling backward (pass out_grads, or end "
+                                  "the network in a loss layer such as SoftmaxOutput)")
+            if not isinstance(grad, NDArray):
+                grad = array(grad, dtype=self.outputs[i].dtype)
+            if grad.shape != self.outputs[i].shape:
+                raise ShapeError(f"backward: out_grad for {name} has shape {grad.shape}, "
+                                 f"the output has {self.outputs[i].shape}")
+            heads.append(grad)
+        return heads
 
     def set_monitor_callback(self, callback: Callable[[str, NDArray], None],
                              monitor_all: bool = False) -> None:
@@ -201,11 +266,15 @@ class Executor:
         return Executor(self._symbol, args, grads, self._grad_req, aux)
 
     def debug_str(self) -> str:
-        """The executed graph (after partitioning), with every entry's shape and dtype."""
-        g = self._graph
+        """The executed graph (after partitioning): every entry's shape, dtype and
+        storage (``sN`` a planned block, ``ext`` an array of its own), then the
+        backward nodes of a training bind, then the memory plan's totals."""
+        g, prog = self._graph, self._runner.program(True)
+        storage = prog.plan.storage
+        where = lambda e: f"s{storage[e]}" if storage[e] >= 0 else "ext"  # noqa: E731
         lines = [f"Symbol outputs: {', '.join(self._symbol.list_outputs())}"]
         for nid, node in enumerate(g.nodes):
-            outs = ", ".join(f"{self._shapes[e]} {self._dtypes[e]}"
+            outs = ", ".join(f"{self._shapes[e]} {self._dtypes[e]} @{where(e)}"
                              for e in g.output_entry_ids(nid))
             if node.is_variable:
                 lines.append(f"Variable: {node.name} -> {outs}")
@@ -213,6 +282,17 @@ class Executor:
             ins = ", ".join(g.nodes[g.node_id(e.node)].entry_name(e.index) for e in node.inputs)
             attrs = " ".join(f"{k}={v}" for k, v in sorted(node.attrs.items()))
             lines.append(f"Op: {node.op} {node.name}({ins}) {attrs} -> {outs}")
+        if prog.backward is not None:
+            lines.append("Backward:")
+            for step in prog.backward.steps():
+                outs = ", ".join(f"{prog.shapes[e]} @{where(e)}" for e in step.writes)
+                lines.append(f"  {step.name} -> {outs}")
+        plan = prog.plan
+        lines.append(f"Memory: {plan.summary()}")
+        lines.append(f"Total {plan.planned_bytes + plan.external_bytes} bytes allocated "
+                     f"({plan.planned_bytes} planned in {len(plan.block_bytes)} blocks, "
+                     f"{plan.naive_bytes} without sharing, lower bound {plan.lower_bound}; "
+                     f"{plan.external_bytes} in arrays of their own)")
         return "\n".join(lines)
 
 

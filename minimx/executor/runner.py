@@ -1,8 +1,17 @@
-"""GraphRunner: runs a Graph synchronously on numpy arrays.
+"""GraphRunner: runs a Graph, forward and backward, synchronously on numpy arrays.
 
-The executor pushes a runner's `forward` to the engine; a `_subgraph_op` node
-runs its inner graph with a runner of its own. A runner knows the graph's
-shapes and dtypes and keeps one state per stateful node (made on first use).
+The executor pushes a runner's `forward` and `backward` to the engine; a
+`_subgraph_op` node runs its inner graph with a runner of its own. A runner
+knows the graph's shapes and dtypes, keeps one state per stateful node (made
+on first use) and up to two `Program`s, each planned and allocated once:
+inference (forward only, maximal reuse) and, when some grad_req is not
+``null``, training (forward and backward planned together, so the entries
+backward reads survive forward). ``forward(is_train=True)`` of a runner with
+gradients runs the training program; every other forward the inference one.
+
+Kernels return new arrays (or views); the runner copies each result into its
+entry's planned buffer, so memory is reused across runs at the price of one
+copy per output.
 """
 from __future__ import annotations
 
@@ -11,44 +20,151 @@ from typing import Any
 
 import numpy as np
 
+from ..base import MinimxError
 from ..graph import Graph
+from ..graph.gradient import BackwardNode, GradSum
 from ..ops.registry import OpContext
+from .program import Program
 
 Monitor = Callable[[str, np.ndarray], None]
 
 
 class GraphRunner:
-    """Evaluates `graph` given arrays for its input variables."""
+    """Evaluates `graph` given arrays for its input variables (in `input_ids` order)."""
 
-    def __init__(self, graph: Graph, shapes: Sequence, dtypes: Sequence) -> None:
+    def __init__(self, graph: Graph, shapes: Sequence, dtypes: Sequence,
+                 grad_reqs: Sequence[str] | None = None) -> None:
         self.graph = graph
         self.shapes = list(shapes)
         self.dtypes = list(dtypes)
+        self.grad_reqs = list(grad_reqs or ["null"] * len(graph.input_ids))
+        self.differentiable = any(r != "null" for r in self.grad_reqs)
+        self._programs: dict[bool, Program] = {}
         self._states: dict[int, Any] = {}
+        self._last: tuple[Program, list[np.ndarray]] | None = None  # program, inputs
         self.monitor: Monitor | None = None
         self.monitor_all = False
 
-    def forward(self, inputs: Sequence[np.ndarray], is_train: bool = False
-                ) -> list[np.ndarray]:
-        """The graph's outputs, given one array per input variable (in `input_ids` order)."""
-        g = self.graph
-        env: list[np.ndarray | None] = [None] * g.num_entries
+    def program(self, train: bool) -> Program:
+        """The training (``train`` and differentiable) or inference program, made once."""
+        train = train and self.differentiable
+        if train not in self._programs:
+            self._programs[train] = Program(self.graph, self.shapes, self.dtypes,
+                                            self.grad_reqs if train else None)
+        return self._programs[train]
+
+    # -- forward -----------------------------------------------------------------
+    def forward(self, inputs: Sequence[np.ndarray], is_train: bool = False,
+                outputs: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
+        """The graph's outputs; written into `outputs` when given."""
+        return self._forward(self.program(is_train), list(inputs), is_train, outputs)
+
+    def _forward(self, prog: Program, inputs: list[np.ndarray], is_train: bool,
+                 outputs: Sequence[np.ndarray] | None) -> list[np.ndarray]:
+        g, env = self.graph, prog.env
         for nid, data in zip(g.input_ids, inputs, strict=True):
             env[g.entry_ptr[nid]] = data
+        heads = g.head_entry_ids()
+        bound = {g.entry_ptr[nid] for nid in g.input_ids}
+        for i, e in enumerate(heads):
+            # An operator's head is computed straight into the caller's array; a
+            # variable or repeated head is copied there at the end.
+            if e not in bound:
+                bound.add(e)
+                env[e] = outputs[i] if outputs is not None else prog.owned(e)
         ctx = OpContext(is_train=is_train)
         for nid, node in enumerate(g.nodes):
             if node.is_variable:
                 continue
             results = node.opdef.forward(self._state(nid), ctx,
                                          [env[e] for e in g.input_entry_ids(nid)])
-            if isinstance(results, np.ndarray):
-                results = (results,)
-            for eid, value in zip(g.output_entry_ids(nid), results, strict=True):
-                env[eid] = value
+            _store(env, g.output_entry_ids(nid), _as_list(results), (), node.label)
             if self.monitor is not None:
                 self._report(nid, env)
-        return [env[e] for e in g.head_entry_ids()]
+        self._last = (prog, inputs)
+        result = [env[e] for e in heads]
+        if outputs is not None:
+            for dst, src in zip(outputs, result, strict=True):
+                if dst is not src:
+                    np.copyto(dst, src, casting="unsafe")
+        return result
 
+    # -- backward ------------------------------------------------------------------
+    def head_grad_needed(self) -> list[bool]:
+        """For each output: whether backward reads its gradient (False after a loss layer)."""
+        return self.program(True).head_grad_needed
+
+    def backward(self, head_grads: Sequence[np.ndarray | None],
+                 grads: Sequence[np.ndarray | None] | None = None, is_train: bool = True,
+                 inputs: Sequence[np.ndarray] | None = None) -> list[np.ndarray | None]:
+        """Gradients of the inputs (None where grad_req is null), given one gradient
+        per output (None where `head_grad_needed` says it is not read).
+
+        `grads` are the arrays to write (or add) them into, one per input (None:
+        the runner's own). Backward uses the values of the last forward; if that
+        did not run the training program, the forward runs again on it (with
+        `inputs`, default the last forward's) first.
+        """
+        if not self.differentiable:
+            return [None] * len(self.graph.input_ids)
+        prog = self.program(True)
+        if self._last is None or self._last[0] is not prog:
+            if inputs is None and self._last is None:
+                raise MinimxError("backward: run forward first")
+            # Heads go to the program's own buffers: the caller's outputs keep the
+            # values of its own forward.
+            self._forward(prog, list(inputs if inputs is not None else self._last[1]),
+                          False, None)
+        bwd, env, g = prog.backward, prog.env, self.graph
+        for i, (h, needed) in enumerate(zip(bwd.head_grads, prog.head_grad_needed,
+                                            strict=True)):
+            if needed:
+                if head_grads[i] is None:
+                    raise MinimxError(f"backward: output {i} "
+                                      f"({g.outputs[i].node.entry_name(g.outputs[i].index)}) "
+                                      "needs a head gradient")
+                env[h] = head_grads[i]
+        for k, nid in enumerate(g.input_ids):
+            if nid in bwd.arg_grads:
+                e = bwd.arg_grads[nid]
+                given = grads[k] if grads is not None else None
+                env[e] = given if given is not None else prog.owned(e)
+        ctx = OpContext(is_train=is_train)
+        for step in bwd.nodes:
+            if isinstance(step, BackwardNode):
+                self._backward_node(prog, step, ctx)
+            elif isinstance(step, GradSum):
+                a, *b = (env[e] for e in step.inputs)
+                if step.out in bwd.add_to or not b:
+                    _store(env, [step.out], [a + b[0] if b else a], bwd.add_to, "_grad_sum")
+                else:
+                    np.add(a, b[0], out=env[step.out], casting="unsafe")
+            elif step.out not in bwd.add_to:
+                env[step.out][...] = 0
+        return [env[bwd.arg_grads[nid]] if nid in bwd.arg_grads else None
+                for nid in g.input_ids]
+
+    def _backward_node(self, prog: Program, step: BackwardNode, ctx: OpContext) -> None:
+        g, env, nid = self.graph, prog.env, step.node
+        node = g.nodes[nid]
+        outs = g.output_entry_ids(nid)
+        ograds = [prog.zeros(e) if o is None else env[o]
+                  for e, o in zip(outs, step.out_grads, strict=True)]
+        results = node.opdef.backward(self._state(nid), ctx,
+                                      [env[e] for e in g.input_entry_ids(nid)],
+                                      [env[e] for e in outs], ograds)
+        results = list(results)
+        if len(results) != len(step.in_grads):
+            raise MinimxError(f"{node.label}: backward returned {len(results)} gradients "
+                              f"for {len(step.in_grads)} inputs")
+        targets = [(e, r) for e, r in zip(step.in_grads, results, strict=True) if e is not None]
+        # A gradient the operator does not define (a label's, say) is zero, as in MXNet.
+        values = [np.zeros(prog.shapes[e], prog.dtypes[e]) if r is None else r
+                  for e, r in targets]
+        _store(env, [e for e, _ in targets], values, prog.backward.add_to,
+               f"_backward_{node.op} {node.name}")
+
+    # -- states and monitoring -----------------------------------------------------
     def _state(self, nid: int) -> Any:
         """The node's params, or its operator state (made once, on first use)."""
         node = self.graph.nodes[nid]
@@ -65,3 +181,29 @@ class GraphRunner:
         count = node.num_outputs() if self.monitor_all else node.num_visible_outputs()
         for k, eid in enumerate(self.graph.output_entry_ids(nid)[:count]):
             self.monitor(node.entry_name(k), env[eid])
+
+
+def _as_list(results: Any) -> list[np.ndarray]:
+    return [results] if isinstance(results, np.ndarray) else list(results)
+
+
+def _store(env: list, eids: Sequence[int], results: list, add_to: set[int] | tuple,
+           label: str) -> None:
+    """Copy (or, for `add_to` entries, add) each result into its entry's buffer."""
+    if len(results) != len(eids):
+        raise MinimxError(f"{label}: {len(results)} results for {len(eids)} outputs")
+    for k, (eid, value) in enumerate(zip(eids, results, strict=True)):
+        dst = env[eid]
+        if np.shape(value) != dst.shape:
+            raise MinimxError(f"{label}: result {k} has shape {np.shape(value)}, "
+                              f"expected {dst.shape}")
+        # In-place sharing may make this buffer the memory a later result views:
+        # keep such a result before it is overwritten.
+        for j in range(k + 1, len(results)):
+            if results[j] is not value and isinstance(results[j], np.ndarray) \
+                    and np.may_share_memory(results[j], dst):
+                results[j] = results[j].copy()
+        if eid in add_to:
+            np.add(dst, value, out=dst, casting="unsafe")
+        else:
+            np.copyto(dst, value, casting="unsafe")
