@@ -96,24 +96,11 @@ const char *mmx_isa(void) {
     return dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa());
 }
 
-/* ---- engine and stream ---- */
+/* ---- engine ---- */
 
 int mmx_engine_create(mmx_engine **engine) {
     CHECK(dnnl_engine_create(engine, dnnl_cpu, 0));
     return dnnl_success;
-}
-
-void mmx_engine_destroy(mmx_engine *engine) {
-    dnnl_engine_destroy(engine);
-}
-
-int mmx_stream_create(mmx_stream **stream, mmx_engine *engine) {
-    CHECK(dnnl_stream_create(stream, engine, dnnl_stream_default_flags));
-    return dnnl_success;
-}
-
-void mmx_stream_destroy(mmx_stream *stream) {
-    dnnl_stream_destroy(stream);
 }
 
 /* ---- memory descriptors ---- */
@@ -190,12 +177,6 @@ void mmx_memory_destroy(mmx_memory *mem) {
 int mmx_memory_set_handle(mmx_memory *mem, void *handle) {
     CHECK(dnnl_memory_set_data_handle(mem, handle));
     return dnnl_success;
-}
-
-void *mmx_memory_handle(const mmx_memory *mem) {
-    void *handle = NULL;
-    dnnl_memory_get_data_handle(mem, &handle);
-    return handle;
 }
 
 /* ---- primitives ---- */

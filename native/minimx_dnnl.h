@@ -17,9 +17,8 @@
  */
 
 /* oneDNN's own opaque handles under shorter names: an mmx_md * is a
- * dnnl_memory_desc_t, an mmx_memory * a dnnl_memory_t, and so on. */
+ * dnnl_memory_desc_t, an mmx_memory * a dnnl_memory_t. */
 typedef struct dnnl_engine mmx_engine;
-typedef struct dnnl_stream mmx_stream;
 typedef struct dnnl_memory_desc mmx_md;
 typedef struct dnnl_memory mmx_memory;
 
@@ -99,11 +98,11 @@ const char *mmx_last_error(void);
 void mmx_version(int *major, int *minor, int *patch, const char **hash);
 const char *mmx_isa(void);
 
-/* ---- engine and stream ---- */
+/* ---- engine ----
+ * One CPU engine serves the process; it is never destroyed, because objects
+ * created on it may be freed after it at interpreter exit. Each plan owns
+ * its stream. */
 int mmx_engine_create(mmx_engine **engine);
-void mmx_engine_destroy(mmx_engine *engine);
-int mmx_stream_create(mmx_stream **stream, mmx_engine *engine);
-void mmx_stream_destroy(mmx_stream *stream);
 
 /* ---- memory descriptors ---- */
 /* Layout left to the primitive that receives it (format_tag any). */
@@ -123,7 +122,6 @@ int mmx_memory_create(mmx_memory **mem, mmx_engine *engine, const mmx_md *md,
         void *handle, int allocate);
 void mmx_memory_destroy(mmx_memory *mem);
 int mmx_memory_set_handle(mmx_memory *mem, void *handle);
-void *mmx_memory_handle(const mmx_memory *mem);
 
 /* ---- primitives ----
  * Each *_init builds one primitive for forward inference with a user-mode

@@ -25,7 +25,7 @@ def to_layout(array: np.ndarray, desc: MemoryDesc, into: Memory | None = None) -
     check_array(array, desc.shape, f"to_layout {desc}", writable=False)
     if into is not None and into.desc != desc:
         raise BackendError(f"to_layout: target memory is {into.desc}, not {desc}")
-    if desc == MemoryDesc.plain(desc.shape) and (into is None or not into.owned):
+    if desc.is_plain and (into is None or not into.owned):
         if into is None:
             return Memory.from_numpy(array, desc)
         into.rebind(array)

@@ -153,7 +153,7 @@ class Plan:
         given to) each run in plain layout. A plain temporary becomes the
         caller's buffer itself; anything else gets a final reorder."""
         self._own(slot, "plan.output")
-        if slot.kind != "temp" or slot.desc != MemoryDesc.plain(slot.shape):
+        if slot.kind != "temp" or not slot.desc.is_plain:
             slot = self.reorder(slot, copy=True)
         slot.kind = "output"
         slot.name = name or f"out{len(self.outputs)}"
@@ -164,8 +164,12 @@ class Plan:
 
     def compile(self) -> None:
         """Create the memories and the C plan (done by the first ``run`` if needed)."""
-        if self._cplan is not None:
-            return
+        # Under the lock: threads whose first runs race must share one C plan.
+        with self._lock:
+            if self._cplan is None:
+                self._cplan = self._build()
+
+    def _build(self):
         ffi, lib = native().ffi, native().lib
         for slot in self.slots:
             if slot.memory is None:
@@ -182,7 +186,7 @@ class Plan:
         check(lib.mmx_plan_set_io(cplan, len(io), ffi.new("mmx_memory *[]", io)),
               "plan io")
         check(lib.mmx_plan_finalize(cplan), "plan scratchpad")
-        self._cplan = cplan
+        return cplan
 
     @property
     def scratchpad_nbytes(self) -> int:

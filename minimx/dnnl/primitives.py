@@ -253,9 +253,11 @@ def deconv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, 
     out_c = w[1] * g
     out = [(x - 1) * ss - 2 * pp + dd * (k - 1) + 1 + aa
            for x, ss, pp, dd, k, aa in zip(size, s, p, d, w[2:], a)]
-    if any(o < 1 for o in out) or any(aa > pp for aa, pp in zip(a, p)):
-        raise BackendError(f"deconv: output {tuple(out)} from pad {p} and adj {a} is not "
-                           f"valid (adj must not exceed pad)")
+    if any(o < 1 for o in out):
+        raise BackendError(f"deconv: pad {p} leaves no output for data {src_d.shape} and "
+                           f"weights {w}")
+    if any(aa > pp for aa, pp in zip(a, p)):
+        raise BackendError(f"deconv: adj {a} must not exceed pad {p}")
     # oneDNN wants (O, I, k..) or (G, O/G, I/G, k..); MXNet stores (I, O/G, k..).
     grouped = (g, c // g, w[1], *w[2:])
     logical = (g, w[1], c // g, *w[2:]) if g > 1 else (w[1], c, *w[2:])
@@ -344,7 +346,13 @@ def pooling(src: SrcLike, kernel: Sequence[int] | None = None, *, pool_type: str
     if any(o < 1 for o in out) or any(pp >= kk for pp, kk in zip(p, k)):
         raise BackendError(f"pooling: kernel {k} pad {p} do not fit data {src_d.shape} "
                            "(pad must be smaller than the kernel)")
-    pad_r = [(o - 1) * ss + kk - x - pp for o, ss, kk, x, pp in zip(out, s, k, size, p)]
+    if any((o - 1) * ss - pp >= x for o, ss, pp, x in zip(out, s, p, size)):
+        raise BackendError(f"pooling: with convention {convention!r}, kernel {k}, stride {s} "
+                           f"and pad {p}, the last window of data {src_d.shape} lies wholly "
+                           "in the padding, which oneDNN does not support")
+    # 'valid' floors, as oneDNN does with symmetric padding; 'full' pads the
+    # high side up to the last window.
+    pad_r = [max(pp, (o - 1) * ss + kk - x - pp) for o, ss, kk, x, pp in zip(out, s, k, size, p)]
     return _build(
         "pooling", f"{pool_type} src {src_d} kernel {k} stride {s} pad {p} {convention}",
         native().lib.mmx_pooling_init, _alg("POOLING", algs[pool_type]), src_d._md,

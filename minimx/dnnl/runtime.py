@@ -42,7 +42,9 @@ def engine():
             ffi, lib = native().ffi, native().lib
             out = ffi.new("mmx_engine **")
             check(lib.mmx_engine_create(out), "engine creation")
-            _engine = ffi.gc(out[0], lib.mmx_engine_destroy)
+            # Never destroyed: at exit, memories and primitives may be freed
+            # after it in any order, and they refer to it.
+            _engine = out[0]
         return _engine
 
 
@@ -73,7 +75,7 @@ class MemoryDesc:
     MemoryDesc((1, 3, 8, 8), abcd)
     """
 
-    __slots__ = ("_md", "shape", "layout", "nbytes", "is_plain")
+    __slots__ = ("_md", "shape", "layout", "nbytes", "_plain")
 
     def __init__(self, md) -> None:
         """Takes ownership of an ``mmx_md *``; use the class methods instead."""
@@ -84,9 +86,7 @@ class MemoryDesc:
         self.shape = tuple(info.dims[0:info.ndims])
         self.nbytes = int(info.size)
         self.layout = _layout_name(info)
-        # Row-major order and no padding: the layout of a C-contiguous array.
-        self.is_plain = (self.layout == _LETTERS[:info.ndims]
-                         and self.nbytes == 4 * int(np.prod(self.shape)))
+        self._plain: bool | None = None
 
     @classmethod
     def plain(cls, shape: Sequence[int]) -> MemoryDesc:
@@ -122,6 +122,17 @@ class MemoryDesc:
         out = ffi.new("mmx_md **")
         check(lib.mmx_md_clone(out, md), "memory descriptor copy")
         return cls(out[0])
+
+    @property
+    def is_plain(self) -> bool:
+        """Whether this is the layout of a C-contiguous array of ``shape``.
+
+        Asked of oneDNN, which ignores the order of size-1 dims: a layout named
+        ``acbd`` can still be plain.
+        """
+        if self._plain is None:
+            self._plain = self.layout != "any" and self == MemoryDesc.plain(self.shape)
+        return self._plain
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, MemoryDesc):
