@@ -174,9 +174,12 @@ def _conv_infer_shape(p: Params, in_shapes: list, out_shapes: list):
     merge_at(outs, 0, out, "output")
     # As MXNet: the batch, and the spatial sizes where the stride is 1, follow from the output.
     o = outs[0]
-    back = (o[0], c, *(o[2 + i] + win.span(i) - 1 - 2 * win.pad[i]
-                       if o[2 + i] and win.stride[i] == 1 else 0 for i in range(win.ndim)))
-    merge_at(ins, 0, back, "data")
+
+    def input_size(i: int) -> int:
+        size = o[2 + i] + win.span(i) - 1 - 2 * win.pad[i]
+        return size if o[2 + i] and win.stride[i] == 1 and size > 0 else 0
+
+    merge_at(ins, 0, (o[0], c, *map(input_size, range(win.ndim))), "data")
     return ins, outs
 
 
