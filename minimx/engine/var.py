@@ -76,11 +76,19 @@ def split_vars(const_vars: Iterable[Var], mutable_vars: Iterable[Var]
                ) -> tuple[tuple[Var, ...], tuple[Var, ...]]:
     """Deduplicated (reads, writes); a variable in both counts as a write."""
     try:
-        writes = tuple(dict.fromkeys(mutable_vars))
-        reads = tuple(v for v in dict.fromkeys(const_vars) if v not in writes)
+        reads, writes = tuple(const_vars), tuple(mutable_vars)
+        # Deduplicating costs more than the rest of a push; most ops need none.
+        if len(writes) > 1:
+            writes = tuple(dict.fromkeys(writes))
+        if writes and reads:
+            reads = tuple([v for v in dict.fromkeys(reads) if v not in writes])
+        elif len(reads) > 1:
+            reads = tuple(dict.fromkeys(reads))
     except TypeError as exc:
         raise EngineError(f"engine operations take iterables of Var: {exc}") from exc
-    for v in reads + writes:
-        if v.__class__ is not Var:
-            raise EngineError(f"engine operations take Var objects, got {type(v).__name__}: {v!r}")
+    for group in (reads, writes):
+        for v in group:
+            if v.__class__ is not Var:
+                raise EngineError(f"engine operations take Var objects, "
+                                  f"got {type(v).__name__}: {v!r}")
     return reads, writes

@@ -1,0 +1,137 @@
+"""The profiler: Chrome trace of engine operations and the aggregate table."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from engine_support import WAIT
+
+from minimx import profiler
+from minimx.base import MinimxError
+from minimx.engine import Engine
+
+DEFAULTS = dict(profile_all=False, profile_symbolic=True, profile_imperative=True,
+                profile_memory=False, profile_api=False, continuous_dump=False,
+                aggregate_stats=False)
+
+
+@pytest.fixture
+def trace_file(tmp_path: Path) -> Iterator[Path]:
+    path = tmp_path / "profile.json"
+    profiler.set_config(**DEFAULTS, filename=str(path))
+    yield path
+    profiler.set_state("stop")
+    profiler.resume()
+    profiler.dump(finished=True)  # drop what this test recorded
+    profiler.dumps(reset=True)
+    profiler.set_config(**DEFAULTS, filename="profile.json")
+
+
+def push_named(eng: Engine, names: list[str], symbolic: bool = False) -> None:
+    v = eng.new_variable()
+    for name in names:
+        eng.push(lambda: sum(range(100)), [v], [v], name=name, symbolic=symbolic)
+    eng.wait_for_all(timeout=WAIT)
+
+
+def load_ops(path: Path) -> list[dict]:
+    trace = json.loads(path.read_text())
+    assert trace["displayTimeUnit"] == "ms"
+    events = trace["traceEvents"]
+    assert {"name": "process_name", "ph": "M", "pid": 0, "args": {"name": "cpu/0"}} in events
+    return [e for e in events if e["ph"] in "BE"]
+
+
+def test_dump_writes_paired_begin_end_events(any_engine: Engine, trace_file: Path) -> None:
+    profiler.set_state("run")
+    push_named(any_engine, ["conv0", "relu0", "conv0"])
+    profiler.set_state("stop")
+    profiler.dump()
+    ops = load_ops(trace_file)
+    assert Counter((e["name"], e["ph"]) for e in ops) == \
+        {("conv0", "B"): 2, ("conv0", "E"): 2, ("relu0", "B"): 1, ("relu0", "E"): 1}
+    for begin, end in zip(ops[::2], ops[1::2], strict=True):
+        assert (begin["ph"], end["ph"]) == ("B", "E")
+        assert begin["name"] == end["name"] and begin["tid"] == end["tid"]
+        assert begin["cat"] == end["cat"] == "operator" and begin["pid"] == 0
+        assert 0 <= begin["ts"] <= end["ts"]
+
+
+def test_nothing_recorded_when_stopped_or_paused(threaded: Engine, trace_file: Path) -> None:
+    push_named(threaded, ["before_run"])
+    profiler.set_state("run")
+    profiler.pause()
+    push_named(threaded, ["while_paused"])
+    profiler.resume()
+    push_named(threaded, ["recorded"])
+    profiler.set_state("stop")
+    push_named(threaded, ["after_stop"])
+    profiler.dump()
+    assert {e["name"] for e in load_ops(trace_file)} == {"recorded"}
+
+
+def test_imperative_and_symbolic_filters(threaded: Engine, trace_file: Path) -> None:
+    profiler.set_config(profile_imperative=False)
+    profiler.set_state("run")
+    push_named(threaded, ["imperative_op"])
+    push_named(threaded, ["executor_op"], symbolic=True)
+    profiler.set_config(profile_all=True)
+    push_named(threaded, ["both_on"])
+    profiler.set_state("stop")
+    profiler.dump()
+    assert {e["name"] for e in load_ops(trace_file)} == {"executor_op", "both_on"}
+
+
+def test_finished_dump_starts_afresh(threaded: Engine, trace_file: Path) -> None:
+    profiler.set_state("run")
+    push_named(threaded, ["first"])
+    profiler.dump(finished=False)
+    push_named(threaded, ["second"])
+    profiler.dump(finished=True)
+    assert {e["name"] for e in load_ops(trace_file)} == {"first", "second"}
+    push_named(threaded, ["third"])
+    profiler.dump()
+    assert {e["name"] for e in load_ops(trace_file)} == {"third"}
+
+
+def test_continuous_dump_writes_on_stop(threaded: Engine, trace_file: Path) -> None:
+    profiler.set_config(continuous_dump=True)
+    profiler.set_state("run")
+    push_named(threaded, ["op"])
+    profiler.set_state("stop")
+    assert {e["name"] for e in load_ops(trace_file)} == {"op"}
+
+
+def test_dumps_aggregates_per_name(threaded: Engine, trace_file: Path) -> None:
+    profiler.set_config(aggregate_stats=True)
+    profiler.set_state("run")
+    push_named(threaded, ["add"] * 3 + ["mul"])
+    profiler.set_state("stop")
+    table = profiler.dumps(sort_by="count")
+    assert "Total Count" in table and "Avg Time (ms)" in table
+    rows = [line.split() for line in table.splitlines() if line.startswith(("add", "mul"))]
+    assert [(r[0], r[1]) for r in rows] == [("add", "3"), ("mul", "1")]
+    for _, _, total, lo, hi, avg in rows:
+        assert float(lo) <= float(avg) <= float(hi) <= float(total)
+    stats = json.loads(profiler.dumps(format="json", reset=True))["Time"]["operator"]
+    assert stats["add"]["Count"] == 3
+    assert "add" not in profiler.dumps()  # reset cleared it
+
+
+def test_dumps_says_when_aggregation_is_off(trace_file: Path) -> None:
+    assert "aggregate_stats is off" in profiler.dumps()
+
+
+def test_bad_profiler_arguments(trace_file: Path) -> None:
+    with pytest.raises(MinimxError, match="unknown option.*profile_everything"):
+        profiler.set_config(profile_everything=True)
+    with pytest.raises(MinimxError, match="boolean"):
+        profiler.set_config(profile_all="maybe")
+    with pytest.raises(MinimxError, match="'run' or 'stop'"):
+        profiler.set_state("go")
+    with pytest.raises(MinimxError, match="sort_by"):
+        profiler.dumps(sort_by="median")
+    profiler.set_config(profile_all="True", aggregate_stats="0")  # MXNet passes strings
