@@ -19,10 +19,11 @@ from ..graph.plan_memory import MemoryPlan, graph_steps, plan_memory
 
 
 class Program:
-    """Forward (and, given grad_reqs, backward) schedule of `graph`, planned together."""
+    """Forward (and, given grad_reqs, backward) schedule of `graph`, planned together
+    (``share_memory=False``: every entry in a buffer of its own)."""
 
     def __init__(self, graph: Graph, shapes: Sequence, dtypes: Sequence,
-                 grad_reqs: list[str] | None = None) -> None:
+                 grad_reqs: list[str] | None = None, share_memory: bool = True) -> None:
         self.graph = graph
         self.backward: BackwardGraph | None = (build_backward(graph, grad_reqs)
                                                if grad_reqs else None)
@@ -41,7 +42,7 @@ class Program:
         self.head_grad_needed: list[bool] = (self.backward.head_grad_needed()
                                              if self.backward else [False] * len(graph.outputs))
         self.plan: MemoryPlan = plan_memory(nbytes, steps, external,
-                                            settings().exec_enable_inplace)
+                                            settings().exec_enable_inplace, share_memory)
         self._env: list[np.ndarray | None] | None = None
         self._owned: dict[int, np.ndarray] = {}
         self._zeros: dict[int, np.ndarray] = {}

@@ -30,11 +30,16 @@ Monitor = Callable[[str, np.ndarray], None]
 
 
 class GraphRunner:
-    """Evaluates `graph` given arrays for its input variables (in `input_ids` order)."""
+    """Evaluates `graph` given arrays for its input variables (in `input_ids` order).
+
+    `grad_reqs` has one entry per input variable; ``share_memory=False``
+    turns memory planning off (for tests and debugging).
+    """
 
     def __init__(self, graph: Graph, shapes: Sequence, dtypes: Sequence,
-                 grad_reqs: Sequence[str] | None = None) -> None:
+                 grad_reqs: Sequence[str] | None = None, share_memory: bool = True) -> None:
         self.graph = graph
+        self.share_memory = share_memory
         self.shapes = list(shapes)
         self.dtypes = list(dtypes)
         self.grad_reqs = list(grad_reqs or ["null"] * len(graph.input_ids))
@@ -50,7 +55,8 @@ class GraphRunner:
         train = train and self.differentiable
         if train not in self._programs:
             self._programs[train] = Program(self.graph, self.shapes, self.dtypes,
-                                            self.grad_reqs if train else None)
+                                            self.grad_reqs if train else None,
+                                            self.share_memory)
         return self._programs[train]
 
     # -- forward -----------------------------------------------------------------

@@ -122,8 +122,13 @@ class _Pool:
 
 
 def plan_memory(entry_bytes: Sequence[int], steps: Sequence[Step], external: Iterable[int],
-                enable_inplace: bool = True) -> MemoryPlan:
-    """Storage ids for every entry that `steps` write and that is not `external`."""
+                enable_inplace: bool = True, reuse: bool = True) -> MemoryPlan:
+    """Storage ids for every entry that `steps` write and that is not `external`.
+
+    ``reuse=False`` turns planning off (a block per entry, no in-place): the
+    reference the planned runs are tested against.
+    """
+    enable_inplace = enable_inplace and reuse
     external = set(external)
     storage = [EXTERNAL if e in external else UNUSED for e in range(len(entry_bytes))]
     last_read = [-1] * len(entry_bytes)
@@ -157,7 +162,7 @@ def plan_memory(entry_bytes: Sequence[int], steps: Sequence[Step], external: Ite
             if storage[e] >= 0 and last_read[e] <= t:
                 live -= entry_bytes[e]
                 holders[storage[e]] -= 1
-                if holders[storage[e]] == 0:
+                if holders[storage[e]] == 0 and reuse:
                     pool.give(storage[e], plan.block_bytes)
     for e, sid in enumerate(storage):
         if sid == UNUSED and last_read[e] >= 0 and e not in external:
