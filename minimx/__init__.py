@@ -13,6 +13,7 @@ from .base import (BackendError, DTypeError, GraphFormatError, MinimxError, Oper
 from .context import Context, cpu, current_context, gpu
 from .executor import Executor
 from . import model, subgraph
+from . import models  # symbol builders of the gluon model zoo
 
 nd = ndarray
 sym = symbol
