@@ -89,11 +89,14 @@ def _stem(net: Scope, x: Symbol, channels: int, thumbnail: bool) -> Symbol:
     return pool2d(net.child("pool"), x, "max", 3, 2, 1)
 
 
-def _stages(net: Scope, x: Symbol, block: Block, layers: Sequence[int],
+def _stages(net: Scope, x: Symbol, version: int, kind: str, layers: Sequence[int],
             channels: Sequence[int]) -> Symbol:
+    if (version, kind) not in _BLOCKS:
+        raise ModelError(f"resnet: no block {kind!r}; blocks basic_block, bottle_neck")
     if len(layers) != len(channels) - 1:
         raise ModelError(f"resnet: {len(layers)} stages need {len(layers) + 1} channel counts, "
                          f"got {list(channels)}")
+    block = _BLOCKS[version, kind]
     for i, num_blocks in enumerate(layers):
         stage = net.named(f"stage{i + 1}_")
         out_channels = channels[i + 1]
@@ -109,7 +112,7 @@ def resnet_v1(block: str, layers: Sequence[int], channels: Sequence[int], classe
     """gluon's ``ResNetV1(block, layers, channels)``; `block` is basic_block or bottle_neck."""
     net = Scope(prefix)
     x = _stem(net, sym.Variable("data"), channels[0], thumbnail)
-    x = _stages(net, x, _BLOCKS[1, block], layers, channels)
+    x = _stages(net, x, 1, block, layers, channels)
     x = global_avg_pool2d(net.child("pool"), x)
     return dense(net.child("dense"), x, classes)
 
@@ -121,7 +124,7 @@ def resnet_v2(block: str, layers: Sequence[int], channels: Sequence[int], classe
     net = Scope(prefix)
     x = batch_norm(net.child("batchnorm"), sym.Variable("data"), scale=False)
     x = _stem(net, x, channels[0], thumbnail)
-    x = _stages(net, x, _BLOCKS[2, block], layers, channels)
+    x = _stages(net, x, 2, block, layers, channels)
     x = activation(net.child("relu"), batch_norm(net.child("batchnorm"), x))
     x = flatten(net.child("flatten"), global_avg_pool2d(net.child("pool"), x))
     return dense(net.child("dense"), x, classes)

@@ -109,3 +109,7 @@ def test_unknown_model() -> None:
     assert isinstance(err.value, mx.MinimxError) and isinstance(err.value, ValueError)
     with pytest.raises(mx.models.ModelError, match="no 12-layer"):
         mx.models.vgg.vgg(12)
+    with pytest.raises(mx.models.ModelError, match="no block 'bottleneck'"):
+        resnet.resnet_v2("bottleneck", [1], [8, 16])
+    with pytest.raises(mx.models.ModelError, match="2 stages need 3 channel counts"):
+        resnet.resnet_v1("basic_block", [1, 1], [8, 16])
