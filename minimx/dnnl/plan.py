@@ -28,6 +28,10 @@ from .primitives import Primitive, SrcLike, reorder
 from .runtime import FLOAT32, Memory, MemoryDesc, check, check_array, engine
 
 
+# Primitives that oneDNN documents as working with dst == src.
+IN_PLACE_KINDS = frozenset({"eltwise", "batch_norm", "binary"})
+
+
 class Slot:
     """One memory of a plan: an input, an output, a constant, or a temporary."""
 
@@ -132,6 +136,9 @@ class Plan:
             if op.has_sum and not dst.written:
                 raise BackendError(f"plan.add({op.kind}): the sum addend {dst.name} was "
                                    "never written")
+            if op.kind not in IN_PLACE_KINDS and any(args[n] is dst for n in expected):
+                raise BackendError(f"plan.add({op.kind}): dst {dst.name} is also read by "
+                                   "the step, which this primitive cannot do in place")
         if self._cplan is not None:
             raise BackendError(f"plan {self.name!r} is already compiled")
         bound = [dst if n == "dst" else args[n] for n in op.args]

@@ -175,6 +175,8 @@ def _build(kind: str, what: str, init: Callable, *args, post_ops: Sequence[PostO
 
 def _desc(src: SrcLike, what: str, any_ok: bool) -> MemoryDesc:
     if isinstance(src, MemoryDesc):
+        if src.layout == "any" and not any_ok:
+            raise BackendError(f"{what}: needs a concrete layout, got {src}")
         return src
     return MemoryDesc.any(src) if any_ok else MemoryDesc.plain(as_dims(src, what))
 
@@ -197,7 +199,17 @@ def _spatial_src(desc: MemoryDesc, kind: str) -> int:
     return nspatial
 
 
-def _post_op_args(post_ops: Sequence[PostOp]) -> tuple:
+def _post_op_args(post_ops: Sequence[PostOp], dst_shape: Sequence[int], kind: str) -> tuple:
+    # oneDNN accepts some src1 shapes that do not broadcast, and then reads
+    # the wrong elements: only exact or size-1 dims are let through.
+    for i, op in enumerate(post_ops):
+        if not isinstance(op, PostOp):
+            raise BackendError(f"{kind}: post_ops[{i}] is not a PostOp: {op!r}")
+        if op.kind == "binary" and (
+                len(op.src1.shape) != len(dst_shape)
+                or any(y not in (x, 1) for x, y in zip(dst_shape, op.src1.shape))):
+            raise BackendError(f"{kind}: binary post-op operand {op.src1.shape} does not "
+                               f"broadcast to the output {tuple(dst_shape)}")
     return len(post_ops), _post_op_array(post_ops)
 
 
@@ -228,7 +240,7 @@ def conv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, di
         "conv", f"src {src_d} weights {w} stride {s} pad {p} dilate {d} groups {g}",
         native().lib.mmx_conv_init, src_d._md, MemoryDesc.any(logical)._md,
         bias_d._md if bias_d else native().ffi.NULL, MemoryDesc.any((n, w[0], *out))._md,
-        s, [x - 1 for x in d], p, p, *_post_op_args(post_ops),
+        s, [x - 1 for x in d], p, p, *_post_op_args(post_ops, (n, w[0], *out), "conv"),
         post_ops=post_ops, user={"weights": (w, lambda a: a.reshape(logical))})
 
 
@@ -266,7 +278,8 @@ def deconv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, 
         "deconv", f"src {src_d} weights {w} stride {s} pad {p} adj {a} dilate {d} groups {g}",
         native().lib.mmx_deconv_init, src_d._md, MemoryDesc.any(logical)._md,
         bias_d._md if bias_d else native().ffi.NULL, MemoryDesc.any((n, out_c, *out))._md,
-        s, [x - 1 for x in d], p, [pp - aa for pp, aa in zip(p, a)], *_post_op_args(post_ops),
+        s, [x - 1 for x in d], p, [pp - aa for pp, aa in zip(p, a)],
+        *_post_op_args(post_ops, (n, out_c, *out), "deconv"),
         post_ops=post_ops,
         user={"weights": (w, lambda x: x.reshape(grouped).swapaxes(1, 2).reshape(logical))})
 
@@ -289,7 +302,7 @@ def inner_product(src: SrcLike, num_hidden: int, *, bias: bool = False,
         "inner_product", f"src {src_d} num_hidden {o}",
         native().lib.mmx_inner_product_init, src_d._md, MemoryDesc.any(logical)._md,
         bias_d._md if bias_d else native().ffi.NULL, MemoryDesc.any((n, o))._md,
-        *_post_op_args(post_ops),
+        *_post_op_args(post_ops, (n, o), "inner_product"),
         post_ops=post_ops, user={"weights": (user_shape, lambda a: a.reshape(logical))})
 
 
@@ -395,7 +408,7 @@ def binary(src0: SrcLike, src1: SrcLike, alg: str = "add", *,
         raise BackendError(f"binary {alg}: {b.shape} does not broadcast to {a.shape}")
     return _build("binary", f"{alg} {a} {b}", native().lib.mmx_binary_init,
                   _alg("BINARY", alg), a._md, b._md, MemoryDesc.any(a.shape)._md,
-                  *_post_op_args(post_ops), post_ops=post_ops)
+                  *_post_op_args(post_ops, a.shape, "binary"), post_ops=post_ops)
 
 
 def concat(srcs: Sequence[SrcLike], axis: int = 1) -> Primitive:
