@@ -52,6 +52,8 @@ class ThreadedEngine(Engine):
         self._ready: list[tuple[int, int, Op]] = []
         self._due: list[Op] = []  # barriers granted but not yet completed
         self._pending = 0         # pushed operations (not barriers) not yet finished
+        self._sleeping = 0        # workers waiting for work
+        self._woken = 0           # of those, already notified (never overestimated)
         self._workers = [threading.Thread(target=self._work_loop, daemon=True,
                                           name=f"minimx-engine-{i}") for i in range(n)]
         for t in self._workers:
@@ -74,7 +76,7 @@ class ThreadedEngine(Engine):
             self._pending += 1
             if self._enqueue(op):
                 heappush(self._ready, (-priority, op.seq, op))
-                self._work.notify()
+                self._wake(1)
 
     def wait_for_var(self, var: Var, timeout: float | None = None) -> None:
         if var.__class__ is not Var:
@@ -210,6 +212,15 @@ class ThreadedEngine(Engine):
             made += self._complete(self._due.pop())
         return made
 
+    def _wake(self, n: int) -> None:
+        # Waking a worker costs a GIL round trip: wake only sleepers that are
+        # not already on their way. A worker only sleeps when nothing is ready,
+        # so this never leaves a ready operation behind.
+        n = min(n, self._sleeping - self._woken)
+        if n > 0:
+            self._woken += n
+            self._work.notify(n)
+
     def _work_loop(self) -> None:
         lock, ready = self._lock, self._ready
         with lock:
@@ -217,7 +228,10 @@ class ThreadedEngine(Engine):
                 while not ready:
                     if self._closed and not self._pending:
                         return
+                    self._sleeping += 1
                     self._work.wait()
+                    self._sleeping -= 1
+                    self._woken = max(0, self._woken - 1)
                 op = heappop(ready)[2]
                 lock.release()
                 try:
@@ -227,4 +241,4 @@ class ThreadedEngine(Engine):
                     lock.acquire()
                 made = self._complete(op) + self._finish_due()
                 if made > 1:  # this worker takes one of them itself
-                    self._work.notify(made - 1)
+                    self._wake(made - 1)
