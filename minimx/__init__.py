@@ -12,7 +12,7 @@ from .base import (BackendError, DTypeError, GraphFormatError, MinimxError, Oper
                    ShapeError)
 from .context import Context, cpu, current_context, gpu
 from .executor import Executor
-from . import model, subgraph
+from . import model, profiler, subgraph
 from . import models  # symbol builders of the gluon model zoo
 
 nd = ndarray

@@ -56,7 +56,7 @@ def demo() -> int:
                 zip(sym.list_auxiliary_states(), aux_shapes, strict=True)},
     }
     data = rng.normal(size=shape).astype(np.float32)
-    backend = "DNNL" if dnnl.available() else "default"
+    backend = "DNNL" if dnnl.available() and "DNNL" in mx.subgraph.list_backends() else "default"
     print(f"network: {len(sym._topo())} nodes, arguments {sym.list_arguments()}")
     print(f"output shape for data{shape}: {out_shapes[0]}")
     if backend == "default":

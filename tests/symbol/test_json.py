@@ -79,7 +79,9 @@ INTERNAL = {"_subgraph_op"}  # has its own round-trip tests in tests/subgraph
 
 
 def test_every_operator_has_a_round_trip_case():
-    names = {op.name for op in mx.ops.canonical_ops()} - INTERNAL
+    # Tests register operators of their own, named _test_*.
+    names = {op.name for op in mx.ops.canonical_ops()
+             if not op.name.startswith("_test_")} - INTERNAL
     assert sorted(names - set(CASES)) == []
 
 
