@@ -154,7 +154,7 @@ class Executor:
                     [a._var for a in self.arg_arrays],
                     [o._var for o in self.outputs] + [a._var for a in self.aux_arrays]
                     + [self._buffers_var],
-                    name="forward")
+                    name="forward", symbolic=True)
         return self.outputs
 
     def _input_data(self) -> list[np.ndarray]:
@@ -180,7 +180,8 @@ class Executor:
         engine.push(lambda: self._runner.backward(head_data, target_data, is_train),
                     [a._var for a in self.arg_arrays + self.aux_arrays + self.outputs]
                     + [h._var for h in heads if h is not None],
-                    [t._var for t in grads.values()] + [self._buffers_var], name="backward")
+                    [t._var for t in grads.values()] + [self._buffers_var], name="backward",
+                    symbolic=True)
 
     def _arg_reqs(self) -> list[str]:
         return [self._grad_req.get(n, "null") for n in self._arg_names]

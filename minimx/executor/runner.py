@@ -164,10 +164,7 @@ class GraphRunner:
             raise MinimxError(f"{node.label}: backward returned {len(results)} gradients "
                               f"for {len(step.in_grads)} inputs")
         targets = [(e, r) for e, r in zip(step.in_grads, results, strict=True) if e is not None]
-        # A gradient the operator does not define (a label's, say) is zero, as in MXNet.
-        values = [np.zeros(prog.shapes[e], prog.dtypes[e]) if r is None else r
-                  for e, r in targets]
-        _store(env, [e for e, _ in targets], values, prog.backward.add_to,
+        _store(env, [e for e, _ in targets], [r for _, r in targets], prog.backward.add_to,
                f"_backward_{node.op} {node.name}")
 
     # -- states and monitoring -----------------------------------------------------
@@ -195,19 +192,26 @@ def _as_list(results: Any) -> list[np.ndarray]:
 
 def _store(env: list, eids: Sequence[int], results: list, add_to: set[int] | tuple,
            label: str) -> None:
-    """Copy (or, for `add_to` entries, add) each result into its entry's buffer."""
+    """Copy (or, for `add_to` entries, add) each result into its entry's buffer.
+
+    A None result is zero: a gradient the operator does not define (a label's,
+    say), as in MXNet.
+    """
     if len(results) != len(eids):
         raise MinimxError(f"{label}: {len(results)} results for {len(eids)} outputs")
     for k, (eid, value) in enumerate(zip(eids, results, strict=True)):
         dst = env[eid]
+        if value is None:
+            if eid not in add_to:
+                dst[...] = 0
+            continue
         if np.shape(value) != dst.shape:
             raise MinimxError(f"{label}: result {k} has shape {np.shape(value)}, "
                               f"expected {dst.shape}")
         # In-place sharing may make this buffer the memory a later result views:
         # keep such a result before it is overwritten.
         for j in range(k + 1, len(results)):
-            if results[j] is not value and isinstance(results[j], np.ndarray) \
-                    and np.may_share_memory(results[j], dst):
+            if isinstance(results[j], np.ndarray) and np.may_share_memory(results[j], dst):
                 results[j] = results[j].copy()
         if eid in add_to:
             np.add(dst, value, out=dst, casting="unsafe")
