@@ -8,7 +8,9 @@ plan (see `runner`). `forward` pushes the whole graph to the engine as one
 operation that reads the arguments and writes the outputs and auxiliary
 states; `backward` pushes one that reads arguments, auxiliary states, outputs
 and head gradients and writes the gradient arrays. Both return without
-waiting; a private variable for the runner's buffers orders them.
+waiting. The runner's buffers need no variable of their own: every forward
+writes the outputs, which every backward reads, and backwards write the same
+gradient arrays, so the engine already runs them one at a time.
 """
 from __future__ import annotations
 
@@ -90,8 +92,6 @@ class Executor:
         reqs = [grad_req.get(g.nodes[nid].name, "null") if nid in g.argument_ids else "null"
                 for nid in g.input_ids]
         self._runner = GraphRunner(g, self._shapes, self._dtypes, reqs)
-        # Stands for the runner's planned buffers, which forward and backward share.
-        self._buffers_var = engine.new_variable("executor buffers")
 
     # -- preparation ---------------------------------------------------------
     def _partition(self, training: bool) -> Symbol:
@@ -152,8 +152,7 @@ class Executor:
         outs = [o._data for o in self.outputs]
         engine.push(lambda: self._runner.forward(inputs, is_train, outs),
                     [a._var for a in self.arg_arrays],
-                    [o._var for o in self.outputs] + [a._var for a in self.aux_arrays]
-                    + [self._buffers_var],
+                    [o._var for o in self.outputs] + [a._var for a in self.aux_arrays],
                     name="forward", symbolic=True)
         return self.outputs
 
@@ -180,8 +179,7 @@ class Executor:
         engine.push(lambda: self._runner.backward(head_data, target_data, is_train),
                     [a._var for a in self.arg_arrays + self.aux_arrays + self.outputs]
                     + [h._var for h in heads if h is not None],
-                    [t._var for t in grads.values()] + [self._buffers_var], name="backward",
-                    symbolic=True)
+                    [t._var for t in grads.values()], name="backward", symbolic=True)
 
     def _arg_reqs(self) -> list[str]:
         return [self._grad_req.get(n, "null") for n in self._arg_names]
