@@ -158,9 +158,8 @@ def run(sym, reqs, args, aux, head_grads, share_memory=True):
     for _ in range(2):
         outs = [o.copy() for o in runner.forward(inputs, is_train=True)]
         runner.backward(head_grads, grads)
-    steps = graph_steps(g) + runner.program(True).backward.steps() \
-        if runner.differentiable else graph_steps(g)
     prog = runner.program(True)
+    steps = graph_steps(g) + (prog.backward.steps() if prog.backward else [])
     external = {e for e, s in enumerate(prog.plan.storage) if s == EXTERNAL}
     check_plan(steps, prog.plan, external)
     return outs, grads, inputs
