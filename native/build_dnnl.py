@@ -1,7 +1,8 @@
 """cffi builder (out-of-line, API mode) for the extension module ``minimx._dnnl``.
 
 setup.py hands ``ffibuilder`` to cffi through ``cffi_modules``; a developer
-can also run ``python native/build_dnnl.py`` to compile the module in place.
+can also run ``python native/build_dnnl.py`` to compile the module into
+``minimx/`` (replacing any earlier build there).
 
 oneDNN v3 is looked for, in order, in:
 1. ``MINIMX_DNNL_ROOT`` (``include/oneapi/dnnl/dnnl.h`` and ``lib/libdnnl.so*``);
@@ -135,4 +136,7 @@ if __name__ == "__main__":
     # cffi compiles from inside tmpdir, so the shim's path must be absolute here.
     built = make_builder(_paths, str(SHIM)).compile(
         tmpdir=str(HERE.parent / "build" / "cffi"), verbose=True)
+    # An older build under another suffix (pip's is _dnnl.abi3.so) would shadow this one.
+    for stale in (HERE.parent / "minimx").glob("_dnnl*.so"):
+        stale.unlink()
     shutil.copy(built, HERE.parent / "minimx")

@@ -18,7 +18,7 @@ buffers of their own when the plan compiles; one scratchpad serves all steps.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -193,6 +193,8 @@ class Plan:
         check(lib.mmx_plan_set_io(cplan, len(io), ffi.new("mmx_memory *[]", io)),
               "plan io")
         check(lib.mmx_plan_finalize(cplan), "plan scratchpad")
+        # Looked up once: each run would otherwise pay for the loader's lock.
+        self._calls = (ffi.from_buffer, lib.mmx_plan_run)
         return cplan
 
     @property
@@ -220,15 +222,13 @@ class Plan:
         elif len(outputs) != len(outs):
             raise BackendError(f"plan {self.name!r}: {len(outs)} outputs expected, "
                                f"{len(outputs)} given")
-        from_buffer = native().ffi.from_buffer
-        handles = [from_buffer(check_array(a, s.desc.shape, s.name, False))
-                   for a, s in zip(inputs, ins)]
-        handles += [from_buffer(check_array(a, s.desc.shape, s.name, True),
-                                require_writable=True)
-                    for a, s in zip(outputs, outs)]
+        from_buffer, run = self._calls
+        handles = (_buffers(from_buffer, inputs, ins, False)
+                   + _buffers(from_buffer, outputs, outs, True))
         with self._lock:
-            status = native().lib.mmx_plan_run(self._cplan, len(handles), handles)
-        check(status, f"plan {self.name!r} run")
+            status = run(self._cplan, len(handles), handles)
+        if status:
+            check(status, f"plan {self.name!r} run")
         return list(outputs)
 
     def __str__(self) -> str:
@@ -242,3 +242,24 @@ class Plan:
                          f"-> {dst.desc.shape}:{dst.desc.layout}")
         lines.append("  outputs: " + ", ".join(s.name for s in self.outputs))
         return "\n".join(lines)
+
+
+def _buffers(from_buffer: Callable, arrays: Sequence[np.ndarray], slots: list[Slot],
+             writable: bool) -> list:
+    """The arrays' buffers as cffi pointers, checked against their slots.
+
+    The hot path of every run: dtype and shape are compared here, while
+    contiguity and writability are left to the buffer protocol, which refuses
+    a non-contiguous or (when asked for writing) read-only array by itself.
+    Any refusal is explained by check_array.
+    """
+    handles = []
+    for array, slot in zip(arrays, slots):
+        try:
+            if array.dtype != FLOAT32 or array.shape != slot.desc.shape:
+                raise ValueError
+            handles.append(from_buffer(array, require_writable=writable))
+        except (AttributeError, ValueError, TypeError, BufferError):
+            check_array(array, slot.desc.shape, slot.name, writable)
+            raise BackendError(f"{slot.name}: cannot use the buffer of {type(array).__name__}")
+    return handles
