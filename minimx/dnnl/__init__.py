@@ -33,8 +33,8 @@ from .primitives import (ELTWISE_ALGS, PostOp, Primitive, batch_norm, binary, co
                          reorder, softmax)
 from .runtime import Memory, MemoryDesc, engine
 
-__all__ = ["BackendError", "ELTWISE_ALGS", "Memory", "MemoryDesc", "Plan", "PostOp", "Primitive", "Slot",
-           "available", "batch_norm", "binary", "concat", "constant", "conv", "deconv",
+__all__ = ["BackendError", "ELTWISE_ALGS", "Memory", "MemoryDesc", "Plan", "PostOp",
+           "Primitive", "Slot", "available", "batch_norm", "binary", "concat", "constant", "conv", "deconv",
            "eltwise", "engine", "inner_product", "isa", "lrn", "pool_output_size", "pooling",
            "reorder", "require", "softmax", "to_layout", "to_numpy", "unavailable_reason",
            "version"]

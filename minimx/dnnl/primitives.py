@@ -183,9 +183,15 @@ def _desc(src: SrcLike, what: str, any_ok: bool) -> MemoryDesc:
 
 def _spatial(value: int | Sequence[int] | None, n: int, default: int, what: str,
              minimum: int) -> tuple[int, ...]:
-    if value is None or (not isinstance(value, int) and len(value) == 0):
+    if value is None:
         return (default,) * n
-    values = (int(value),) * n if isinstance(value, int) else tuple(int(v) for v in value)
+    try:
+        if isinstance(value, (int, np.integer)):
+            values = (int(value),) * n
+        else:
+            values = tuple(int(v) for v in value) or (default,) * n
+    except (TypeError, ValueError):
+        raise BackendError(f"{what} {value!r}: expected integers") from None
     if len(values) != n or any(v < minimum for v in values):
         raise BackendError(f"{what} {value!r}: expected {n} values >= {minimum}")
     return values

@@ -50,7 +50,10 @@ def engine():
 
 def as_dims(shape: Sequence[int], what: str) -> tuple[int, ...]:
     """A shape as a tuple of positive ints, or a BackendError naming ``what``."""
-    dims = tuple(int(d) for d in shape)
+    try:
+        dims = tuple(int(d) for d in shape)
+    except (TypeError, ValueError):
+        raise BackendError(f"{what}: {shape!r} is not a shape") from None
     if not 1 <= len(dims) <= 12 or any(d < 1 for d in dims):
         raise BackendError(f"{what}: shape {tuple(shape)} is not 1 to 12 positive dims")
     return dims

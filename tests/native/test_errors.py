@@ -43,6 +43,9 @@ from .helpers import random
     pytest.param(lambda: dnnl.concat([]), id="concat-empty"),
     pytest.param(lambda: dnnl.concat([MemoryDesc.any((1, 2))]), id="concat-any-layout"),
     pytest.param(lambda: dnnl.reorder((2, 3), (3, 2)), id="reorder-shapes"),
+    pytest.param(lambda: dnnl.conv("abcd", (4, 3, 3, 3)), id="conv-shape-not-ints"),
+    pytest.param(lambda: dnnl.conv((1, 3, 8, 8), (4, 3, 3, 3), pad=["x", 1]),
+                 id="conv-pad-not-ints"),
     pytest.param(lambda: MemoryDesc.plain(()), id="md-no-dims"),
     pytest.param(lambda: MemoryDesc.plain((2, 0)), id="md-zero-dim"),
 ])
