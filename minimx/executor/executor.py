@@ -92,6 +92,7 @@ class Executor:
         reqs = [grad_req.get(g.nodes[nid].name, "null") if nid in g.argument_ids else "null"
                 for nid in g.input_ids]
         self._runner = GraphRunner(g, self._shapes, self._dtypes, reqs)
+        self._vars: dict[int, list] = {}
 
     # -- preparation ---------------------------------------------------------
     def _partition(self, training: bool) -> Symbol:
@@ -150,11 +151,40 @@ class Executor:
                 args[name][:] = value
         inputs = self._input_data()
         outs = [o._data for o in self.outputs]
-        engine.push(lambda: self._runner.forward(inputs, is_train, outs),
-                    [a._var for a in self.arg_arrays],
-                    [o._var for o in self.outputs] + [a._var for a in self.aux_arrays],
-                    name="forward", symbolic=True)
+        if settings().exec_bulk_inference and not is_train:
+            engine.push(lambda: self._runner.forward(inputs, is_train, outs),
+                        [a._var for a in self.arg_arrays],
+                        [o._var for o in self.outputs] + [a._var for a in self.aux_arrays],
+                        name="forward", symbolic=True)
+        else:
+            prog, steps, finish = self._runner.forward_steps(inputs, is_train, outs)
+            var_of = self._entry_vars(prog)
+            for name, run, reads, writes in steps:
+                engine.push(run, [var_of[e] for e in reads], [var_of[e] for e in writes],
+                            name=name, symbolic=True)
+            engine.push(finish, [var_of[e] for e in self._graph.head_entry_ids()],
+                        [o._var for o in self.outputs], name="outputs", symbolic=True)
         return self.outputs
+
+    def _entry_vars(self, prog) -> list:
+        """The engine variable guarding each entry of a program: its array's for
+        arguments, auxiliary states and outputs, its storage block's otherwise
+        (entries sharing a block must not overlap in time)."""
+        key = id(prog)
+        if key not in self._vars:
+            g = self._graph
+            arrays = {**self.arg_dict, **self.aux_dict}
+            var_of = [None] * g.num_entries
+            for nid in g.input_ids:
+                var_of[g.entry_ptr[nid]] = arrays[g.nodes[nid].name]._var
+            for e, out in zip(g.head_entry_ids(), self.outputs, strict=True):
+                var_of[e] = var_of[e] or out._var
+            blocks = [engine.new_variable(f"block{s}") for s in range(len(prog.plan.block_bytes))]
+            for e in range(g.num_entries):
+                if var_of[e] is None:
+                    var_of[e] = blocks[prog.plan.storage[e]]
+            self._vars[key] = var_of
+        return self._vars[key]
 
     def _input_data(self) -> list[np.ndarray]:
         arrays = {**self.arg_dict, **self.aux_dict}

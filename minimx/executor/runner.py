@@ -15,6 +15,7 @@ copy per output.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -27,6 +28,7 @@ from ..ops.registry import OpContext
 from .program import Program
 
 Monitor = Callable[[str, np.ndarray], None]
+Step = tuple[str, Callable[[], object], list[int], list[int]]
 
 
 class GraphRunner:
@@ -67,28 +69,59 @@ class GraphRunner:
 
     def _forward(self, prog: Program, inputs: list[np.ndarray], is_train: bool,
                  outputs: Sequence[np.ndarray] | None) -> list[np.ndarray]:
+        self._bind(prog, inputs, outputs)
+        ctx = OpContext(is_train=is_train)
+        for nid, node in enumerate(self.graph.nodes):
+            if not node.is_variable:
+                self._run_node(prog, nid, ctx)
+        return self._finish(prog, inputs, outputs)
+
+    def forward_steps(self, inputs: Sequence[np.ndarray], is_train: bool,
+                      outputs: Sequence[np.ndarray]
+                      ) -> tuple[Program, list[Step], Callable[[], object]]:
+        """The forward as one step per node, for the engine to run by dependency:
+        each step is (name, run, entries read, entries written, auxiliary
+        states included). The returned `finish` then reads the heads and
+        completes `outputs`."""
+        prog = self.program(is_train)
+        inputs = list(inputs)
+        self._bind(prog, inputs, outputs)
+        ctx = OpContext(is_train=is_train)
+        g = self.graph
+        steps: list[Step] = []
+        for nid, node in enumerate(g.nodes):
+            if node.is_variable:
+                continue
+            ins = g.input_entry_ids(nid)
+            steps.append((node.name, functools.partial(self._run_node, prog, nid, ctx), ins,
+                          g.output_entry_ids(nid) + [ins[i] for i in node.aux_indices()]))
+        return prog, steps, functools.partial(self._finish, prog, inputs, outputs)
+
+    def _bind(self, prog: Program, inputs: list[np.ndarray],
+              outputs: Sequence[np.ndarray] | None) -> None:
         g, env = self.graph, prog.env
         for nid, data in zip(g.input_ids, inputs, strict=True):
             env[g.entry_ptr[nid]] = data
-        heads = g.head_entry_ids()
         bound = {g.entry_ptr[nid] for nid in g.input_ids}
-        for i, e in enumerate(heads):
+        for i, e in enumerate(g.head_entry_ids()):
             # An operator's head is computed straight into the caller's array; a
             # variable or repeated head is copied there at the end.
             if e not in bound:
                 bound.add(e)
                 env[e] = outputs[i] if outputs is not None else prog.owned(e)
-        ctx = OpContext(is_train=is_train)
-        for nid, node in enumerate(g.nodes):
-            if node.is_variable:
-                continue
-            results = node.opdef.forward(self._state(nid), ctx,
-                                         [env[e] for e in g.input_entry_ids(nid)])
-            _store(env, g.output_entry_ids(nid), _as_list(results), (), node.label)
-            if self.monitor is not None:
-                self._report(nid, env)
+
+    def _run_node(self, prog: Program, nid: int, ctx: OpContext) -> None:
+        g, env, node = self.graph, prog.env, self.graph.nodes[nid]
+        results = node.opdef.forward(self._state(nid), ctx,
+                                     [env[e] for e in g.input_entry_ids(nid)])
+        _store(env, g.output_entry_ids(nid), _as_list(results), (), node.label)
+        if self.monitor is not None:
+            self._report(nid, env)
+
+    def _finish(self, prog: Program, inputs: list[np.ndarray],
+                outputs: Sequence[np.ndarray] | None) -> list[np.ndarray]:
         self._last = (prog, inputs)
-        result = [env[e] for e in heads]
+        result = [prog.env[e] for e in self.graph.head_entry_ids()]
         if outputs is not None:
             for dst, src in zip(outputs, result, strict=True):
                 if dst is not src:
