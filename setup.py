@@ -21,4 +21,8 @@ if paths is None:
 else:
     print(f"minimx: building minimx._dnnl against {paths.origin} "
           f"({paths.include_dir}, {paths.library})", file=sys.stderr)
+    # A module left in the tree by `python native/build_dnnl.py` carries a
+    # suffix that Python prefers to the _dnnl.abi3.so built here.
+    for stale in (Path(__file__).resolve().parent / "minimx").glob("_dnnl.cpython-*.so"):
+        stale.unlink()
     setup(cffi_modules=["native/build_dnnl.py:ffibuilder"])
