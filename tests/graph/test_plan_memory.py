@@ -15,7 +15,7 @@ from minimx.graph.infer import infer_dtypes, infer_shapes
 from minimx.graph.plan_memory import EXTERNAL, UNUSED, Step, graph_steps, plan_memory
 
 from .plan_check import check_plan
-from .random_nets import input_values, networks
+from ..random_nets import input_values, networks
 
 
 def chain(n: int, inplace: bool) -> list[Step]:

@@ -59,7 +59,7 @@ def check_partition(original, partitioned, op_names) -> None:
     assert sorted(placed) == original_ops, "a node was lost or placed twice"
 
 
-def check_same_values(original, partitioned, inputs) -> None:
+def check_same_values(original, partitioned, inputs: dict) -> None:
     expected = [o.asnumpy() for o in original.eval(**inputs)]
     actual = [o.asnumpy() for o in partitioned.eval(**inputs)]
     for e, a in zip(expected, actual, strict=True):

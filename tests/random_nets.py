@@ -1,4 +1,5 @@
-"""Random networks of (2, 4) float64 tensors for planner and gradient properties.
+"""Random networks of (2, 4) float64 tensors for planner, gradient and partitioner
+properties.
 
 A network is drawn as a list of steps, each making one node from earlier
 entries: in-place-capable unary operators, binary ones (an entry may feed a
