@@ -30,6 +30,11 @@ class OperatorError(MinimxError):
     """An unknown operator or a bad operator parameter."""
 
 
+class GraphOperatorError(GraphFormatError, OperatorError):
+    """An unknown operator or a bad parameter found while loading a graph file:
+    both a format error of the file and an operator error."""
+
+
 class BackendError(MinimxError):
     """A subgraph backend problem, or the native library missing or failing."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..base import GraphFormatError, OperatorError
+from ..base import GraphFormatError, GraphOperatorError, OperatorError
 from ..graph import Graph, Node, NodeEntry
 from .symbol import Symbol
 
@@ -142,7 +142,7 @@ def from_graph_dict(obj: Any) -> Symbol:
             node = Node.create(raw["op"], raw["name"], attrs, inputs,
                                [from_graph_dict(s) for s in subgraphs])
         except OperatorError as exc:
-            raise OperatorError(f"{where}: {exc}") from None
+            raise GraphOperatorError(f"{where}: {exc}") from None
         except GraphFormatError as exc:
             raise _fail(f"{where} subgraph", str(exc)) from None
         if not node.is_variable:
