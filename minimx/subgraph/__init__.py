@@ -12,6 +12,7 @@ from typing import Any
 from ..base import settings
 from ..graph import Node
 from . import default_op  # noqa: F401  (registers _subgraph_op)
+from . import dnnl  # noqa: F401  (registers the DNNL backend)
 from .backend import (list_backends, optimize_for, partition, partition_for_bind as _for_bind,
                       register_backend, register_property)
 from .property import DefaultSubgraphProperty, SubgraphProperty

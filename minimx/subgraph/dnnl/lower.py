@@ -1,0 +1,308 @@
+"""Lowering a DNNL subgraph to one `dnnl.Plan` for given input shapes.
+
+Needs: the inner Graph of a `_sg_dnnl` node (every node supported per
+`configs/dnnl.yaml`, chains fused by `fuse`), float32 inputs of the given
+shapes. Guarantees: a `Compiled` whose `run` computes the graph's outputs
+with one C call. Data enters in the plain layout and is reordered once into
+the layout the first primitive chose; between primitives tensors stay in
+whatever layout oneDNN picked (`format_tag any` for convolution, inner
+product and deconvolution, the producer's layout elsewhere); outputs leave in
+the plain layout. Weights, biases and BatchNorm parameters become `Constant`s
+(the weight cache). Flatten / Reshape are views: they keep their producer's
+slot, and only FullyConnected reads them inside a subgraph (the selector sees
+to that), which flattens anyway.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ... import dnnl
+from ...base import BackendError
+from ...graph import Graph, Node
+from ...graph.infer import infer_shapes
+from .eltwise import eltwise_of
+from .fuse import SUM_OPS
+from .weights import Constant, fold_bias, fold_weight
+
+VIEWS = ("Flatten", "Reshape")
+_POOL_DEFAULT_INCLUDE_PAD = True   # MXNet's count_include_pad when left unset
+
+
+class Compiled:
+    """A compiled subgraph: the plan, its constants, and where inputs go."""
+
+    def __init__(self, plan: dnnl.Plan, in_shapes: tuple, data_inputs: list[int],
+                 constants: list[Constant], out_shapes: list[tuple[int, ...]]) -> None:
+        self.plan = plan
+        self.in_shapes = in_shapes
+        self.data_inputs = data_inputs
+        self.constants = constants
+        self.out_shapes = out_shapes
+        # Allocated once: runs write into the same buffers (the caller copies them out).
+        self.out_buffers = [np.empty(s.desc.shape, np.float32) for s in plan.outputs]
+
+    def run(self, inputs: Sequence[np.ndarray],
+            versions: Sequence[int | None] | None) -> list[np.ndarray]:
+        for c in self.constants:
+            c.refresh(inputs, versions)
+        data = [np.ascontiguousarray(inputs[i]) for i in self.data_inputs]
+        outs = self.plan.run(data, self.out_buffers)
+        return [o.reshape(s) for o, s in zip(outs, self.out_shapes, strict=True)]
+
+
+class _Fused:
+    """The parts of a fused chain, read from a `_sg_dnnl_*` node's subgraph,
+    with each outside input of the chain mapped to an entry id of the DNNL graph."""
+
+    def __init__(self, node: Node, outer: Graph) -> None:
+        sub = Graph(node.subgraphs[0].outputs)
+        self.nodes = [n for n in sub.nodes if not n.is_variable]
+        self.entry = {id(sub.nodes[v]): outer.entry_id(e)
+                      for v, e in zip(sub.input_ids, node.inputs, strict=True)}
+
+    def first(self, *ops: str) -> Node | None:
+        return next((n for n in self.nodes if n.op in ops), None)
+
+    def acts(self) -> tuple[Node | None, Node | None]:
+        """The activation before the sum (or the only one) and the one after it."""
+        before, after, seen_sum = None, None, False
+        for n in self.nodes:
+            if n.op in SUM_OPS:
+                seen_sum = True
+            elif eltwise_of(n) is not None:
+                before, after = (before, n) if seen_sum else (n, after)
+        return before, after
+
+
+class Lowering:
+    """Builds the plan of `graph` for `in_shapes` (one shape per input variable)."""
+
+    def __init__(self, graph: Graph, in_shapes: Sequence[tuple[int, ...]], name: str) -> None:
+        g = self.g = graph
+        self.in_shapes = tuple(tuple(s) for s in in_shapes)
+        self.shapes = infer_shapes(g, {g.entry_ptr[n]: s for n, s in
+                                       zip(g.input_ids, self.in_shapes, strict=True)})
+        self.input_pos = {g.entry_ptr[nid]: k for k, nid in enumerate(g.input_ids)}
+        self.plan = dnnl.Plan(name)
+        self.slots: dict[int, dnnl.Slot] = {}
+        self.data_inputs: list[int] = []
+        self.constants: list[Constant] = []
+        self.root = list(range(g.num_entries))      # a view's entry -> the viewed entry
+        self.last_use = [-1] * g.num_entries        # by root entry; outputs: never free
+        for nid, node in enumerate(g.nodes):
+            for e in g.input_entry_ids(nid):
+                self.last_use[self.root[e]] = max(self.last_use[self.root[e]], nid)
+            if node.op in VIEWS:
+                self.root[g.entry_ptr[nid]] = self.root[g.input_entry_ids(nid)[0]]
+        for e in g.head_entry_ids():
+            self.last_use[self.root[e]] = len(g.nodes)
+
+    # -- building blocks -----------------------------------------------------------
+    def value(self, eid: int) -> dnnl.Slot:
+        """The slot holding entry `eid` (a graph input becomes a plan input on first use)."""
+        eid = self.root[eid]
+        if eid not in self.slots:
+            if eid not in self.input_pos:
+                raise BackendError(f"DNNL lowering: entry {eid} is read before it is computed")
+            self.slots[eid] = self.plan.input(self.shapes[eid])
+            self.data_inputs.append(self.input_pos[eid])
+        return self.slots[eid]
+
+    def source(self, eid: int, what: str) -> int:
+        """The input position of a parameter entry (weights etc. must be inputs)."""
+        if eid not in self.input_pos:
+            raise BackendError(f"DNNL lowering: {what} is computed inside the subgraph; "
+                               "only inputs can be weights")
+        return self.input_pos[eid]
+
+    def constant(self, inputs: Sequence[np.ndarray], sources: Sequence[int], make,
+                 op: dnnl.Primitive | None = None, arg: str = "") -> dnnl.Slot:
+        c = Constant(sources, make, op, arg)
+        self.constants.append(c)
+        return self.plan.constant(c.refresh(inputs, self.versions))
+
+    def eltwise_post(self, node: Node | None) -> list[dnnl.PostOp]:
+        return [] if node is None else [dnnl.PostOp.eltwise(*eltwise_of(node))]
+
+    def addend(self, eid: int, desc: dnnl.MemoryDesc, nid: int, reads: Sequence[int]
+               ) -> dnnl.Slot:
+        """The slot a sum post-op accumulates into: the addend's own, when nothing
+        reads it later and the step does not read it otherwise; else a copy."""
+        slot = self.value(eid)
+        root = self.root[eid]
+        if (slot.kind == "temp" and slot.desc == desc and self.last_use[root] <= nid
+                and root not in {self.root[r] for r in reads}):
+            return slot
+        return self.plan.reorder(slot, desc, copy=True)
+
+    # -- the walk ------------------------------------------------------------------
+    def compile(self, inputs: Sequence[np.ndarray],
+                versions: Sequence[int | None] | None) -> Compiled:
+        """Lower every node; `inputs` give the constants their first values."""
+        self.versions = versions
+        g = self.g
+        for nid, node in enumerate(g.nodes):
+            if node.is_variable:
+                continue
+            ins = g.input_entry_ids(nid)
+            out = g.entry_ptr[nid]
+            if node.op in VIEWS:
+                continue
+            lower = _LOWER.get(node.op)
+            if lower is None:
+                raise BackendError(f"DNNL lowering: {node.label} is not supported")
+            self.slots[out] = lower(self, node, nid, ins, inputs)
+        heads = g.head_entry_ids()
+        for e in heads:
+            self.plan.output(self.value(e))
+        self.plan.compile()
+        return Compiled(self.plan, self.in_shapes, self.data_inputs, self.constants,
+                        [self.shapes[e] for e in heads])
+
+    # -- operators -----------------------------------------------------------------
+    def _conv_like(self, conv: Node, entry: dict, nid: int, inputs, bn: Node | None = None,
+                   act: Node | None = None, add: tuple | None = None,
+                   post_act: Node | None = None) -> dnnl.Slot:
+        """Convolution / Deconvolution with optional folded BN, act, sum, act."""
+        p = conv.params
+        data, weight = (entry(e) for e in conv.inputs[:2])
+        bias = None if p.no_bias else entry(conv.inputs[2])
+        post = self.eltwise_post(act)
+        if add is not None:
+            post += [dnnl.PostOp.sum()] + self.eltwise_post(post_act)
+        x = self.value(data)
+        kw = dict(stride=p.stride or None, pad=p.pad or None, dilate=p.dilate or None,
+                  num_group=p.num_group, bias=bias is not None or bn is not None,
+                  post_ops=post)
+        if conv.op == "Deconvolution":
+            op = dnnl.deconv(x.shape, self.shapes[weight], adj=p.adj or None, **kw)
+        else:
+            op = dnnl.conv(x.shape, self.shapes[weight], **kw)
+        args = {"src": self.plan.reorder(x, op.desc("src"))}
+        w = self.source(weight, f"{conv.label} weight")
+        b = None if bias is None else self.source(bias, f"{conv.label} bias")
+        if bn is None:
+            args["weights"] = self.constant(inputs, [w], lambda a: a, op, "weights")
+            if b is not None:
+                args["bias"] = self.constant(inputs, [b], lambda a: a, op, "bias")
+        else:
+            g_, be, m, v = (self.source(entry(e), f"{bn.label} parameters")
+                            for e in bn.inputs[1:5])
+            bp = bn.params
+            args["weights"] = self.constant(
+                inputs, [w, g_, v], lambda a, gm, vr: fold_weight(bp, a, gm, vr), op, "weights")
+            if b is None:
+                args["bias"] = self.constant(
+                    inputs, [g_, be, m, v],
+                    lambda gm, bt, mn, vr: fold_bias(bp, None, gm, bt, mn, vr), op, "bias")
+            else:
+                args["bias"] = self.constant(
+                    inputs, [b, g_, be, m, v],
+                    lambda bb, gm, bt, mn, vr: fold_bias(bp, bb, gm, bt, mn, vr), op, "bias")
+        dst = None if add is None else self.addend(add[0], op.desc("dst"), nid, [data])
+        return self.plan.add(op, dst=dst, **args)
+
+    def convolution(self, node, nid, ins, inputs):
+        return self._conv_like(node, self.g.entry_id, nid, inputs)
+
+    def fused_conv(self, node, nid, ins, inputs):
+        f = _Fused(node, self.g)
+        conv = f.first("Convolution", "Deconvolution")
+        entry = lambda e: f.entry[id(e.node)]  # noqa: E731  (outside inputs only)
+        add_node = f.first(*SUM_OPS)
+        add = None
+        if add_node is not None:
+            other = next(e for e in add_node.inputs if e.node.is_variable)
+            add = (entry(other),)
+        act, post_act = f.acts()
+        return self._conv_like(conv, entry, nid, inputs, f.first("BatchNorm"), act, add,
+                               post_act)
+
+    def fully_connected(self, node, nid, ins, inputs, act: Node | None = None,
+                        entry=None):
+        entry = entry or self.g.entry_id
+        p = node.params
+        x = self.value(entry(node.inputs[0]))
+        op = dnnl.inner_product(x.shape, p.num_hidden, bias=not p.no_bias,
+                                post_ops=self.eltwise_post(act))
+        args = {"src": self.plan.reorder(x, op.desc("src")),
+                "weights": self.constant(inputs, [self.source(entry(node.inputs[1]), node.label)],
+                                         lambda a: a, op, "weights")}
+        if not p.no_bias:
+            args["bias"] = self.constant(inputs, [self.source(entry(node.inputs[2]),
+                                                              node.label)], lambda a: a, op, "bias")
+        return self.plan.add(op, **args)
+
+    def fused_fc(self, node, nid, ins, inputs):
+        f = _Fused(node, self.g)
+        fc = f.first("FullyConnected")
+        return self.fully_connected(fc, nid, ins, inputs, f.acts()[0],
+                                    lambda e: f.entry[id(e.node)])
+
+    def batch_norm(self, node, nid, ins, inputs):
+        p = node.params
+        x = self.value(ins[0])
+        op = dnnl.batch_norm(x.desc, eps=p.eps)
+        gamma, beta, mean, var = (self.source(e, node.label) for e in ins[1:5])
+        return self.plan.add(
+            op, src=x,
+            mean=self.constant(inputs, [mean], lambda a: a),
+            variance=self.constant(inputs, [var], lambda a: a),
+            scale=self.constant(inputs, [gamma],
+                                lambda a: np.ones_like(a) if p.fix_gamma else a),
+            shift=self.constant(inputs, [beta], lambda a: a))
+
+    def eltwise(self, node, nid, ins, inputs):
+        x = self.value(ins[0])
+        return self.plan.add(dnnl.eltwise(x.desc, *eltwise_of(node)), src=x)
+
+    def pooling(self, node, nid, ins, inputs):
+        p = node.params
+        x = self.value(ins[0])
+        include = p.count_include_pad
+        op = dnnl.pooling(x.desc, p.kernel or None, pool_type=p.pool_type,
+                          stride=p.stride or None, pad=p.pad or None,
+                          global_pool=p.global_pool, convention=p.pooling_convention,
+                          count_include_pad=_POOL_DEFAULT_INCLUDE_PAD if include is None
+                          else include)
+        return self.plan.add(op, src=x)
+
+    def softmax(self, node, nid, ins, inputs):
+        x = self.value(ins[0])
+        op = dnnl.softmax(x.desc, axis=node.params.axis, log=node.op == "log_softmax")
+        return self.plan.add(op, src=x)
+
+    def lrn(self, node, nid, ins, inputs):
+        p = node.params
+        x = self.value(ins[0])
+        return self.plan.add(dnnl.lrn(x.desc, p.nsize, alpha=p.alpha, beta=p.beta,
+                                      knorm=p.knorm), src=x)
+
+    def concat(self, node, nid, ins, inputs):
+        xs = [self.value(e) for e in ins]
+        op = dnnl.concat([x.desc for x in xs], axis=node.params.dim)
+        return self.plan.add(op, **{f"src{i}": x for i, x in enumerate(xs)})
+
+    def add(self, node, nid, ins, inputs):
+        acc = self.value(ins[0])
+        for e in ins[1:]:
+            other = self.value(e)
+            same = other.shape == acc.shape
+            other = self.plan.reorder(other, acc.desc if same else None)
+            acc = self.plan.add(dnnl.binary(acc.desc, other.desc, "add"), src=acc, src1=other)
+        return acc
+
+
+_LOWER = {
+    "Convolution": Lowering.convolution, "Deconvolution": Lowering.convolution,
+    "_sg_dnnl_conv": Lowering.fused_conv, "_sg_dnnl_deconv": Lowering.fused_conv,
+    "FullyConnected": Lowering.fully_connected, "_sg_dnnl_fully_connected": Lowering.fused_fc,
+    "BatchNorm": Lowering.batch_norm, "Pooling": Lowering.pooling,
+    "softmax": Lowering.softmax, "log_softmax": Lowering.softmax, "LRN": Lowering.lrn,
+    "Concat": Lowering.concat, "elemwise_add": Lowering.add, "add_n": Lowering.add,
+    "broadcast_add": Lowering.add,
+    **{op: Lowering.eltwise for op in ("Activation", "LeakyReLU", "clip", "relu", "sigmoid",
+                                        "tanh", "exp", "sqrt", "square", "abs")},
+}

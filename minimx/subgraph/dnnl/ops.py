@@ -1,0 +1,52 @@
+"""The DNNL backend's operators.
+
+- `_sg_dnnl`: one DNNL subgraph. Its inputs, outputs and auxiliary states are
+  those of its inner graph, and inference runs through it (as for
+  `_subgraph_op`). Forward compiles the inner graph into one `dnnl.Plan` for
+  the input shapes it sees (again when they change) and runs it; a training
+  forward, or inputs that are not float32, run the inner graph on the numpy
+  path instead. Its `fusions` attribute counts the fused patterns inside.
+- `_sg_dnnl_conv`, `_sg_dnnl_fully_connected`, `_sg_dnnl_deconv`: fused
+  chains inside a DNNL subgraph (see `fuse`), with MXNet's `with_*` flags.
+  Lowered by the enclosing `_sg_dnnl`; on their own they run their chain
+  with the numpy kernels.
+"""
+from __future__ import annotations
+
+from ...ops.params import Param
+from ...ops.registry import OpDef, register
+from .. import default_op
+from .fuse import FLAGS
+from .state import DnnlState
+
+# The inner-graph plumbing is `_subgraph_op`'s: same inputs, outputs, aux and
+# inference rules, and for the fused chains the same numpy execution.
+_GRAPH_PLUMBING = dict(
+    inputs=default_op._input_names,
+    outputs=default_op._output_names,
+    aux=default_op._aux_names,
+    infer_shape=default_op._through_inner(default_op.infer_shapes),
+    infer_type=default_op._through_inner(default_op.infer_dtypes),
+)
+
+register(OpDef(
+    name="_sg_dnnl",
+    doc="A subgraph run by oneDNN (DNNL backend, inference only).",
+    params=(Param("fusions", "str", "", "Fused patterns inside, with counts "
+                  "(informational; set by the partitioner)."),),
+    create_state=DnnlState,
+    forward=DnnlState.forward,
+    **_GRAPH_PLUMBING,
+))
+
+for _op, _flags in FLAGS.items():
+    register(OpDef(
+        name=_op,
+        doc=f"A fused {_op.removeprefix('_sg_dnnl_')} chain inside a DNNL subgraph.",
+        params=tuple(Param(f, "bool", False, f"Whether the chain includes {f[5:]}.")
+                     for f in _flags),
+        create_state=default_op._create_state,
+        forward=default_op._forward,
+        backward=default_op._backward,
+        **_GRAPH_PLUMBING,
+    ))
