@@ -49,16 +49,37 @@ def _broadcast_to_first(node: SelectorNode) -> bool:
     return len(a) == len(b) and all(y in (x, 1) for x, y in zip(a, b, strict=True))
 
 
+def _pool_geometry(p, size: tuple) -> tuple[tuple, tuple, tuple]:
+    n = len(size)
+    return tuple(tuple(v) or (dflt,) * n for v, dflt in ((p.kernel, 1), (p.stride, 1), (p.pad, 0)))
+
+
+def pool_include_pad(p, size: tuple) -> bool | None:
+    """The count_include_pad oneDNN must use for MXNet's avg Pooling `p` over
+    spatial `size`, or None when oneDNN cannot match MXNet. MXNet's divisor
+    counts the symmetric padding (when count_include_pad, its default) but
+    never the part of a 'full'-convention window past it; oneDNN counts both
+    or neither."""
+    include = p.count_include_pad is None or p.count_include_pad
+    if p.global_pool or not include:
+        return include
+    from ...dnnl import pool_output_size
+    kernel, stride, pad = _pool_geometry(p, size)
+    past = any((pool_output_size(x, k, s, pp, p.pooling_convention) - 1) * s + k > x + 2 * pp
+               for x, k, s, pp in zip(size, kernel, stride, pad, strict=True))
+    if not past:
+        return True
+    return False if not any(pad) else None
+
+
 def _pooling_window(node: SelectorNode) -> bool:
     p = node.params
     shape = node.input_shapes[0]
     if p.global_pool or not _known(shape):
         return True
     size = shape[2:]
-    n = len(size)
-    kernel, stride, pad = (tuple(v) or (dflt,) * n for v, dflt in
-                           ((p.kernel, 1), (p.stride, 1), (p.pad, 0)))
-    if len(kernel) != n or any(pp >= k for pp, k in zip(pad, kernel, strict=True)):
+    kernel, stride, pad = _pool_geometry(p, size)
+    if len(kernel) != len(size) or any(pp >= k for pp, k in zip(pad, kernel, strict=True)):
         return False
     from ...dnnl import pool_output_size
     for x, k, s, pp in zip(size, kernel, stride, pad, strict=True):
@@ -66,7 +87,7 @@ def _pooling_window(node: SelectorNode) -> bool:
         # oneDNN refuses a last window lying wholly in the padding.
         if out < 1 or (out - 1) * s - pp >= x:
             return False
-    return True
+    return p.pool_type != "avg" or pool_include_pad(p, size) is not None
 
 
 def _deconv_adj(node: SelectorNode) -> bool:

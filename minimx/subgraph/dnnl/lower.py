@@ -22,12 +22,12 @@ from ... import dnnl
 from ...base import BackendError
 from ...graph import Graph, Node
 from ...graph.infer import infer_shapes
+from .config import pool_include_pad
 from .eltwise import eltwise_of
 from .fuse import SUM_OPS
 from .weights import Constant, fold_bias, fold_weight
 
 VIEWS = ("Flatten", "Reshape")
-_POOL_DEFAULT_INCLUDE_PAD = True   # MXNet's count_include_pad when left unset
 
 
 class Compiled:
@@ -261,12 +261,14 @@ class Lowering:
     def pooling(self, node, nid, ins, inputs):
         p = node.params
         x = self.value(ins[0])
-        include = p.count_include_pad
+        include = pool_include_pad(p, x.shape[2:])
+        if include is None:
+            raise BackendError(f"DNNL lowering: {node.label}: oneDNN cannot average like "
+                               "MXNet over these windows")
         op = dnnl.pooling(x.desc, p.kernel or None, pool_type=p.pool_type,
                           stride=p.stride or None, pad=p.pad or None,
                           global_pool=p.global_pool, convention=p.pooling_convention,
-                          count_include_pad=_POOL_DEFAULT_INCLUDE_PAD if include is None
-                          else include)
+                          count_include_pad=include)
         return self.plan.add(op, src=x)
 
     def softmax(self, node, nid, ins, inputs):

@@ -1,0 +1,26 @@
+"""DNNL backend tests: one OpenMP thread, skipped (or failed in CI) without oneDNN.
+
+Like tests/native: MINIMX_REQUIRE_DNNL set turns a missing native module
+into a failure instead of a skip.
+"""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+# libgomp reads this when libdnnl loads it, which happens after collection.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from minimx import dnnl  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _dnnl_or_skip(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MINIMX_SUBGRAPH_BACKEND", raising=False)
+    if dnnl.available():
+        return
+    reason = dnnl.unavailable_reason()
+    if os.environ.get("MINIMX_REQUIRE_DNNL", "") not in ("", "0"):
+        pytest.fail(f"MINIMX_REQUIRE_DNNL is set but {reason}")
+    pytest.skip(reason)

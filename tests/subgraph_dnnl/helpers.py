@@ -1,0 +1,68 @@
+"""Running a symbol on the numpy path and partitioned by DNNL, and comparing.
+
+fp32 tolerance: rtol 1e-4 and atol 1e-4 times the largest output magnitude
+(oneDNN sums in other orders, and folds BatchNorm into the weights).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+import minimx as mx
+from minimx.graph import Graph
+
+RTOL = 1e-4
+ATOL = 1e-4
+
+
+def random_arrays(sym, shapes: Mapping[str, tuple], seed: int = 0) -> tuple[dict, dict]:
+    """Arguments (normal) and auxiliary states (moving_var positive) for `sym`."""
+    rng = np.random.default_rng(seed)
+    arg_shapes, _, aux_shapes = sym.infer_shape(**shapes)
+    args = {n: rng.standard_normal(s).astype(np.float32)
+            for n, s in zip(sym.list_arguments(), arg_shapes, strict=True)}
+    aux = {n: (rng.random(s) + 0.5).astype(np.float32) if n.endswith("var")
+           else rng.standard_normal(s).astype(np.float32)
+           for n, s in zip(sym.list_auxiliary_states(), aux_shapes, strict=True)}
+    return args, aux
+
+
+def bind(sym, args: dict, aux: dict):
+    return sym.bind(mx.cpu(), {k: mx.nd.array(v) for k, v in args.items()},
+                    grad_req="null", aux_states={k: mx.nd.array(v) for k, v in aux.items()})
+
+
+def outputs(sym, args: dict, aux: dict) -> list[np.ndarray]:
+    return [o.asnumpy() for o in bind(sym, args, aux).forward()]
+
+
+def partitioned(sym, shapes: Mapping[str, tuple]):
+    return mx.subgraph.partition(sym, "DNNL", shapes=dict(shapes))
+
+
+def dnnl_nodes(sym) -> list:
+    return [n for n in Graph(sym.outputs).nodes if n.op == "_sg_dnnl"]
+
+
+def outer_ops(sym) -> list[str]:
+    return [n.op for n in Graph(sym.outputs).nodes if not n.is_variable]
+
+
+def inner_ops(node) -> list[str]:
+    return [n.op for n in Graph(node.subgraphs[0].outputs).nodes if not n.is_variable]
+
+
+def assert_close(actual: list, expected: list) -> None:
+    assert len(actual) == len(expected)
+    for a, e in zip(actual, expected, strict=True):
+        scale = max(1.0, float(np.abs(e).max(initial=0)))
+        np.testing.assert_allclose(a, e, rtol=RTOL, atol=ATOL * scale)
+
+
+def check(sym, shapes: Mapping[str, tuple], seed: int = 0):
+    """Partition `sym`, compare both paths, and return the partitioned symbol."""
+    part = partitioned(sym, shapes)
+    args, aux = random_arrays(sym, shapes, seed)
+    assert_close(outputs(part, args, aux), outputs(sym, args, aux))
+    return part
