@@ -290,35 +290,21 @@ static dnnl_status_t finish(mmx_prim *prim, int nargs, const int *args) {
     return dnnl_success;
 }
 
-int mmx_conv_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
-        const mmx_md *weights, const mmx_md *bias, const mmx_md *dst,
-        const int64_t *strides, const int64_t *dilates, const int64_t *pad_l,
-        const int64_t *pad_r, int npost, const mmx_post_op *post) {
-    int nspatial;
-    CHECK(dnnl_memory_desc_query(src, dnnl_query_ndims_s32, &nspatial));
-    nspatial -= 2;
-    REQUIRE(nspatial >= 1 && nspatial <= 3, dnnl_invalid_arguments);
-    dnnl_dims_t s, d, pl, pr;
-    memcpy(s, strides, sizeof(int64_t) * nspatial);
-    memcpy(d, dilates, sizeof(int64_t) * nspatial);
-    memcpy(pl, pad_l, sizeof(int64_t) * nspatial);
-    memcpy(pr, pad_r, sizeof(int64_t) * nspatial);
-
-    CHECK(make_attr(prim, npost, post));
-    CHECK(dnnl_convolution_forward_primitive_desc_create(&prim->pd, engine,
-            dnnl_forward_inference, dnnl_convolution_direct, src, weights,
-            bias, dst, s, d, pl, pr, prim->attr));
-
+/* The arguments of a primitive with weights and an optional bias. */
+static dnnl_status_t finish_weighted(mmx_prim *prim, const mmx_md *bias) {
     const int with_bias[] = {
             DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
     const int without_bias[] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
     return bias ? finish(prim, 4, with_bias) : finish(prim, 3, without_bias);
 }
 
-int mmx_deconv_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
-        const mmx_md *weights, const mmx_md *bias, const mmx_md *dst,
-        const int64_t *strides, const int64_t *dilates, const int64_t *pad_l,
-        const int64_t *pad_r, int npost, const mmx_post_op *post) {
+/* Convolution and deconvolution take the same arguments and differ only in
+   the primitive descriptor they create. */
+static dnnl_status_t conv_like_init(mmx_prim *prim, mmx_engine *engine,
+        int deconv, const mmx_md *src, const mmx_md *weights,
+        const mmx_md *bias, const mmx_md *dst, const int64_t *strides,
+        const int64_t *dilates, const int64_t *pad_l, const int64_t *pad_r,
+        int npost, const mmx_post_op *post) {
     int nspatial;
     CHECK(dnnl_memory_desc_query(src, dnnl_query_ndims_s32, &nspatial));
     nspatial -= 2;
@@ -330,14 +316,31 @@ int mmx_deconv_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
     memcpy(pr, pad_r, sizeof(int64_t) * nspatial);
 
     CHECK(make_attr(prim, npost, post));
-    CHECK(dnnl_deconvolution_forward_primitive_desc_create(&prim->pd, engine,
-            dnnl_forward_inference, dnnl_deconvolution_direct, src, weights,
-            bias, dst, s, d, pl, pr, prim->attr));
+    if (deconv)
+        CHECK(dnnl_deconvolution_forward_primitive_desc_create(&prim->pd,
+                engine, dnnl_forward_inference, dnnl_deconvolution_direct,
+                src, weights, bias, dst, s, d, pl, pr, prim->attr));
+    else
+        CHECK(dnnl_convolution_forward_primitive_desc_create(&prim->pd,
+                engine, dnnl_forward_inference, dnnl_convolution_direct, src,
+                weights, bias, dst, s, d, pl, pr, prim->attr));
+    return finish_weighted(prim, bias);
+}
 
-    const int with_bias[] = {
-            DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
-    const int without_bias[] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
-    return bias ? finish(prim, 4, with_bias) : finish(prim, 3, without_bias);
+int mmx_conv_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
+        const mmx_md *weights, const mmx_md *bias, const mmx_md *dst,
+        const int64_t *strides, const int64_t *dilates, const int64_t *pad_l,
+        const int64_t *pad_r, int npost, const mmx_post_op *post) {
+    return conv_like_init(prim, engine, 0, src, weights, bias, dst, strides,
+            dilates, pad_l, pad_r, npost, post);
+}
+
+int mmx_deconv_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
+        const mmx_md *weights, const mmx_md *bias, const mmx_md *dst,
+        const int64_t *strides, const int64_t *dilates, const int64_t *pad_l,
+        const int64_t *pad_r, int npost, const mmx_post_op *post) {
+    return conv_like_init(prim, engine, 1, src, weights, bias, dst, strides,
+            dilates, pad_l, pad_r, npost, post);
 }
 
 int mmx_inner_product_init(mmx_prim *prim, mmx_engine *engine,
@@ -346,11 +349,7 @@ int mmx_inner_product_init(mmx_prim *prim, mmx_engine *engine,
     CHECK(make_attr(prim, npost, post));
     CHECK(dnnl_inner_product_forward_primitive_desc_create(&prim->pd, engine,
             dnnl_forward_inference, src, weights, bias, dst, prim->attr));
-
-    const int with_bias[] = {
-            DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
-    const int without_bias[] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
-    return bias ? finish(prim, 4, with_bias) : finish(prim, 3, without_bias);
+    return finish_weighted(prim, bias);
 }
 
 int mmx_batch_norm_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
