@@ -20,12 +20,13 @@ Guarantees common to `NaiveEngine` and `ThreadedEngine`:
 """
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from time import perf_counter_ns
 
-from .errors import Failure
-from .var import Op, Var
+from .errors import EngineError, Failure
+from .var import Op, Var, split_vars
 
 # (name, symbolic, start_ns, end_ns) -> None, called on the thread that ran
 # the operation. Set by minimx.profiler while it records; None otherwise.
@@ -75,13 +76,13 @@ class Engine(ABC):
         self._seq = 0                       # push counter, also the FIFO tie-break
         self._failures: list[Failure] = []  # new failures, for wait_for_all
         self._closed = False
+        self._lock: threading.Lock | threading.RLock  # set by each engine
 
     @staticmethod
     def new_variable(name: str = "") -> Var:
         """A fresh variable with version 0."""
         return Var(name)
 
-    @abstractmethod
     def push(self, fn: Callable[[], object], const_vars: Iterable[Var] = (),
              mutable_vars: Iterable[Var] = (), priority: int = 0, name: str = "op",
              *, symbolic: bool = False) -> None:
@@ -92,6 +93,18 @@ class Engine(ABC):
         `symbolic` marks executor work (profiled under ``profile_symbolic``)
         as opposed to imperative NDArray work (``profile_imperative``).
         """
+        if not callable(fn):
+            raise EngineError(f"push {name!r}: fn must be callable, got {type(fn).__name__}")
+        reads, writes = split_vars(const_vars, mutable_vars)
+        with self._lock:
+            if self._closed:
+                raise EngineError(f"push {name!r}: the engine is shut down")
+            self._seq += 1
+            self._schedule(Op(fn, reads, writes, priority, name, symbolic, self._seq))
+
+    @abstractmethod
+    def _schedule(self, op: Op) -> None:
+        """Run `op` or queue it to run; called by `push` with the engine's lock held."""
 
     @abstractmethod
     def wait_for_var(self, var: Var, timeout: float | None = None) -> None:

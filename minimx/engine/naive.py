@@ -9,11 +9,10 @@ operation may itself push (the nested operation runs at once).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
 
 from .core import Engine, inherit_failure, run_op
 from .errors import EngineError, EngineTimeout
-from .var import Op, Var, split_vars
+from .var import Op, Var
 
 
 class NaiveEngine(Engine):
@@ -30,22 +29,12 @@ class NaiveEngine(Engine):
         super().__init__()
         self._lock = threading.RLock()
 
-    def push(self, fn: Callable[[], object], const_vars: Iterable[Var] = (),
-             mutable_vars: Iterable[Var] = (), priority: int = 0, name: str = "op",
-             *, symbolic: bool = False) -> None:
-        if not callable(fn):
-            raise EngineError(f"push {name!r}: fn must be callable, got {type(fn).__name__}")
-        reads, writes = split_vars(const_vars, mutable_vars)
-        with self._lock:
-            if self._closed:
-                raise EngineError(f"push {name!r}: the engine is shut down")
-            self._seq += 1
-            op = Op(fn, reads, writes, priority, name, symbolic, self._seq)
-            for v in reads + writes:
-                inherit_failure(op, v)
-            # Ctrl-C in the caller's own thread should stop the program, not be stored.
-            run_op(op, Exception)
-            self._record_completion(op)
+    def _schedule(self, op: Op) -> None:
+        for v in op.reads + op.writes:
+            inherit_failure(op, v)
+        # Ctrl-C in the caller's own thread should stop the program, not be stored.
+        run_op(op, Exception)
+        self._record_completion(op)
 
     def wait_for_var(self, var: Var, timeout: float | None = None) -> None:
         if var.__class__ is not Var:

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import atexit
 import threading
-from collections.abc import Callable, Iterable
 from heapq import heappop, heappush
 
 from ..base import settings
 from .core import Engine, inherit_failure, run_op
 from .errors import EngineError, EngineTimeout
-from .var import Op, Var, split_vars
+from .var import Op, Var
 
 
 class ThreadedEngine(Engine):
@@ -62,21 +61,11 @@ class ThreadedEngine(Engine):
         atexit.register(self._stop_at_exit)
 
     # -- public interface ------------------------------------------------------
-    def push(self, fn: Callable[[], object], const_vars: Iterable[Var] = (),
-             mutable_vars: Iterable[Var] = (), priority: int = 0, name: str = "op",
-             *, symbolic: bool = False) -> None:
-        if not callable(fn):
-            raise EngineError(f"push {name!r}: fn must be callable, got {type(fn).__name__}")
-        reads, writes = split_vars(const_vars, mutable_vars)
-        with self._lock:
-            if self._closed:
-                raise EngineError(f"push {name!r}: the engine is shut down")
-            self._seq += 1
-            op = Op(fn, reads, writes, priority, name, symbolic, self._seq)
-            self._pending += 1
-            if self._enqueue(op):
-                heappush(self._ready, (-priority, op.seq, op))
-                self._wake(1)
+    def _schedule(self, op: Op) -> None:
+        self._pending += 1
+        if self._enqueue(op):
+            heappush(self._ready, (-op.priority, op.seq, op))
+            self._wake(1)
 
     def wait_for_var(self, var: Var, timeout: float | None = None) -> None:
         if var.__class__ is not Var:
