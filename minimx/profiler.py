@@ -112,19 +112,20 @@ def set_state(state: str = "stop", profile_process: str = "worker") -> None:
 
 def pause(profile_process: str = "worker") -> None:
     """Stop recording until `resume`, without changing the state."""
-    global _paused
-    _check_process(profile_process)
-    _paused = True
-    _install()
+    _set_paused(True, profile_process)
     if _running and _config.continuous_dump:
         dump(finished=False)
 
 
 def resume(profile_process: str = "worker") -> None:
     """Record again after `pause` (if the state is ``'run'``)."""
+    _set_paused(False, profile_process)
+
+
+def _set_paused(paused: bool, profile_process: str) -> None:
     global _paused
     _check_process(profile_process)
-    _paused = False
+    _paused = paused
     _install()
 
 
