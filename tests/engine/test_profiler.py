@@ -45,6 +45,10 @@ def load_ops(path: Path) -> list[dict]:
     return [e for e in events if e["ph"] in "BE"]
 
 
+def op_names(path: Path) -> set[str]:
+    return {e["name"] for e in load_ops(path)}
+
+
 def test_dump_writes_paired_begin_end_events(any_engine: Engine, trace_file: Path) -> None:
     profiler.set_state("run")
     push_named(any_engine, ["conv0", "relu0", "conv0"])
@@ -70,7 +74,7 @@ def test_nothing_recorded_when_stopped_or_paused(threaded: Engine, trace_file: P
     profiler.set_state("stop")
     push_named(threaded, ["after_stop"])
     profiler.dump()
-    assert {e["name"] for e in load_ops(trace_file)} == {"recorded"}
+    assert op_names(trace_file) == {"recorded"}
 
 
 def test_imperative_and_symbolic_filters(threaded: Engine, trace_file: Path) -> None:
@@ -82,7 +86,7 @@ def test_imperative_and_symbolic_filters(threaded: Engine, trace_file: Path) -> 
     push_named(threaded, ["both_on"])
     profiler.set_state("stop")
     profiler.dump()
-    assert {e["name"] for e in load_ops(trace_file)} == {"executor_op", "both_on"}
+    assert op_names(trace_file) == {"executor_op", "both_on"}
 
 
 def test_finished_dump_starts_afresh(threaded: Engine, trace_file: Path) -> None:
@@ -91,10 +95,10 @@ def test_finished_dump_starts_afresh(threaded: Engine, trace_file: Path) -> None
     profiler.dump(finished=False)
     push_named(threaded, ["second"])
     profiler.dump(finished=True)
-    assert {e["name"] for e in load_ops(trace_file)} == {"first", "second"}
+    assert op_names(trace_file) == {"first", "second"}
     push_named(threaded, ["third"])
     profiler.dump()
-    assert {e["name"] for e in load_ops(trace_file)} == {"third"}
+    assert op_names(trace_file) == {"third"}
 
 
 def test_continuous_dump_writes_on_stop(threaded: Engine, trace_file: Path) -> None:
@@ -102,7 +106,7 @@ def test_continuous_dump_writes_on_stop(threaded: Engine, trace_file: Path) -> N
     profiler.set_state("run")
     push_named(threaded, ["op"])
     profiler.set_state("stop")
-    assert {e["name"] for e in load_ops(trace_file)} == {"op"}
+    assert op_names(trace_file) == {"op"}
 
 
 def test_dumps_aggregates_per_name(threaded: Engine, trace_file: Path) -> None:
