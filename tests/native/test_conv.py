@@ -12,15 +12,20 @@ from . import reference
 from .helpers import ATOL, RTOL, SETTINGS, random, run
 
 
+def per_axis(draw, nsp: int, low: int, high: int) -> tuple[int, ...]:
+    """One integer in [low, high] for each of the nsp spatial axes."""
+    return tuple(draw(st.integers(low, high)) for _ in range(nsp))
+
+
 @st.composite
 def conv_cases(draw):
     nsp = draw(st.sampled_from([1, 2, 2, 2, 3]))
     groups = draw(st.sampled_from([1, 1, 2, 3]))
     cg, og = draw(st.integers(1, 4)), draw(st.integers(1, 4))
-    kernel = tuple(draw(st.integers(1, 3)) for _ in range(nsp))
-    stride = tuple(draw(st.integers(1, 3)) for _ in range(nsp))
-    pad = tuple(draw(st.integers(0, 2)) for _ in range(nsp))
-    dilate = tuple(draw(st.integers(1, 2)) for _ in range(nsp))
+    kernel = per_axis(draw, nsp, 1, 3)
+    stride = per_axis(draw, nsp, 1, 3)
+    pad = per_axis(draw, nsp, 0, 2)
+    dilate = per_axis(draw, nsp, 1, 2)
     extra = 3 if nsp == 3 else 6
     size = tuple(draw(st.integers(max(1, d * (k - 1) + 1 - 2 * p), d * (k - 1) + extra))
                  for k, p, d in zip(kernel, pad, dilate))
@@ -86,12 +91,12 @@ def deconv_cases(draw):
     nsp = draw(st.sampled_from([1, 2, 2, 3]))
     groups = draw(st.sampled_from([1, 1, 2]))
     cg, og = draw(st.integers(1, 3)), draw(st.integers(1, 3))
-    kernel = tuple(draw(st.integers(1, 3)) for _ in range(nsp))
-    stride = tuple(draw(st.integers(1, 3)) for _ in range(nsp))
-    dilate = tuple(draw(st.integers(1, 2)) for _ in range(nsp))
-    pad = tuple(draw(st.integers(0, 1)) for _ in range(nsp))
+    kernel = per_axis(draw, nsp, 1, 3)
+    stride = per_axis(draw, nsp, 1, 3)
+    dilate = per_axis(draw, nsp, 1, 2)
+    pad = per_axis(draw, nsp, 0, 1)
     adj = tuple(draw(st.integers(0, min(p, s - 1))) for p, s in zip(pad, stride))
-    size = tuple(draw(st.integers(2, 3 if nsp == 3 else 5)) for _ in range(nsp))
+    size = per_axis(draw, nsp, 2, 3 if nsp == 3 else 5)
     assume(all((x - 1) * s - 2 * p + d * (k - 1) + 1 + a >= 1
                for x, s, p, d, k, a in zip(size, stride, pad, dilate, kernel, adj)))
     return dict(n=draw(st.integers(1, 2)), c=cg * groups, og=og, size=size, kernel=kernel,
