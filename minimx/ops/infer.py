@@ -6,13 +6,14 @@ MXNet 1.x. `merge` combines two partial facts about one shape and raises
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from ..base import DTypeError, ShapeError
 
-Shape = tuple[int, ...] | None
+Dims = tuple[int, ...]
+Shape = Dims | None
 
 
 def known(shape: Shape) -> bool:
@@ -74,6 +75,25 @@ def forward_only(fn):
     infer.__name__ = fn.__name__
     infer.__doc__ = fn.__doc__
     return infer
+
+
+def from_input(rule: Callable[..., list]) -> Callable:
+    """Adapt ``rule(p, in_shapes) -> out_shapes``, run once every input's ndim is
+    known; unknown dimensions (0) flow through the rule as MXNet's do."""
+    def infer(p, in_shapes, out_shapes):
+        if any(s is None for s in in_shapes):
+            return in_shapes, out_shapes
+        result = rule(p, in_shapes)
+        return in_shapes, [merge(o, r) for o, r in zip(out_shapes, result, strict=True)]
+    infer.__name__ = rule.__name__
+    return infer
+
+
+def checked_axis(axis: int, ndim: int, what: str) -> int:
+    """`axis` counted from 0; `ShapeError` unless -ndim <= axis < ndim."""
+    if not -ndim <= axis < ndim:
+        raise ShapeError(f"{what}: axis {axis} is out of range for a {ndim}-d input")
+    return axis % ndim
 
 
 def merge_at(shapes: list, index: int, shape: Shape, what: str) -> None:

@@ -1,11 +1,10 @@
-"""Shape manipulation, reductions and products.
+"""Shape manipulation: Reshape, Flatten, transpose, expand_dims, Concat,
+SliceChannel (split) and slice_axis.
 
-Reshape, Flatten, transpose, expand_dims, Concat, SliceChannel (split),
-slice_axis, sum/mean/max/min, dot and batch_dot, with parameters, defaults
-and shape rules as in MXNet 1.9 (src/operator/tensor/matrix_op-inl.h,
-nn/concat.cc, slice_channel-inl.h, tensor/broadcast_reduce_op.h,
-tensor/dot-inl.h). Shapes in inference rules are partial: None is unknown and
-a 0 dimension is unknown, as in `infer.py`.
+Parameters, defaults and shape rules are as in MXNet 1.9
+(src/operator/tensor/matrix_op-inl.h, nn/concat.cc, slice_channel-inl.h).
+Shapes in inference rules are partial: None is unknown and a 0 dimension is
+unknown, as in `infer.py`.
 """
 from __future__ import annotations
 
@@ -15,35 +14,12 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..base import OperatorError, ShapeError
-from .infer import Shape, forward_only, known, merge, merge_all
+from .infer import Dims, Shape, checked_axis, forward_only, from_input, known, merge, merge_all
 from .registry import OpDef, Param, register
-
-Dims = tuple[int, ...]
-
-
-# -- shared helpers -------------------------------------------------------------
-
-def _axis(axis: int, ndim: int, what: str) -> int:
-    """`axis` counted from 0; `ShapeError` unless -ndim <= axis < ndim."""
-    if not -ndim <= axis < ndim:
-        raise ShapeError(f"{what}: axis {axis} is out of range for a {ndim}-d input")
-    return axis % ndim
 
 
 def _with_dim(shape: Dims, axis: int, size: int) -> Dims:
     return shape[:axis] + (size,) + shape[axis + 1:]
-
-
-def _from_input(rule: Callable[..., list]) -> Callable:
-    """Adapt ``rule(p, in_shapes) -> out_shapes``, run once every input's ndim is
-    known; unknown dimensions (0) flow through the rule as MXNet's do."""
-    def infer(p, in_shapes, out_shapes):
-        if any(s is None for s in in_shapes):
-            return in_shapes, out_shapes
-        result = rule(p, in_shapes)
-        return in_shapes, [merge(o, r) for o, r in zip(out_shapes, result, strict=True)]
-    infer.__name__ = rule.__name__
-    return infer
 
 
 def _grad_as_input(p, ctx, inputs, outputs, out_grads):
@@ -344,7 +320,7 @@ def _concat_shape(p, in_shapes, out_shapes):
     if len({len(s) for s in shapes}) > 1:
         raise ShapeError(f"Concat: inputs and output differ in ndim: "
                          f"{list(in_shapes)} -> {out_shapes[0]}")
-    axis = _axis(p.dim, len(shapes[0]), f"Concat (dim={p.dim})")
+    axis = checked_axis(p.dim, len(shapes[0]), f"Concat (dim={p.dim})")
     try:  # every dim but the concat one is shared
         others = merge_all([_with_dim(s, axis, 0) for s in shapes])
     except ShapeError:
@@ -389,7 +365,7 @@ def _split_outputs(p) -> list[str]:
 
 def _split_part(p, dshape: Dims) -> Dims:
     """The shape of every output, as MXNet's SliceChannelProp::InferShape."""
-    axis = _axis(p.axis, len(dshape), f"SliceChannel (axis={p.axis})")
+    axis = checked_axis(p.axis, len(dshape), f"SliceChannel (axis={p.axis})")
     n, size = _num_outputs(p), dshape[axis]
     if size % n:
         raise ShapeError(f"SliceChannel: axis {axis} of input {dshape} cannot be split "
@@ -405,9 +381,9 @@ def _split_part(p, dshape: Dims) -> Dims:
 def _split_whole(p, part: Dims) -> Dims:
     """The input shape that one output's shape implies."""
     if p.squeeze_axis:
-        axis = _axis(p.axis, len(part) + 1, f"SliceChannel (axis={p.axis})")
+        axis = checked_axis(p.axis, len(part) + 1, f"SliceChannel (axis={p.axis})")
         return part[:axis] + (p.num_outputs,) + part[axis:]
-    axis = _axis(p.axis, len(part), f"SliceChannel (axis={p.axis})")
+    axis = checked_axis(p.axis, len(part), f"SliceChannel (axis={p.axis})")
     return _with_dim(part, axis, part[axis] * p.num_outputs)
 
 
@@ -450,7 +426,7 @@ register(OpDef(
 
 def _slice_range(p, dshape: Dims) -> tuple[int, int, int]:
     """(axis, begin, end) resolved as MXNet's GetSliceAxisParams does."""
-    axis = _axis(p.axis, len(dshape), f"slice_axis (axis={p.axis})")
+    axis = checked_axis(p.axis, len(dshape), f"slice_axis (axis={p.axis})")
     size = dshape[axis]
     begin = p.begin + size if p.begin < 0 else p.begin
     end = size if p.end is None else p.end + size if p.end < 0 else p.end
@@ -462,7 +438,7 @@ def _slice_range(p, dshape: Dims) -> tuple[int, int, int]:
 
 def _slice_axis_rule(p, in_shapes):
     dshape = in_shapes[0]
-    if not dshape[_axis(p.axis, len(dshape), f"slice_axis (axis={p.axis})")]:
+    if not dshape[checked_axis(p.axis, len(dshape), f"slice_axis (axis={p.axis})")]:
         return [dshape]  # the sliced size is unknown too
     axis, begin, end = _slice_range(p, dshape)
     return [_with_dim(dshape, axis, end - begin)]
@@ -492,195 +468,5 @@ register(OpDef(
             # missing end means None, so every MXNet file still parses.
             Param("end", "int", None, "The ending index along the axis; None is the end.")),
     forward=_slice_axis_forward, backward=_slice_axis_backward,
-    infer_shape=_from_input(_slice_axis_rule),
-))
-
-
-# -- reductions ----------------------------------------------------------------------
-
-def _reduced_axes(p, ndim: int) -> Dims:
-    """The axes reduced over, as MXNet's ReduceAxesShapeImpl: no axis (None or ())
-    is every axis, and `exclude` reduces over the axes not listed."""
-    if p.axis is None or p.axis == ():
-        return tuple(range(ndim))
-    listed = (p.axis,) if isinstance(p.axis, int) else p.axis
-    axes = sorted(_axis(a, ndim, f"reduction (axis={p.axis})") for a in listed)
-    if len(set(axes)) != len(axes):
-        raise ShapeError(f"reduction: axes {p.axis} have duplicates for a {ndim}-d input")
-    if p.exclude:
-        return tuple(a for a in range(ndim) if a not in axes)
-    return tuple(axes)
-
-
-def _kept_shape(axes: Dims, shape: Dims) -> Dims:
-    """The result with keepdims: reduced axes become 1."""
-    return tuple(1 if i in axes else d for i, d in enumerate(shape))
-
-
-def _reduce_rule(p, in_shapes):
-    dshape = in_shapes[0]
-    axes = _reduced_axes(p, len(dshape))
-    if p.keepdims:
-        return [_kept_shape(axes, dshape)]
-    # MXNet never returns a 0-d array: a full reduction has shape (1,).
-    return [tuple(d for i, d in enumerate(dshape) if i not in axes) or (1,)]
-
-
-def _sum_grad(x, y, g, count):
-    return np.broadcast_to(g, x.shape).astype(x.dtype)
-
-
-def _mean_grad(x, y, g, count):
-    return np.broadcast_to(g / count, x.shape).astype(x.dtype)
-
-
-def _extremum_grad(x, y, g, count):
-    """Like MXNet, every position equal to the extremum gets the whole gradient."""
-    return (g * (x == y)).astype(x.dtype)
-
-
-def _reduction(name: str, np_fn: Callable, grad: Callable, aliases: tuple[str, ...],
-               doc: str) -> OpDef:
-    def forward(p, ctx, inputs):
-        x = inputs[0]
-        y = np_fn(x, axis=_reduced_axes(p, x.ndim), keepdims=True)
-        return np.asarray(y, dtype=x.dtype).reshape(_reduce_rule(p, [x.shape])[0])
-
-    def backward(p, ctx, inputs, outputs, out_grads):
-        x = inputs[0]
-        axes = _reduced_axes(p, x.ndim)
-        kept = _kept_shape(axes, x.shape)
-        count = math.prod(x.shape[a] for a in axes)
-        return [grad(x, outputs[0].reshape(kept), out_grads[0].reshape(kept), count)]
-
-    return register(OpDef(
-        name=name, aliases=aliases, doc=doc,
-        params=(Param("axis", "axis", None, "The axis or axes along which to reduce; "
-                      "None or () reduces over all elements into shape (1,)."),
-                Param("keepdims", "bool", False,
-                      "If true, the reduced axes are left in the result with size one."),
-                Param("exclude", "bool", False,
-                      "Whether to reduce over the axes that are NOT in axis instead.")),
-        forward=forward, backward=backward, infer_shape=_from_input(_reduce_rule),
-    ))
-
-
-_reduction("sum", np.sum, _sum_grad, ("sum_axis",), "Sum of array elements over given axes.")
-_reduction("mean", np.mean, _mean_grad, (), "Mean of array elements over given axes.")
-_reduction("max", np.max, _extremum_grad, ("max_axis",),
-           "Maximum of array elements over given axes.")
-_reduction("min", np.min, _extremum_grad, ("min_axis",),
-           "Minimum of array elements over given axes.")
-
-
-# -- dot and batch_dot ------------------------------------------------------------------
-
-def _matrix_t(m: np.ndarray) -> np.ndarray:
-    return m.T
-
-
-def _batch_t(m: np.ndarray) -> np.ndarray:
-    return np.swapaxes(m, -1, -2)
-
-
-def _oriented(p, lhs: np.ndarray, rhs: np.ndarray, flip: Callable) -> tuple:
-    """The operands actually multiplied, with transpose_a / transpose_b applied."""
-    return (flip(lhs) if p.transpose_a else lhs), (flip(rhs) if p.transpose_b else rhs)
-
-
-def _product_grads(p, lhs, rhs, grad, flip) -> tuple:
-    """Gradients wrt `lhs` and `rhs` of ``matmul(*_oriented(p, lhs, rhs, flip))``."""
-    a, b = _oriented(p, lhs, rhs, flip)
-    ga, gb = grad @ flip(b), flip(a) @ grad
-    return _oriented(p, ga, gb, flip)
-
-
-def _dot_rule(p, in_shapes):
-    """MXNet's DotShape: dot contracts a's last axis (first if transpose_a) with b's
-    first axis (last if transpose_b); two vectors give shape (1,)."""
-    a, b = in_shapes
-    ta, tb = p.transpose_a, p.transpose_b
-    if not a or not b:
-        raise ShapeError(f"dot: 0-d inputs are not supported, got {a} X {b}")
-    if len(a) == 1 and len(b) == 1 and (ta or tb):
-        raise ShapeError(f"dot: cannot transpose vectors, got {a} X {b}")
-    ka, kb = a[0] if ta else a[-1], b[-1] if tb else b[0]
-    if ka and kb and ka != kb:
-        raise ShapeError(f"dot: shape error {a} X {b} (transpose_a={ta}, transpose_b={tb}): "
-                         f"contracted dims {ka} and {kb} differ")
-    out = (a[1:] if ta else a[:-1]) if len(a) > 1 else ()
-    out += (b[:-1] if tb else b[1:]) if len(b) > 1 else ()
-    return [out or (1,)]
-
-
-def _dot_matrices(p, a: np.ndarray, b: np.ndarray) -> tuple:
-    """a and b as the matrices MXNet multiplies: N-d operands are flattened around
-    the contracted axis, before any transpose."""
-    def as_matrix(x, contract_first):
-        if contract_first:
-            return x.reshape(x.shape[0], math.prod(x.shape[1:]))
-        return x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
-    return as_matrix(a, p.transpose_a), as_matrix(b, not p.transpose_b)
-
-
-def _dot_forward(p, ctx, inputs):
-    oshape = _dot_rule(p, [x.shape for x in inputs])[0]
-    lhs, rhs = _dot_matrices(p, *inputs)
-    a, b = _oriented(p, lhs, rhs, _matrix_t)
-    return (a @ b).reshape(oshape)
-
-
-def _dot_backward(p, ctx, inputs, outputs, out_grads):
-    lhs, rhs = _dot_matrices(p, *inputs)
-    a, b = _oriented(p, lhs, rhs, _matrix_t)
-    grad = out_grads[0].reshape(a.shape[0], b.shape[1])
-    grads = _product_grads(p, lhs, rhs, grad, _matrix_t)
-    return [g.reshape(x.shape) for g, x in zip(grads, inputs, strict=True)]
-
-
-_DOT_PARAMS = (
-    Param("transpose_a", "bool", False, "If true then transpose the first input before dot."),
-    Param("transpose_b", "bool", False, "If true then transpose the second input before dot."),
-    Param("forward_stype", "str", None, "The desired storage type of the forward output "
-          "(only dense storage exists here).", choices=("default", "row_sparse", "csr")),
-)
-
-register(OpDef(
-    name="dot", inputs=("lhs", "rhs"), params=_DOT_PARAMS,
-    doc="Dot product of two arrays: a's last axis with b's first (N-d allowed).",
-    forward=_dot_forward, backward=_dot_backward, infer_shape=_from_input(_dot_rule),
-))
-
-
-def _batch_dot_rule(p, in_shapes):
-    """MXNet's BatchDotShape: (B.., m, k) x (B.., k, n) -> (B.., m, n), N >= 3."""
-    a, b = in_shapes
-    ta, tb = p.transpose_a, p.transpose_b
-    if len(a) < 3 or len(a) != len(b):
-        raise ShapeError(f"batch_dot: inputs must have one ndim >= 3, got {a} X {b}")
-    try:
-        batch = merge(a[:-2], b[:-2])
-    except ShapeError:
-        raise ShapeError(f"batch_dot: leading batch dims differ: {a} X {b}") from None
-    ka, kb = a[-2] if ta else a[-1], b[-1] if tb else b[-2]
-    if ka and kb and ka != kb:
-        raise ShapeError(f"batch_dot: shape error {a} X {b} (transpose_a={ta}, "
-                         f"transpose_b={tb}): contracted dims {ka} and {kb} differ")
-    return [batch + (a[-1] if ta else a[-2], b[-2] if tb else b[-1])]
-
-
-def _batch_dot_forward(p, ctx, inputs):
-    _batch_dot_rule(p, [x.shape for x in inputs])  # ShapeError before numpy's ValueError
-    return np.matmul(*_oriented(p, *inputs, _batch_t))
-
-
-def _batch_dot_backward(p, ctx, inputs, outputs, out_grads):
-    return list(_product_grads(p, *inputs, out_grads[0], _batch_t))
-
-
-register(OpDef(
-    name="batch_dot", inputs=("lhs", "rhs"), params=_DOT_PARAMS,
-    doc="Batchwise matrix product of N-d arrays (N >= 3) over the last two axes.",
-    forward=_batch_dot_forward, backward=_batch_dot_backward,
-    infer_shape=_from_input(_batch_dot_rule),
+    infer_shape=from_input(_slice_axis_rule),
 ))
