@@ -20,16 +20,13 @@ from math import prod
 import numpy as np
 
 from ..base import OperatorError, ShapeError
+from .bias import add_bias, inputs_with_bias, with_bias_grad
 from .infer import merge_at
 from .registry import OpContext, OpDef, Param, Params, register
 from .window import Window, col2im, crop_spatial, kernel_first, make_window, pad_spatial, windows
 
 _LAYOUTS = ("NCW", "NCHW", "NCDHW", "NHWC", "NDHWC")
 _CHANNEL_FIRST = ("NCW", "NCHW", "NCDHW")
-
-
-def _with_bias(p: Params) -> tuple[str, ...]:
-    return ("data", "weight") if p.no_bias else ("data", "weight", "bias")
 
 
 def _shared_params(workspace: int, no_bias: bool) -> tuple[Param, ...]:
@@ -146,14 +143,6 @@ def conv_backward_weight(x: np.ndarray, dy: np.ndarray, w_shape: tuple[int, ...]
     return dw.reshape(w_shape)
 
 
-def _bias_shape(ndim: int) -> tuple[int, ...]:
-    return (1, -1) + (1,) * ndim
-
-
-def _bias_grad(dy: np.ndarray) -> np.ndarray:
-    return dy.sum(axis=(0, *range(2, dy.ndim)))
-
-
 # -- Convolution ---------------------------------------------------------------
 
 def _conv_infer_shape(p: Params, in_shapes: list, out_shapes: list):
@@ -187,9 +176,7 @@ def _conv_forward(p: Params, ctx: OpContext, inputs: list) -> np.ndarray:
     x, w = inputs[0], inputs[1]
     win = _window(p, "Convolution", 3)
     y = conv_forward(x, w, win, p.num_group, p.workspace)
-    if not p.no_bias:
-        y += inputs[2].reshape(_bias_shape(win.ndim))
-    return y
+    return add_bias(p, y, inputs)
 
 
 def _conv_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
@@ -199,7 +186,7 @@ def _conv_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
     win = _window(p, "Convolution", 3)
     grads = [conv_backward_data(dy, w, x.shape, win, p.num_group, p.workspace),
              conv_backward_weight(x, dy, w.shape, win, p.num_group, p.workspace)]
-    return grads if p.no_bias else grads + [_bias_grad(dy)]
+    return with_bias_grad(p, grads, dy)
 
 
 register(OpDef(
@@ -207,7 +194,7 @@ register(OpDef(
     forward=_conv_forward,
     backward=_conv_backward,
     params=_KERNEL_PARAMS + _shared_params(workspace=1024, no_bias=False),
-    inputs=_with_bias,
+    inputs=inputs_with_bias,
     infer_shape=_conv_infer_shape,
     doc="""Compute N-d (1-D, 2-D or 3-D) convolution on channel-first data.
 
@@ -281,9 +268,7 @@ def _deconv_forward(p: Params, ctx: OpContext, inputs: list) -> np.ndarray:
     out = tuple(_deconv_out_size(win, adj, s, i) for i, s in enumerate(x.shape[2:]))
     y = conv_backward_data(x, w, (x.shape[0], p.num_filter, *out), win, p.num_group,
                            p.workspace)
-    if not p.no_bias:
-        y += inputs[2].reshape(_bias_shape(win.ndim))
-    return y
+    return add_bias(p, y, inputs)
 
 
 def _deconv_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
@@ -295,7 +280,7 @@ def _deconv_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
     # to its input (C channels); its own gradients swap the roles back.
     grads = [conv_forward(dy, w, win, p.num_group, p.workspace),
              conv_backward_weight(dy, x, w.shape, win, p.num_group, p.workspace)]
-    return grads if p.no_bias else grads + [_bias_grad(dy)]
+    return with_bias_grad(p, grads, dy)
 
 
 register(OpDef(
@@ -308,7 +293,7 @@ register(OpDef(
         Param("target_shape", "shape", (), "Output spatial shape; when set, pad and adj are "
               "derived from it."),
     ) + _shared_params(workspace=512, no_bias=True),
-    inputs=_with_bias,
+    inputs=inputs_with_bias,
     infer_shape=_deconv_infer_shape,
     doc="""Compute 1-D or 2-D transposed convolution (the gradient of Convolution).
 

@@ -6,15 +6,11 @@ from math import prod
 import numpy as np
 
 from ..base import DEFAULT_DTYPE, OperatorError, ShapeError
+from .bias import add_bias, inputs_with_bias, with_bias_grad
 from .infer import known, merge_at, merge_dtype
 from .registry import OpContext, OpDef, Param, Params, register
 
 # -- FullyConnected --------------------------------------------------------------
-
-
-def _fc_inputs(p: Params) -> tuple[str, ...]:
-    return ("data", "weight") if p.no_bias else ("data", "weight", "bias")
-
 
 def _fc_infer_shape(p: Params, in_shapes: list, out_shapes: list):
     ins, outs = list(in_shapes), list(out_shapes)
@@ -47,9 +43,7 @@ def _fc_matrix(p: Params, a: np.ndarray) -> np.ndarray:
 
 def _fc_forward(p: Params, ctx: OpContext, inputs: list) -> np.ndarray:
     x, w = inputs[0], inputs[1]
-    y = _fc_matrix(p, x) @ w.T
-    if not p.no_bias:
-        y += inputs[2]
+    y = add_bias(p, _fc_matrix(p, x) @ w.T, inputs)
     return y.reshape((x.shape[0], p.num_hidden) if p.flatten else (*x.shape[:-1], p.num_hidden))
 
 
@@ -58,7 +52,7 @@ def _fc_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
     x, w = inputs[0], inputs[1]
     dy = out_grads[0].reshape(-1, p.num_hidden)
     grads = [(dy @ w).reshape(x.shape), dy.T @ _fc_matrix(p, x)]
-    return grads if p.no_bias else grads + [dy.sum(axis=0)]
+    return with_bias_grad(p, grads, dy)
 
 
 register(OpDef(
@@ -71,7 +65,7 @@ register(OpDef(
         Param("flatten", "bool", True, "Whether to collapse all but the first axis of the "
               "input data tensor."),
     ),
-    inputs=_fc_inputs,
+    inputs=inputs_with_bias,
     infer_shape=_fc_infer_shape,
     doc="""Apply a linear transformation: Y = X W^T + b.
 
