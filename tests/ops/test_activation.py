@@ -14,34 +14,11 @@ from minimx.base import OperatorError, ShapeError
 from minimx.ops import get_op
 from minimx.ops.activation import erf
 from minimx.ops.registry import OpContext
+from ops_support import SHAPES, floats, nonzero, run, vectorized
 
-SHAPES = hnp.array_shapes(min_dims=1, max_dims=4, max_side=4)
 SMALL_SHAPES = hnp.array_shapes(min_dims=2, max_dims=3, max_side=3)
 FAST = settings(max_examples=30, deadline=None, database=None)
 SELU_LAMBDA, SELU_ALPHA = 1.0507009873554805, 1.6732632423543772
-
-
-def floats(low=-5.0, high=5.0, dtype=np.float64, shape=SHAPES):
-    width = 32 if dtype == np.float32 else 64
-    return hnp.arrays(dtype, shape, elements=st.floats(low, high, width=width))
-
-
-@st.composite
-def nonzero(draw, shape=SMALL_SHAPES, low=0.1, high=3.0):
-    """float64 arrays whose elements keep |x| >= low (away from kinks)."""
-    magnitude = draw(floats(low, high, shape=shape))
-    negative = draw(hnp.arrays(np.bool_, magnitude.shape))
-    return np.where(negative, -magnitude, magnitude)
-
-
-def run(name, attrs, *inputs, is_train=False, seed=0):
-    op = get_op(name)
-    ctx = OpContext(is_train=is_train, rng=np.random.default_rng(seed))
-    return op.forward(op.parse_params(attrs), ctx, list(inputs))
-
-
-def _vec(fn):
-    return np.vectorize(fn, otypes=[np.float64])
 
 
 def plain_softmax(x, axis):
@@ -51,7 +28,7 @@ def plain_softmax(x, axis):
 
 def test_erf_matches_math_erf():
     x = np.concatenate([np.linspace(-7, 7, 2801), [0.0, -0.0, 1e-300, 2.5, -2.5]])
-    np.testing.assert_allclose(erf(x), _vec(math.erf)(x), rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(erf(x), vectorized(math.erf)(x), rtol=1e-14, atol=1e-15)
     assert np.array_equal(erf(np.array([np.inf, -np.inf])), [1.0, -1.0])
     assert np.isnan(erf(np.array([np.nan]))[0])
     assert erf(np.ones(3, np.float32)).dtype == np.float32
@@ -60,8 +37,8 @@ def test_erf_matches_math_erf():
 ACTIVATION_REFS = {
     "relu": lambda x: x * (x > 0),
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
-    "tanh": _vec(math.tanh),
-    "softrelu": _vec(lambda v: math.log1p(math.exp(v))),
+    "tanh": vectorized(math.tanh),
+    "softrelu": vectorized(lambda v: math.log1p(math.exp(v))),
     "softsign": lambda x: x / (1 + np.abs(x)),
 }
 
@@ -80,7 +57,7 @@ def test_activation_forward(act_type, dtype, data):
 
 @pytest.mark.parametrize("act_type", sorted(ACTIVATION_REFS))
 @FAST
-@given(x=nonzero())
+@given(x=nonzero(SMALL_SHAPES))
 def test_activation_gradient(act_type, x):
     check_gradient("Activation", {"act_type": act_type}, [x])
 
@@ -93,13 +70,13 @@ LEAKY_REFS = {
     "leaky": lambda x, s: np.where(x > 0, x, s * x),
     "elu": plain_elu,
     "selu": lambda x, s: SELU_LAMBDA * plain_elu(x, SELU_ALPHA),
-    "gelu": lambda x, s: 0.5 * x * (1 + _vec(math.erf)(x / math.sqrt(2))),
+    "gelu": lambda x, s: 0.5 * x * (1 + vectorized(math.erf)(x / math.sqrt(2))),
 }
 
 
 @pytest.mark.parametrize("act_type", sorted(LEAKY_REFS))
 @FAST
-@given(x=nonzero(), slope=st.floats(0.05, 2.0))
+@given(x=nonzero(SMALL_SHAPES), slope=st.floats(0.05, 2.0))
 def test_leaky_relu_family(act_type, x, slope):
     attrs = {"act_type": act_type, "slope": repr(slope)}
     np.testing.assert_allclose(run("LeakyReLU", attrs, x)[0], LEAKY_REFS[act_type](x, slope),
@@ -142,7 +119,7 @@ def test_prelu_shape_inference():
 
 
 @FAST
-@given(x=nonzero())
+@given(x=nonzero(SMALL_SHAPES))
 def test_rrelu(x):
     attrs = {"act_type": "rrelu", "lower_bound": "0.2", "upper_bound": "0.5"}
     op = get_op("LeakyReLU")

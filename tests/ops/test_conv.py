@@ -10,24 +10,9 @@ from hypothesis import strategies as st
 from gradcheck import check_gradient
 from minimx.base import OperatorError, ShapeError
 from minimx.ops import get_op
-from minimx.ops.registry import OpContext
+from ops_support import infer, run
 
 FAST = settings(max_examples=40, deadline=None)
-
-
-def attrs_of(**params):
-    return {k: str(v) for k, v in params.items()}
-
-
-def run(name, params, *inputs):
-    op = get_op(name)
-    return op.forward(op.parse_params(attrs_of(**params)), OpContext(), list(inputs))
-
-
-def infer(name, params, in_shapes, out_shapes=None):
-    op = get_op(name)
-    p = op.parse_params(attrs_of(**params))
-    return op.infer_shape(p, list(in_shapes), list(out_shapes or [None]))
 
 
 # -- independent references: explicit loops over output (or input) positions --------

@@ -12,23 +12,9 @@ from gradcheck import check_gradient
 from minimx.base import DTypeError, OperatorError, ShapeError
 from minimx.ops import get_op
 from minimx.ops.registry import OpContext
+from ops_support import attrs_of, infer, run
 
 FAST = settings(max_examples=30, deadline=None)
-
-
-def attrs_of(**params):
-    return {k: str(v) for k, v in params.items()}
-
-
-def run(name, params, *inputs):
-    op = get_op(name)
-    return op.forward(op.parse_params(attrs_of(**params)), OpContext(), list(inputs))
-
-
-def infer(name, params, in_shapes, out_shapes=None):
-    op = get_op(name)
-    return op.infer_shape(op.parse_params(attrs_of(**params)), list(in_shapes),
-                          list(out_shapes or [None]))
 
 
 # -- FullyConnected ----------------------------------------------------------------

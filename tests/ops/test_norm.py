@@ -11,22 +11,14 @@ from gradcheck import check_gradient
 from minimx.base import OperatorError, ShapeError
 from minimx.ops import get_op
 from minimx.ops.registry import OpContext
+from ops_support import attrs_of, run
 
 FAST = settings(max_examples=25, deadline=None)
-
-
-def attrs_of(**params):
-    return {k: str(v) for k, v in params.items()}
 
 
 def parse(name, **params):
     op = get_op(name)
     return op, op.parse_params(attrs_of(**params))
-
-
-def run(name, params, *inputs, is_train=False):
-    op, p = parse(name, **params)
-    return op.forward(p, OpContext(is_train=is_train), list(inputs))
 
 
 # -- BatchNorm -----------------------------------------------------------------------

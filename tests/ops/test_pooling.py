@@ -11,21 +11,15 @@ from hypothesis import strategies as st
 from gradcheck import check_gradient
 from minimx.base import OperatorError, ShapeError
 from minimx.ops import get_op
-from minimx.ops.registry import OpContext
-
-
-def attrs_of(**params):
-    return {k: str(v) for k, v in params.items()}
+import ops_support
 
 
 def run(params, x):
-    op = get_op("Pooling")
-    return op.forward(op.parse_params(attrs_of(**params)), OpContext(), [x])
+    return ops_support.run("Pooling", params, x)
 
 
 def infer(params, shape, out=None):
-    op = get_op("Pooling")
-    return op.infer_shape(op.parse_params(attrs_of(**params)), [shape], [out])
+    return ops_support.infer("Pooling", params, [shape], [out])
 
 
 def out_size(size, k, s, p, convention):
