@@ -10,6 +10,7 @@ import numpy as np
 
 from ..base import OperatorError, ShapeError
 from .infer import merge_at, merge_dtype
+from .reduce import kept_shape
 from .registry import OpContext, OpDef, Param, Params, register
 
 
@@ -272,7 +273,7 @@ def _l2_norm_shape(mode: str, shape: tuple[int, ...]) -> tuple[int, ...]:
     """The `norm` output's shape: (N,), (N, 1, *spatial) or (N, C)."""
     axes = _l2_axes(mode, len(shape))
     if mode == "channel":
-        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+        return kept_shape(axes, shape)
     return tuple(d for i, d in enumerate(shape) if i not in axes)
 
 
@@ -283,10 +284,6 @@ def _l2_infer_shape(p: Params, in_shapes: list, out_shapes: list):
     merge_at(outs, 0, ins[0], "output")
     merge_at(outs, 1, _l2_norm_shape(p.mode, ins[0]), "norm")
     return ins, outs
-
-
-def _keepdims(x_shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
-    return tuple(1 if i in axes else d for i, d in enumerate(x_shape))
 
 
 def _l2_forward(p: Params, ctx: OpContext, inputs: list) -> list:
@@ -300,7 +297,7 @@ def _l2_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
                  out_grads: list) -> list:
     y, norm = outputs
     axes = _l2_axes(p.mode, y.ndim)
-    norm = norm.reshape(_keepdims(y.shape, axes))
+    norm = norm.reshape(kept_shape(axes, y.shape))
     g = out_grads[0]
     return [(g - y * (g * y).sum(axis=axes, keepdims=True)) / norm]
 

@@ -26,7 +26,7 @@ def _reduced_axes(p, ndim: int) -> Dims:
     return tuple(axes)
 
 
-def _kept_shape(axes: Dims, shape: Dims) -> Dims:
+def kept_shape(axes: Dims, shape: Dims) -> Dims:
     """The result with keepdims: reduced axes become 1."""
     return tuple(1 if i in axes else d for i, d in enumerate(shape))
 
@@ -35,7 +35,7 @@ def _reduce_rule(p, in_shapes):
     dshape = in_shapes[0]
     axes = _reduced_axes(p, len(dshape))
     if p.keepdims:
-        return [_kept_shape(axes, dshape)]
+        return [kept_shape(axes, dshape)]
     # MXNet never returns a 0-d array: a full reduction has shape (1,).
     return [tuple(d for i, d in enumerate(dshape) if i not in axes) or (1,)]
 
@@ -63,7 +63,7 @@ def _reduction(name: str, np_fn: Callable, grad: Callable, aliases: tuple[str, .
     def backward(p, ctx, inputs, outputs, out_grads):
         x = inputs[0]
         axes = _reduced_axes(p, x.ndim)
-        kept = _kept_shape(axes, x.shape)
+        kept = kept_shape(axes, x.shape)
         count = math.prod(x.shape[a] for a in axes)
         return [grad(x, outputs[0].reshape(kept), out_grads[0].reshape(kept), count)]
 
