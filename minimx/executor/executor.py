@@ -92,6 +92,9 @@ class Executor:
         reqs = [grad_req.get(g.nodes[nid].name, "null") if nid in g.argument_ids else "null"
                 for nid in g.input_ids]
         self._runner = GraphRunner(g, self._shapes, self._dtypes, reqs)
+        arrays = {**self.arg_dict, **self.aux_dict}
+        input_vars = [arrays[g.nodes[nid].name]._var for nid in g.input_ids]
+        self._runner.version_of = lambda k: input_vars[k].version
         self._vars: dict[int, list] = {}
 
     # -- preparation ---------------------------------------------------------

@@ -15,6 +15,7 @@ copy per output.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -51,6 +52,9 @@ class GraphRunner:
         self._last: tuple[Program, list[np.ndarray]] | None = None  # program, inputs
         self.monitor: Monitor | None = None
         self.monitor_all = False
+        # Set by an executor: the engine version of graph input k, read at run time.
+        self.version_of: Callable[[int], int] | None = None
+        self._positions: list[list[int | None]] | None = None
 
     def program(self, train: bool) -> Program:
         """The training (``train`` and differentiable) or inference program, made once."""
@@ -112,6 +116,9 @@ class GraphRunner:
 
     def _run_node(self, prog: Program, nid: int, ctx: OpContext) -> None:
         g, env, node = self.graph, prog.env, self.graph.nodes[nid]
+        if self.version_of is not None and node.opdef.create_state is not None:
+            ctx = dataclasses.replace(ctx, input_versions=[
+                None if k is None else self.version_of(k) for k in self._input_positions(nid)])
         results = node.opdef.forward(self._state(nid), ctx,
                                      [env[e] for e in g.input_entry_ids(nid)])
         _store(env, g.output_entry_ids(nid), _as_list(results), (), node.label)
@@ -199,6 +206,15 @@ class GraphRunner:
         targets = [(e, r) for e, r in zip(step.in_grads, results, strict=True) if e is not None]
         _store(env, [e for e, _ in targets], [r for _, r in targets], prog.backward.add_to,
                f"_backward_{node.op} {node.name}")
+
+    def _input_positions(self, nid: int) -> list[int | None]:
+        """For each input of node `nid`: the index of the graph input it is, or None."""
+        if self._positions is None:
+            g = self.graph
+            index = {g.entry_ptr[n]: k for k, n in enumerate(g.input_ids)}
+            self._positions = [[index.get(e) for e in g.input_entry_ids(n)]
+                               for n in range(len(g.nodes))]
+        return self._positions[nid]
 
     # -- states and monitoring -----------------------------------------------------
     def _state(self, nid: int) -> Any:

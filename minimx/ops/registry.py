@@ -40,12 +40,22 @@ InferFn = Callable[[Params, list, list], tuple[list, list]]
 Names = Sequence[str] | Callable[[Params], Sequence[str]]
 
 
+_RNG = np.random.default_rng()  # one generator: making one per call costs ~20 us
+
+
 @dataclass
 class OpContext:
-    """What a kernel may know about the call beyond its inputs."""
+    """What a kernel may know about the call beyond its inputs.
+
+    `input_versions` is given to stateful operators run by an executor: for
+    each input, the engine version of the argument or auxiliary array it is
+    (None for an entry computed during the run), read when the operator runs.
+    A state may keep what it derived from an input while its version stays.
+    """
 
     is_train: bool = False
-    rng: np.random.Generator = field(default_factory=np.random.default_rng)
+    rng: np.random.Generator = field(default_factory=lambda: _RNG)
+    input_versions: Sequence[int | None] | None = None
 
 
 def is_hidden_attr(key: str) -> bool:
