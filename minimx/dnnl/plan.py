@@ -176,8 +176,35 @@ class Plan:
             if self._cplan is None:
                 self._cplan = self._build()
 
+    def _share_temporaries(self) -> None:
+        """Give temporaries buffers by liveness: a buffer returns to a free pool
+        after the last step that uses its slot, and a later temporary takes the
+        smallest free one that fits (else a new one). A step's dst never shares
+        with what the same step reads (the buffer is taken before any is freed).
+        A small working set is what keeps batch-1 inference in the caches."""
+        last = {id(s): i for i, (_, bound) in enumerate(self.steps) for s in bound}
+        free: list[np.ndarray] = []
+        held: dict[int, np.ndarray] = {}
+        for i, (op, bound) in enumerate(self.steps):
+            dst = bound[op.args.index("dst")]
+            if dst.kind == "temp" and dst.memory is None:
+                size = dst.desc.nbytes
+                block = next((b for b in free if b.nbytes >= size), None)
+                if block is None:
+                    block = _aligned(size)
+                else:
+                    free.remove(block)
+                held[id(dst)] = block
+                dst.memory = Memory(dst.desc, native().ffi.from_buffer(block), allocate=False)
+                dst.memory.array = block  # keeps the buffer alive with the memory
+            for slot in {id(s): s for s in bound}.values():
+                if last[id(slot)] == i and id(slot) in held:
+                    free.append(held.pop(id(slot)))
+                    free.sort(key=lambda b: b.nbytes)
+
     def _build(self):
         ffi, lib = native().ffi, native().lib
+        self._share_temporaries()
         for slot in self.slots:
             if slot.memory is None:
                 io = slot.kind in ("input", "output")
@@ -263,3 +290,10 @@ def _buffers(from_buffer: Callable, arrays: Sequence[np.ndarray], slots: list[Sl
             check_array(array, slot.desc.shape, slot.name, writable)
             raise BackendError(f"{slot.name}: cannot use the buffer of {type(array).__name__}")
     return handles
+
+
+def _aligned(nbytes: int, alignment: int = 64) -> np.ndarray:
+    """A byte buffer starting on an `alignment` boundary (what oneDNN kernels like)."""
+    raw = np.empty(nbytes + alignment, np.uint8)
+    offset = -raw.ctypes.data % alignment
+    return raw[offset:offset + nbytes]
