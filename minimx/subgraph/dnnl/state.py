@@ -3,7 +3,8 @@
 Needs: the node's parsed params (holding the inner graph). Guarantees:
 `forward` returns the inner graph's outputs. Inference on float32 inputs
 runs one compiled `dnnl.Plan`, compiled on the first run and again whenever
-the input shapes differ from the last compile; a training forward (BatchNorm
+the input shapes differ from the last compile, all on the one oneDNN
+thread (see `thread`); a training forward (BatchNorm
 would use batch statistics) or other dtypes run the inner graph with the
 numpy kernels, as `_subgraph_op` does.
 """
@@ -18,6 +19,7 @@ from ...ops.params import Params
 from ...ops.registry import OpContext
 from .. import default_op
 from .lower import Compiled, Lowering
+from .thread import on_onednn_thread
 
 FLOAT32 = np.dtype(np.float32)
 
@@ -35,7 +37,10 @@ class DnnlState:
         if ctx.is_train or any(a.dtype != FLOAT32 for a in inputs):
             return self._numpy_runner(inputs).forward(list(inputs), ctx.is_train)
         # One version per input when the executor tracks them (see weights.py).
-        versions = getattr(ctx, "input_versions", None)
+        return on_onednn_thread(self._infer, inputs, getattr(ctx, "input_versions", None))
+
+    def _infer(self, inputs: Sequence[np.ndarray],
+               versions: Sequence[int | None] | None) -> list[np.ndarray]:
         shapes = tuple(a.shape for a in inputs)
         if self.compiled is None or self.compiled.in_shapes != shapes:
             self.compiled = None  # frees the old plan's buffers before the new one's
