@@ -189,11 +189,8 @@ class Plan:
             dst = bound[op.args.index("dst")]
             if dst.kind == "temp" and dst.memory is None:
                 size = dst.desc.nbytes
-                block = next((b for b in free if b.nbytes >= size), None)
-                if block is None:
-                    block = _aligned(size)
-                else:
-                    free.remove(block)
+                k = next((k for k, b in enumerate(free) if b.nbytes >= size), None)
+                block = _aligned(size) if k is None else free.pop(k)
                 held[id(dst)] = block
                 dst.memory = Memory(dst.desc, native().ffi.from_buffer(block), allocate=False)
                 dst.memory.array = block  # keeps the buffer alive with the memory
