@@ -37,7 +37,7 @@ class DnnlState:
         if ctx.is_train or any(a.dtype != FLOAT32 for a in inputs):
             return self._numpy_runner(inputs).forward(list(inputs), ctx.is_train)
         # One version per input when the executor tracks them (see weights.py).
-        return on_onednn_thread(self._infer, inputs, getattr(ctx, "input_versions", None))
+        return on_onednn_thread(self._infer, inputs, ctx.input_versions)
 
     def _infer(self, inputs: Sequence[np.ndarray],
                versions: Sequence[int | None] | None) -> list[np.ndarray]:
