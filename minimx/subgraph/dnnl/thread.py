@@ -18,19 +18,25 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minimx-onednn")
-_ident: list[int] = []
+_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+_ident: int | None = None
 
 
-def _remember() -> None:
-    _ident.append(threading.get_ident())
-
-
-_pool.submit(_remember).result()
+def _start() -> ThreadPoolExecutor:
+    """The thread, started on first use (importing minimx starts no thread)."""
+    global _pool, _ident
+    with _lock:
+        if _pool is None:
+            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minimx-onednn")
+            _ident = pool.submit(threading.get_ident).result()
+            _pool = pool
+        return _pool
 
 
 def on_onednn_thread(fn: Callable[..., T], *args: object) -> T:
     """`fn(*args)` run on the oneDNN thread (directly when already on it)."""
-    if threading.get_ident() == _ident[0]:
+    pool = _pool or _start()
+    if threading.get_ident() == _ident:
         return fn(*args)
-    return _pool.submit(fn, *args).result()
+    return pool.submit(fn, *args).result()

@@ -1,0 +1,206 @@
+"""fp32 inference throughput: minimx DNNL against minimx numpy and MXNet 1.9.1.
+
+For each model and batch size, every path is set up once and then timed in
+alternating rounds (DNNL, MXNet MKLDNN, ... then again), so that drift in the
+machine's state hits all paths alike; the figure is batch / median forward
+time, and the ratios come from the same run. MXNet runs in its own virtual
+environment (MINIMX_MXNET_PYTHON, default /work/venvs/mxnet191/bin/python) in a
+worker process; without it those columns are skipped. Before timing, the
+script checks that the machine is quiet (load average, other busy processes)
+and says so when it is not: with 2 cores, one busy process makes oneDNN many
+times slower. OMP_NUM_THREADS defaults to the number of cores.
+
+Run: python benchmarks/dnnl_throughput.py [--models ...] [--batches 1 16]
+     [--rounds 5] [--numpy] [--mxnet-off]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
+
+import numpy as np  # noqa: E402
+
+import minimx as mx  # noqa: E402
+from minimx import dnnl  # noqa: E402
+
+MXNET_PYTHON = os.environ.get("MINIMX_MXNET_PYTHON", "/work/venvs/mxnet191/bin/python")
+WORKER = Path(__file__).with_name("dnnl_mxnet_worker.py")
+WARMUP = 3
+MODELS = ["resnet50_v1", "resnet18_v1", "mobilenet1.0", "mobilenetv2_1.0"]
+
+
+def busy_processes(interval: float = 1.0) -> list[tuple[str, float]]:
+    """Other processes using over 10% of a core during `interval` (Linux /proc)."""
+    def ticks() -> dict[int, tuple[str, int]]:
+        out = {}
+        for d in Path("/proc").iterdir():
+            if d.name.isdigit() and int(d.name) != os.getpid():
+                try:
+                    stat = (d / "stat").read_text()
+                except OSError:
+                    continue
+                name = stat[stat.index("(") + 1:stat.rindex(")")]
+                fields = stat[stat.rindex(")") + 2:].split()
+                out[int(d.name)] = (name, int(fields[11]) + int(fields[12]))
+        return out
+    before = ticks()
+    time.sleep(interval)
+    after = ticks()
+    hz = os.sysconf("SC_CLK_TCK")
+    busy = [(name, (t - before[pid][1]) / hz / interval)
+            for pid, (name, t) in after.items() if pid in before]
+    return sorted([b for b in busy if b[1] > 0.1], key=lambda b: -b[1])
+
+
+NOISY_ROUNDS: list[str] = []
+
+
+def wait_quiet(limit: float = 60.0) -> None:
+    """Wait (up to `limit` seconds) until no other process is busy; a round that
+    starts on a busy machine anyway is counted and reported at the end."""
+    deadline = time.monotonic() + limit
+    while True:
+        busy = busy_processes(0.3)
+        if not busy:
+            return
+        if time.monotonic() > deadline:
+            NOISY_ROUNDS.append(", ".join(f"{n} {c:.0%}" for n, c in busy))
+            return
+
+
+def quiet_check() -> None:
+    load = os.getloadavg()[0]
+    busy = busy_processes()
+    cores = os.cpu_count()
+    print(f"machine: {cores} cores; oneDNN {dnnl.version()} dispatching to {dnnl.isa()}; "
+          f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}")
+    # The load average also counts this script's own earlier work: only other
+    # busy processes make the machine not quiet.
+    if busy:
+        print(f"WARNING: the machine is not quiet (busy: "
+              + ", ".join(f"{n} {c:.0%}" for n, c in busy)
+              + f"; 1-min load {load:.2f}): figures may be several times too low")
+    else:
+        print(f"machine quiet (no other busy process; 1-min load {load:.2f})")
+
+
+def initial_value(name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """A trained network's scale of values (as MXNet's Xavier init and BatchNorm
+    defaults give): activations must not shrink into denormal floats, which
+    would time the CPU's slow path instead of the kernels."""
+    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    if name.endswith(("gamma", "moving_var")):
+        return np.ones(shape, np.float32)
+    if name.endswith(("beta", "moving_mean", "bias")):
+        return np.zeros(shape, np.float32)
+    if name.endswith("weight"):
+        fan_in = int(np.prod(shape[1:]))
+        return (rng.standard_normal(shape) * np.sqrt(2.0 / fan_in)).astype(np.float32)
+    return rng.random(shape, np.float32)
+
+
+class Minimx:
+    """A minimx executor for `model` at `batch`, partitioned by `backend` or not."""
+
+    def __init__(self, model: str, batch: int, backend: str | None) -> None:
+        sym = mx.models.get_model(model)
+        if backend:
+            sym = mx.subgraph.partition(sym, backend, shapes={"data": (batch, 3, 224, 224)})
+        self.ex = sym.simple_bind(mx.cpu(), grad_req="null", data=(batch, 3, 224, 224))
+        for name, arr in {**self.ex.arg_dict, **self.ex.aux_dict}.items():
+            arr[:] = initial_value(name, arr.shape)
+        self.run(1)
+
+    def run(self, n: int) -> list[float]:
+        times = []
+        for _ in range(n):
+            start = time.perf_counter()
+            self.ex.forward()[0].wait_to_read()
+            times.append(time.perf_counter() - start)
+        return times
+
+
+class MXNet:
+    """A worker process running MXNet 1.9.1 (see dnnl_mxnet_worker.py)."""
+
+    def __init__(self, model: str, batch: int, mode: str) -> None:
+        env = dict(os.environ, MXNET_MKLDNN_ENABLED="0" if mode == "off" else "1")
+        self.proc = subprocess.Popen([MXNET_PYTHON, str(WORKER), model, str(batch), mode],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+                                     text=True)
+        line = self.proc.stdout.readline().strip()
+        if line != "ready":
+            raise RuntimeError(f"MXNet worker for {model} failed to start: {line!r}")
+
+    def run(self, n: int) -> list[float]:
+        self.proc.stdin.write(f"{n}\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def measure(model: str, batch: int, args: argparse.Namespace) -> dict[str, float]:
+    paths: dict[str, object] = {"minimx DNNL": Minimx(model, batch, "DNNL")}
+    if os.path.exists(MXNET_PYTHON):
+        paths["MXNet MKLDNN"] = MXNet(model, batch, "mkldnn")
+        if args.mxnet_off:
+            paths["MXNet no-MKLDNN"] = MXNet(model, batch, "off")
+    if args.numpy:
+        paths["minimx numpy"] = Minimx(model, batch, None)
+    times: dict[str, list[float]] = {name: [] for name in paths}
+    for _ in range(args.rounds):
+        wait_quiet()
+        for name, path in paths.items():
+            # Untimed forwards first: a path that sat idle while the others ran
+            # runs slowly for a while (threads asleep, caches cold, vCPU clocks).
+            # The numpy path is slow: one forward each is plenty.
+            slow = name == "minimx numpy"
+            path.run(1 if slow else WARMUP)
+            times[name] += path.run(1 if slow else args.iters)
+    for path in paths.values():
+        if isinstance(path, MXNet):
+            path.close()
+    return {name: batch / statistics.median(t) for name, t in times.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", default=MODELS)
+    parser.add_argument("--batches", nargs="+", type=int, default=[1, 16])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--iters", type=int, default=5, help="timed forwards per path per round")
+    parser.add_argument("--numpy", action="store_true", help="also time minimx's numpy path")
+    parser.add_argument("--mxnet-off", action="store_true",
+                        help="also time MXNet with MKLDNN disabled")
+    args = parser.parse_args()
+    dnnl.require()
+    os.environ.pop("MINIMX_SUBGRAPH_BACKEND", None)  # each path partitions explicitly
+    quiet_check()
+    print("img/s (batch / median forward time); ratio = minimx DNNL / other")
+    for model in args.models:
+        for batch in args.batches:
+            rates = measure(model, batch, args)
+            ours = rates["minimx DNNL"]
+            cells = [f"{name} {rate:7.1f}" + ("" if name == "minimx DNNL"
+                                               else f" (x{ours / rate:.2f})")
+                     for name, rate in rates.items()]
+            print(f"{model:16s} batch {batch:2d}: " + " | ".join(cells), flush=True)
+    if NOISY_ROUNDS:
+        print(f"WARNING: {len(NOISY_ROUNDS)} round(s) started while other processes were "
+              f"busy ({'; '.join(NOISY_ROUNDS[:3])})")
+    quiet_check()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
