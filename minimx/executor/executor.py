@@ -155,10 +155,11 @@ class Executor:
         inputs = self._input_data()
         outs = [o._data for o in self.outputs]
         if settings().exec_bulk_inference and not is_train:
+            # Inference reads the auxiliary states: leaving their versions alone
+            # keeps the caches of stateful operators (folded BatchNorm) valid.
             engine.push(lambda: self._runner.forward(inputs, is_train, outs),
-                        [a._var for a in self.arg_arrays],
-                        [o._var for o in self.outputs] + [a._var for a in self.aux_arrays],
-                        name="forward", symbolic=True)
+                        [a._var for a in self.arg_arrays + self.aux_arrays],
+                        [o._var for o in self.outputs], name="forward", symbolic=True)
         else:
             prog, steps, finish = self._runner.forward_steps(inputs, is_train, outs)
             var_of = self._entry_vars(prog)

@@ -84,9 +84,10 @@ class GraphRunner:
                       outputs: Sequence[np.ndarray]
                       ) -> tuple[Program, list[Step], Callable[[], object]]:
         """The forward as one step per node, for the engine to run by dependency:
-        each step is (name, run, entries read, entries written, auxiliary
-        states included). The returned `finish` then reads the heads and
-        completes `outputs`."""
+        each step is (name, run, entries read, entries written; auxiliary
+        states count as written only in training, when BatchNorm updates
+        them). The returned `finish` then reads the heads and completes
+        `outputs`."""
         prog = self.program(is_train)
         inputs = list(inputs)
         self._bind(prog, inputs, outputs)
@@ -98,7 +99,8 @@ class GraphRunner:
                 continue
             ins = g.input_entry_ids(nid)
             steps.append((node.name, functools.partial(self._run_node, prog, nid, ctx), ins,
-                          g.output_entry_ids(nid) + [ins[i] for i in node.aux_indices()]))
+                          g.output_entry_ids(nid)
+                          + ([ins[i] for i in node.aux_indices()] if is_train else [])))
         return prog, steps, functools.partial(self._finish, prog, inputs, outputs)
 
     def _bind(self, prog: Program, inputs: list[np.ndarray],

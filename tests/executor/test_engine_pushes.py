@@ -49,3 +49,20 @@ def test_per_node_forward_records_one_engine_op_per_node(monkeypatch):
         engine.set_op_recorder(None)
     assert names.count("outputs") == 1
     assert {"c", "bn", "r", "s", "fc"} <= set(names)
+
+
+@pytest.mark.parametrize("bulk", ["1", "0"])
+def test_inference_leaves_auxiliary_versions_alone_training_moves_them(bulk, monkeypatch):
+    # Stateful operators cache what they derive from auxiliary states (a folded
+    # BatchNorm) by version: an inference forward must not count as a write.
+    monkeypatch.setenv("MINIMX_EXEC_BULK_EXEC_INFERENCE", bulk)
+    ex = _net().simple_bind(mx.cpu(), grad_req="null", data=(2, 3, 5, 5))
+    mean = ex.aux_dict["bn_moving_mean"]
+    mean.wait_to_read()
+    before = mean.version
+    ex.forward()
+    mx.nd.waitall()
+    assert mean.version == before
+    ex.forward(is_train=True)
+    mx.nd.waitall()
+    assert mean.version == before + 1
