@@ -315,6 +315,7 @@ class Executor:
             ins = ", ".join(g.nodes[g.node_id(e.node)].entry_name(e.index) for e in node.inputs)
             attrs = " ".join(f"{k}={v}" for k, v in sorted(node.attrs.items()))
             lines.append(f"Op: {node.op} {node.name}({ins}) {attrs} -> {outs}")
+            lines += [line for sub in node.subgraphs for line in _subgraph_lines(sub, 1)]
         if prog.backward is not None:
             lines.append("Backward:")
             for step in prog.backward.steps():
@@ -327,6 +328,20 @@ class Executor:
                      f"{plan.naive_bytes} without sharing, lower bound {plan.lower_bound}; "
                      f"{plan.external_bytes} in arrays of their own)")
         return "\n".join(lines)
+
+
+def _subgraph_lines(sym: Symbol, depth: int) -> list[str]:
+    """The operators of a node's subgraph, indented, nested subgraphs included."""
+    g, pad = Graph(sym.outputs), "  " * depth + "| "
+    lines = []
+    for node in g.nodes:
+        if node.is_variable:
+            continue
+        ins = ", ".join(e.node.entry_name(e.index) for e in node.inputs)
+        attrs = " ".join(f"{k}={v}" for k, v in sorted(node.attrs.items()))
+        lines.append(f"{pad}{node.op} {node.name}({ins}) {attrs}".rstrip())
+        lines += [line for sub in node.subgraphs for line in _subgraph_lines(sub, depth + 1)]
+    return lines
 
 
 def bind(symbol: Symbol, ctx: Context | None, args: Any, args_grad: Any = None,

@@ -128,7 +128,9 @@ def test_bind_partitions_with_environment(monkeypatch):
     monkeypatch.setenv("MINIMX_SUBGRAPH_BACKEND", "default")
     monkeypatch.setenv("MINIMX_SUBGRAPH_DEFAULT_OPS", "relu,tanh")
     ex = out.bind(mx.cpu(), {"x": mx.nd.array([[-1.0, 0.5]])}, grad_req="null")
-    assert "_subgraph_op" in ex.debug_str()
+    text = ex.debug_str()
+    assert "_subgraph_op" in text
+    assert "  | tanh t(x0)" in text and "  | relu r(t_output)" in text  # the inner graph
     np.testing.assert_allclose(ex.forward()[0].asnumpy(), np.maximum(np.tanh([[-1.0, 0.5]]), 0),
                                rtol=1e-6)
 
