@@ -15,6 +15,7 @@ in an order that respects every dependency.
 """
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
@@ -244,10 +245,23 @@ def partition_with_property(sym: Symbol, prop: SubgraphProperty, label: str,
     sets = _Proposer(g, _views(g, shape_of, dtype_of), prop, label).propose()
     if not sets:
         return sym
-    result = fuse(g, sets, prop, shape_of, dtype_of, label, next_id)
-    if _interface(Graph(result.outputs)) != _interface(g):
+    def fused(chosen: list[list[int]], ids: Iterator[int]) -> Symbol:
+        return fuse(g, chosen, prop, shape_of, dtype_of, label, ids)
+
+    want = _interface(g)
+    result = fused(sets, copy.copy(next_id))
+    if _interface(Graph(result.outputs)) != want:
         # Collapsing a set whose outputs come from several nodes can change the
-        # depth-first order of the inputs; a set with one output node cannot.
-        sets = [m for m in sets if _single_output_node(g, m)]
-        result = fuse(g, sets, prop, shape_of, dtype_of, label, next_id) if sets else sym
+        # depth-first order of the inputs (a set with one output node cannot):
+        # keep those sets, in order, only while the order survives.
+        kept = [m for m in sets if _single_output_node(g, m)]
+        for m in sets:
+            if m not in kept:
+                trial = sorted([*kept, m], key=sets.index)
+                if _interface(Graph(fused(trial, copy.copy(next_id)).outputs)) == want:
+                    kept = trial
+        sets = kept
+        result = fused(sets, copy.copy(next_id)) if sets else sym
+    for _ in sets:  # the ids the result used
+        next(next_id)
     return result
