@@ -32,8 +32,7 @@ from .runner import GraphRunner
 GRAD_REQS = ("write", "add", "null")
 
 
-def _by_name(values: Any, names: list[str], what: str, allow_missing: bool = False
-             ) -> dict[str, Any]:
+def _by_name(values: Any, names: list[str], what: str) -> dict[str, Any]:
     """A dict by name from a list in `names` order or a dict."""
     if values is None:
         values = {}
