@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..base import MinimxError
 from .node import Node, NodeEntry, topo_order
 
 
@@ -56,6 +57,23 @@ class Graph:
                 if not result[src] or result[src][-1] != nid:
                     result[src].append(nid)
         return result
+
+    def lint(self) -> None:
+        """Check well-formedness after a rewrite: every input refers to an earlier
+        node's existing output, and every operator has the inputs it declares.
+        Raises MinimxError naming the first node that breaks a rule."""
+        for nid, node in enumerate(self.nodes):
+            for e in node.inputs:
+                src = self._ids.get(id(e.node))
+                if src is None or src >= nid:
+                    raise MinimxError(f"{node.label}: input {e.node.label} is not an earlier "
+                                      "node of the graph (a cycle or a dangling input)")
+                if not 0 <= e.index < e.node.num_outputs():
+                    raise MinimxError(f"{node.label}: reads output {e.index} of "
+                                      f"{e.node.label}, which has {e.node.num_outputs()}")
+            if not node.is_variable and len(node.inputs) != len(node.input_names()):
+                raise MinimxError(f"{node.label}: {len(node.inputs)} inputs, the operator "
+                                  f"takes {len(node.input_names())}")
 
     def __str__(self) -> str:
         lines = []

@@ -2,7 +2,8 @@
 
 Needs: a Symbol and a `SubgraphProperty`; shapes and dtypes of some inputs
 (optional, for selectors that look at them).
-Guarantees (checked by property tests): a node is in at most one subgraph;
+Guarantees (checked by property tests; well-formedness and the interface are
+also checked on every result): a node is in at most one subgraph;
 each subgraph is weakly connected and made only of candidate nodes; the result
 is acyclic; it has the same arguments and auxiliary states in the same order,
 and the same number of outputs in the same order; the user's Symbol is not
@@ -250,7 +251,8 @@ def partition_with_property(sym: Symbol, prop: SubgraphProperty, label: str,
 
     want = _interface(g)
     result = fused(sets, copy.copy(next_id))
-    if _interface(Graph(result.outputs)) != want:
+    checked = Graph(result.outputs)
+    if _interface(checked) != want:
         # Collapsing a set whose outputs come from several nodes can change the
         # depth-first order of the inputs (a set with one output node cannot):
         # keep those sets, in order, only while the order survives.
@@ -262,6 +264,8 @@ def partition_with_property(sym: Symbol, prop: SubgraphProperty, label: str,
                     kept = trial
         sets = kept
         result = fused(sets, copy.copy(next_id)) if sets else sym
+        checked = Graph(result.outputs)
     for _ in sets:  # the ids the result used
         next(next_id)
+    checked.lint()
     return result
