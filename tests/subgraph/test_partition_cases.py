@@ -158,25 +158,24 @@ def test_selectors_see_shapes_and_dtypes():
     assert seen["r"] == (((3, 5),), ((3, 5),), (np.dtype("float32"),))
 
 
-def test_set_whose_collapse_would_reorder_arguments_is_left_out():
-    # {p, q} has two output nodes: p feeds r, q feeds h. Collapsing it would visit
-    # v2 before v3 depth-first, so list_arguments would change; the set stays out.
+def _reordering_graph():
+    """{p, q} has two output nodes: p feeds r, q feeds h. Collapsing it would
+    visit v2 before v3 depth-first, so list_arguments would change."""
     v1, v2, v3 = (mx.sym.Variable(n) for n in ("v1", "v2", "v3"))
     p = mx.sym.relu(v1, name="p")
     q = mx.sym.elemwise_add(p, v2, name="q")
     r = mx.sym.elemwise_mul(p, v3, name="r")
-    out = mx.sym.elemwise_sub(r, q, name="h")
+    return mx.sym.elemwise_sub(r, q, name="h")
+
+
+def test_set_whose_collapse_would_reorder_arguments_is_left_out():
+    out = _reordering_graph()
     assert out.list_arguments() == ["v1", "v3", "v2"]
     result = _partition(out, ["relu", "elemwise_add"])
     assert subgraph_nodes(result) == []
 
 
 def test_reordering_set_is_dropped_but_others_kept():
-    v1, v2, v3 = (mx.sym.Variable(n) for n in ("v1", "v2", "v3"))
-    p = mx.sym.relu(v1, name="p")
-    q = mx.sym.elemwise_add(p, v2, name="q")
-    r = mx.sym.elemwise_mul(p, v3, name="r")
-    h = mx.sym.elemwise_sub(r, q, name="h")
-    tail = mx.sym.tanh(mx.sym.relu(h, name="t1"), name="t2")
+    tail = mx.sym.tanh(mx.sym.relu(_reordering_graph(), name="t1"), name="t2")
     result = _partition(tail, ["relu", "elemwise_add", "tanh"])
     assert [_members(n) for n in subgraph_nodes(result)] == [["t1", "t2"]]
