@@ -14,14 +14,21 @@ from .params import format_value
 from .registry import OpDef
 
 
+def _accepts_none(op: OpDef, name: str) -> bool:
+    spec = op.param(name)
+    return spec is not None and spec.accepts_none
+
+
 def split_call(op: OpDef, args: Sequence[Any], kwargs: Mapping[str, Any],
                tensor_type: type | tuple[type, ...],
                name: str | None = None) -> tuple[list[str], dict[str, Any], dict[str, str]]:
     """(input names, tensors by input name, string attributes) of one call."""
     label = f"{name or '?'} ({op.name})"
-    # A parameter given as None keeps its default, as in MXNet's generated functions.
+    # None is written as "None" where the parameter takes it (MXNet's generated
+    # functions pass it on); elsewhere it means "the default".
     attrs = {k: format_value(v) for k, v in kwargs.items()
-             if not isinstance(v, tensor_type) and v is not None}
+             if not isinstance(v, tensor_type)
+             and (v is not None or _accepts_none(op, k))}
     named = {k: v for k, v in kwargs.items() if isinstance(v, tensor_type)}
     for i, a in enumerate(args):
         if not isinstance(a, tensor_type):

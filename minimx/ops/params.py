@@ -103,7 +103,8 @@ class Param:
     """One operator parameter: name, kind, default and documentation.
 
     kind is one of int, float, bool, shape, axis, str, dtype. A parameter whose
-    default is None also accepts the string ``"None"``.
+    default is None, or that is `nullable` (required, but None is a value, like
+    slice_axis's ``end``), also accepts the string ``"None"``.
     """
 
     name: str
@@ -111,6 +112,7 @@ class Param:
     default: Any = REQUIRED
     doc: str = ""
     choices: tuple[str, ...] | None = None
+    nullable: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in _KIND_NAMES:
@@ -121,7 +123,11 @@ class Param:
         name = _KIND_NAMES[self.kind]
         if self.choices:
             name = "{" + ", ".join(repr(c) for c in self.choices) + "}"
-        return name if self.default is not None else f"{name} or None"
+        return f"{name} or None" if self.accepts_none else name
+
+    @property
+    def accepts_none(self) -> bool:
+        return self.default is None or self.nullable
 
     @property
     def required(self) -> bool:
@@ -129,7 +135,7 @@ class Param:
 
     def parse(self, text: str) -> Any:
         """The value of one string form; `ParamParseError` when it is not one."""
-        if self.default is None and text.strip() in ("None", ""):
+        if self.accepts_none and text.strip() in ("None", ""):
             return None
         try:
             value = PARSERS[_KIND_NAMES[self.kind]](text)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..base import OperatorError, ShapeError
 from .infer import Dims, Shape, checked_axis, forward_only, from_input, known, merge, merge_all
-from .registry import OpDef, Param, register
+from .registry import REQUIRED, OpDef, Param, register
 
 
 def _with_dim(shape: Dims, axis: int, size: int) -> Dims:
@@ -464,9 +464,9 @@ register(OpDef(
     doc="Slices along a given axis from begin to end (negative indexes allowed).",
     params=(Param("axis", "int", doc="Axis along which to be sliced."),
             Param("begin", "int", doc="The beginning index along the axis."),
-            # MXNet requires `end` but accepts None (to the end of the axis); here a
-            # missing end means None, so every MXNet file still parses.
-            Param("end", "int", None, "The ending index along the axis; None is the end.")),
+            # Required, as in MXNet, but None (to the end of the axis) is a value.
+            Param("end", "int", REQUIRED, "The ending index along the axis; None is the end.",
+                  nullable=True)),
     forward=_slice_axis_forward, backward=_slice_axis_backward,
     infer_shape=from_input(_slice_axis_rule),
 ))

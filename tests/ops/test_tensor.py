@@ -344,11 +344,17 @@ def test_slice_axis(dims, data):
     b = data.draw(st.sampled_from([begin, begin - size]))
     e = data.draw(st.sampled_from([end, end - size] if end < size else [end, None]))
     x = rand(*dims)
-    attrs = {"axis": axis, "begin": b} | ({} if e is None else {"end": e})
+    attrs = {"axis": axis, "begin": b, "end": e}
     (y,) = run("slice_axis", [x], **attrs)
     expected = np.take(x, range(begin, end), axis=axis)
     np.testing.assert_array_equal(y, expected)
     assert infer("slice_axis", [tuple(dims)], [None], **attrs)[1] == [expected.shape]
+
+
+def test_slice_axis_requires_end_like_mxnet():
+    with pytest.raises(OperatorError, match="required parameter end"):
+        params("slice_axis", axis=0, begin=0)
+    assert params("slice_axis", axis=0, begin=0, end=None)[1].end is None
 
 
 def test_slice_axis_inference_and_errors():

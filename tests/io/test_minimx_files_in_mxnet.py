@@ -1,0 +1,75 @@
+"""Graphs and params written by minimx load in MXNet 1.9.1 and give minimx's outputs.
+
+Every operator's round-trip case (tests/symbol/test_json.py) and a model-zoo
+net are saved as checkpoints here, then loaded and run by MXNet 1.9.1 in its
+own virtual environment (MXNET_ORACLE_PYTHON, default /work/venvs/mxnet191);
+without that environment the test is skipped. fp32 tolerance: rtol 1e-4,
+atol 1e-5.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minimx as mx
+
+from ..symbol.test_json import CASES, _inputs
+
+MXNET_PYTHON = Path(os.environ.get("MXNET_ORACLE_PYTHON", "/work/venvs/mxnet191/bin/python"))
+
+# Runs in MXNet's environment: for each case, load the checkpoint, bind with
+# the saved inputs, and save the outputs.
+RUNNER = """
+import json, sys
+import mxnet as mx
+for name in json.loads(sys.argv[2]):
+    prefix = f"{sys.argv[1]}/{name}"
+    sym, args, aux = mx.model.load_checkpoint(prefix, 0)
+    inputs = mx.nd.load(f"{prefix}-inputs.params")
+    args.update(inputs)
+    ex = sym.bind(mx.cpu(), {k: args[k] for k in sym.list_arguments()},
+                  aux_states={k: aux[k] for k in sym.list_auxiliary_states()}, grad_req="null")
+    mx.nd.save(f"{prefix}-mxnet.params", ex.forward(is_train=False))
+"""
+
+
+def _save_case(tmp_path: Path, name: str, sym, inputs: dict) -> list[np.ndarray]:
+    aux_names = set(sym.list_auxiliary_states())
+    data = {k: v for k, v in inputs.items() if k in ("data", "vec")}
+    params = {k: v for k, v in inputs.items() if k not in data}
+    mx.model.save_checkpoint(str(tmp_path / name), 0, sym,
+                             {k: v for k, v in params.items() if k not in aux_names},
+                             {k: v for k, v in params.items() if k in aux_names})
+    mx.nd.save(str(tmp_path / f"{name}-inputs.params"), data)
+    return [o.asnumpy() for o in sym.eval(**inputs)]
+
+
+@pytest.mark.skipif(not MXNET_PYTHON.exists(), reason="no MXNet 1.9.1 virtualenv")
+def test_files_written_here_run_in_mxnet(tmp_path):
+    expected = {}
+    for op, build in CASES.items():
+        sym = build()
+        expected[op] = _save_case(tmp_path, op, sym, _inputs(sym))
+    net = mx.models.get_model("squeezenet1.1", classes=10)
+    rng = np.random.default_rng(0)
+    arg_shapes, _, aux_shapes = net.infer_shape(data=(1, 3, 224, 224))
+    values = {n: mx.nd.array(rng.normal(0, 0.1, s)) for n, s in
+              zip(net.list_arguments(), arg_shapes, strict=True)}
+    values.update({n: mx.nd.array(rng.uniform(0.5, 1.5, s)) for n, s in
+                   zip(net.list_auxiliary_states(), aux_shapes, strict=True)})
+    expected["squeezenet"] = _save_case(tmp_path, "squeezenet", net, values)
+    result = subprocess.run([str(MXNET_PYTHON), "-c", RUNNER, str(tmp_path),
+                             json.dumps(sorted(expected))],
+                            capture_output=True, text=True, timeout=300, check=False,
+                            env={**os.environ, "PYTHONPATH": "", "MXNET_SUBGRAPH_BACKEND": "NONE"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    for name, outs in expected.items():
+        got = mx.nd.load(str(tmp_path / f"{name}-mxnet.params"))
+        assert len(got) == len(outs), name
+        for want, have in zip(outs, got, strict=True):
+            np.testing.assert_allclose(have.asnumpy(), want, rtol=1e-4, atol=1e-5, err_msg=name)
