@@ -44,7 +44,36 @@ def to_graph_dict(sym: Symbol) -> dict[str, Any]:
 
 
 def to_json(sym: Symbol) -> str:
-    return json.dumps(to_graph_dict(sym), indent=2)
+    """`sym` as MXNet writes it, byte for byte (dmlc's JSONWriter layout)."""
+    return _write(to_graph_dict(sym), 0, _GRAPH)
+
+
+# dmlc's JSONWriter puts a structure (the graph, a node) on several lines, a map
+# when it has more than one entry, and an array when it has more than ten
+# elements or its elements are structures; the rest stays on one line.
+# Elements are separated by ", ", before the line break when on several lines.
+_GRAPH, _NODE, _MAP, _ARRAY = "graph", "node", "map", "array"
+_FIELD_KIND = {"nodes": _NODE, "subgraphs": _GRAPH, "attrs": _MAP}
+
+
+def _write(value: Any, depth: int, kind: str) -> str:
+    if isinstance(value, dict):
+        items = [f"{json.dumps(k, ensure_ascii=False)}: "
+                 f"{_write(v, depth + 1, _FIELD_KIND.get(k, _ARRAY) if kind != _MAP else _ARRAY)}"
+                 for k, v in value.items()]
+        return _join("{", items, "}", depth, kind != _MAP or len(items) > 1)
+    if isinstance(value, list):
+        structures = kind in (_NODE, _GRAPH)
+        items = [_write(v, depth + 1, kind if structures else _ARRAY) for v in value]
+        return _join("[", items, "]", depth, structures or len(items) > 10)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _join(open_: str, items: list[str], close: str, depth: int, multi_line: bool) -> str:
+    if not multi_line or not items:
+        return open_ + ", ".join(items) + close
+    pad = "\n" + "  " * (depth + 1)
+    return open_ + pad + (", " + pad).join(items) + "\n" + "  " * depth + close
 
 
 def load_json(text: str | bytes) -> Symbol:
