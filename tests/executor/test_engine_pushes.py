@@ -66,3 +66,4 @@ def test_inference_leaves_auxiliary_versions_alone_training_moves_them(bulk, mon
     ex.forward(is_train=True)
     mx.nd.waitall()
     assert mean.version == before + 1
+
