@@ -25,7 +25,7 @@ from ..base import DEFAULT_DTYPE, BackendError, DTypeError
 from ..graph import Graph
 from ..graph.infer import infer_dtypes, infer_shapes
 from ..symbol import Symbol
-from ..symbol.symbol import _attr_dtype, _attr_shape
+from ..symbol.symbol import attr_dtype, attr_shape
 from .fuse import fuse
 from .property import SubgraphProperty
 from .selector import SelectorNode
@@ -192,8 +192,8 @@ def _infer(g: Graph, shapes: Mapping[str, tuple], dtypes: Mapping[str, np.dtype]
     known_shapes, known_dtypes = {}, {}
     for nid in g.input_ids:
         node, eid = g.nodes[nid], g.entry_ptr[nid]
-        shape = shapes.get(node.name) or _attr_shape(node)
-        dtype = dtypes.get(node.name) or _attr_dtype(node)
+        shape = shapes.get(node.name) or attr_shape(node)
+        dtype = dtypes.get(node.name) or attr_dtype(node)
         if shape is not None:
             known_shapes[eid] = tuple(shape)
         if dtype is not None:

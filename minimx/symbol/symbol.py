@@ -138,10 +138,10 @@ class Symbol:
     def _infer(self, rule: str, args: Sequence, kwargs: Mapping) -> tuple[list, list, list, Graph]:
         g = self._graph()
         if rule == "shape":
-            known_in = self._known_inputs(g, args, kwargs, "infer_shape", _as_shape, _attr_shape)
+            known_in = self._known_inputs(g, args, kwargs, "infer_shape", _as_shape, attr_shape)
             values = infer_shapes(g, known_in)
         else:
-            known_in = self._known_inputs(g, args, kwargs, "infer_type", as_dtype, _attr_dtype)
+            known_in = self._known_inputs(g, args, kwargs, "infer_type", as_dtype, attr_dtype)
             values = infer_dtypes(g, known_in)
         pick = lambda ids: [values[g.entry_ptr[i]] for i in ids]  # noqa: E731
         return (pick(g.argument_ids), [values[e] for e in g.head_entry_ids()],
@@ -245,7 +245,8 @@ def _as_shape(value: Any) -> tuple[int, ...]:
         raise ShapeError(f"not a shape: {value!r}") from None
 
 
-def _attr_shape(node: Node) -> tuple[int, ...] | None:
+def attr_shape(node: Node) -> tuple[int, ...] | None:
+    """The shape a variable's ``__shape__`` attribute gives, if any."""
     text = node.attrs.get("__shape__")
     if text is None:
         return None
@@ -255,7 +256,8 @@ def _attr_shape(node: Node) -> tuple[int, ...] | None:
         raise ShapeError(f"{node.label}: bad __shape__ attribute: {exc}") from None
 
 
-def _attr_dtype(node: Node) -> np.dtype | None:
+def attr_dtype(node: Node) -> np.dtype | None:
+    """The dtype a variable's ``__dtype__`` attribute gives (a flag or a name), if any."""
     text = node.attrs.get("__dtype__")
     if text is None:
         return None
