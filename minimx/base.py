@@ -90,6 +90,7 @@ class Settings:
     exec_enable_inplace: bool
     exec_bulk_inference: bool
     dnnl_root: str | None
+    dnnl_winograd: bool
 
 
 def _csv(value: str | None) -> tuple[str, ...]:
@@ -118,4 +119,5 @@ def settings() -> Settings:
         exec_enable_inplace=_flag("MINIMX_EXEC_ENABLE_INPLACE", True),
         exec_bulk_inference=_flag("MINIMX_EXEC_BULK_EXEC_INFERENCE", True),
         dnnl_root=env.get("MINIMX_DNNL_ROOT") or None,
+        dnnl_winograd=_flag("MINIMX_DNNL_WINOGRAD", True),
     )

@@ -178,6 +178,16 @@ int mmx_binary_init(mmx_prim *prim, mmx_engine *engine, int alg,
 /* args: src 0 .. n-1, dst. */
 int mmx_concat_init(mmx_prim *prim, mmx_engine *engine, int n,
         const mmx_md *const *srcs, const mmx_md *dst, int axis);
+/* 3x3, stride-1, ungrouped convolution by Winograd F(4x4, 3x3): the
+ * transforms in C (winograd.c), the products in a oneDNN matmul. src_dims
+ * is (N, C, H, W), pads are (top, left) and (bottom, right); C and oc must
+ * be multiples of 16. Post-ops: [relu|clip] [sum [relu|clip]] only.
+ * args: src (NHWC), weights (36, C, oc: the Winograd-domain weights, in the
+ * matmul's layout), [bias], dst (NHWC). */
+int mmx_wino_conv_init(mmx_prim *prim, mmx_engine *engine,
+        const int64_t *src_dims, int64_t oc, const int64_t *pad_l,
+        const int64_t *pad_r, int with_bias, int npost,
+        const mmx_post_op *post);
 /* args: src, dst. */
 int mmx_reorder_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
         const mmx_md *dst);

@@ -30,14 +30,15 @@ from .convert import constant, to_layout, to_numpy
 from .plan import Plan, Slot
 from .primitives import (ELTWISE_ALGS, PostOp, Primitive, batch_norm, binary, concat, conv,
                          deconv, eltwise, inner_product, lrn, pool_output_size, pooling,
-                         reorder, softmax)
+                         reorder, softmax, winograd_supports, winograd_weights,
+                         wino_conv)
 from .runtime import Memory, MemoryDesc, engine
 
 __all__ = ["BackendError", "ELTWISE_ALGS", "Memory", "MemoryDesc", "Plan", "PostOp",
            "Primitive", "Slot", "available", "batch_norm", "binary", "concat", "constant", "conv", "deconv",
            "eltwise", "engine", "inner_product", "isa", "lrn", "pool_output_size", "pooling",
            "reorder", "require", "softmax", "to_layout", "to_numpy", "unavailable_reason",
-           "version"]
+           "version", "wino_conv", "winograd_supports", "winograd_weights"]
 
 
 def available() -> bool:

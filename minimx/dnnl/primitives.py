@@ -250,6 +250,68 @@ def conv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, di
         post_ops=post_ops, user={"weights": (w, lambda a: a.reshape(logical))})
 
 
+# Winograd F(4x4, 3x3) weight transform (Lavin and Gray 2015): U = G g G^T
+# for the interpolation points 0, 1, -1, 2, -2 and infinity; the data-side
+# transforms are in native/winograd.c.
+_WINO_G = np.array([[1 / 4, 0, 0],
+                    [-1 / 6, -1 / 6, -1 / 6],
+                    [-1 / 6, 1 / 6, -1 / 6],
+                    [1 / 24, 1 / 12, 1 / 6],
+                    [1 / 24, -1 / 12, 1 / 6],
+                    [0, 0, 1]])
+
+
+def winograd_weights(w: np.ndarray) -> np.ndarray:
+    """3x3 weights ``(O, C, 3, 3)`` in the Winograd domain, ``(36, C, O)``:
+    entry ``[6 * i + j, c, o]`` is ``(G w[o, c] G^T)[i, j]``."""
+    u = np.einsum("ik,ockl,jl->ijco", _WINO_G, w.astype(np.float64), _WINO_G)
+    return u.reshape(36, w.shape[1], w.shape[0]).astype(FLOAT32)
+
+
+WINOGRAD_CHANNELS = 16   # channel counts must be multiples of this
+WINOGRAD_POST_OPS = ("relu", "clip")
+
+
+def winograd_supports(src_shape: Sequence[int], weight_shape: Sequence[int], *,
+                      stride=None, dilate=None, num_group: int = 1,
+                      post_ops: Sequence[PostOp] = ()) -> bool:
+    """Whether ``wino_conv`` can run this convolution: 2-D, 3x3, stride 1,
+    dense, ungrouped, channels multiples of 16, post-ops
+    ``[relu|clip] [sum [relu|clip]]``."""
+    kinds = [op.kind if op.kind == "sum" else op.alg for op in post_ops]
+    allowed = [[], ["a"], ["sum"], ["a", "sum"], ["sum", "a"], ["a", "sum", "a"]]
+    shape = ["a" if k in WINOGRAD_POST_OPS else k for k in kinds]
+    return (len(src_shape) == 4 and tuple(weight_shape[2:]) == (3, 3) and num_group == 1
+            and all(v in (None, 1, (), (1, 1)) for v in (stride, dilate))
+            and src_shape[1] % WINOGRAD_CHANNELS == 0
+            and weight_shape[0] % WINOGRAD_CHANNELS == 0
+            and shape in allowed)
+
+
+def wino_conv(src_shape: Sequence[int], weight_shape: Sequence[int], *, pad=None,
+              bias: bool = False, post_ops: Sequence[PostOp] = ()) -> Primitive:
+    """A 3x3, stride-1 convolution (MXNet weights ``(O, C, 3, 3)``) computed by
+    Winograd F(4x4, 3x3): 4x fewer multiplications than ``conv``, with fp32
+    rounding errors a few times larger. src and dst are NHWC (``acdb``); the
+    weights argument takes MXNet's weights (``constant`` transforms them).
+    See ``winograd_supports``. Arguments: src, weights, [bias], dst."""
+    src = as_dims(src_shape, "wino_conv src")
+    w = as_dims(weight_shape, "wino_conv weights")
+    if not winograd_supports(src, w, post_ops=post_ops) or w[1] != src[1]:
+        raise BackendError(f"wino_conv: data {src}, weights {w} and post-ops "
+                           f"{[op.alg or op.kind for op in post_ops]} are not a Winograd "
+                           "case (see winograd_supports)")
+    p = _spatial(pad, 2, 0, "wino_conv pad", 0)
+    if any(2 * pp + x < 3 for pp, x in zip(p, src[2:])):
+        raise BackendError(f"wino_conv: 3x3 kernel is larger than the padded input {src}")
+    out = [x + 2 * pp - 2 for x, pp in zip(src[2:], p)]
+    return _build(
+        "wino_conv", f"src {src} weights {w} pad {p}", native().lib.mmx_wino_conv_init,
+        list(src), w[0], list(p), list(p), int(bias),
+        *_post_op_args(post_ops, (src[0], w[0], *out), "wino_conv"),
+        post_ops=post_ops, user={"weights": (w, winograd_weights)})
+
+
 def deconv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, adj=None,
            dilate=None, num_group: int = 1, bias: bool = False,
            post_ops: Sequence[PostOp] = ()) -> Primitive:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ... import dnnl
-from ...base import BackendError
+from ...base import BackendError, settings
 from ...graph import Graph, Node
 from ...graph.infer import infer_shapes
 from .config import pool_include_pad
@@ -28,6 +28,24 @@ from .fuse import SUM_OPS
 from .weights import Constant, fold_bias, fold_weight
 
 VIEWS = ("Flatten", "Reshape")
+
+
+# Below this many 4x4 output tiles in the batch, the Winograd products are
+# too thin to pay for reading its weights (2.25x larger than direct ones):
+# a 7x7 image (4 tiles) runs slower than oneDNN's direct convolution.
+WINOGRAD_MIN_TILES = 16
+
+
+def use_winograd(src: tuple[int, ...], weight: tuple[int, ...], kw: dict) -> bool:
+    """Whether a convolution runs as Winograd F(4x4, 3x3) (`dnnl.wino_conv`):
+    where it can, on enough tiles, unless MINIMX_DNNL_WINOGRAD=0."""
+    if not settings().dnnl_winograd or not dnnl.winograd_supports(
+            src, weight, stride=kw["stride"], dilate=kw["dilate"],
+            num_group=kw["num_group"], post_ops=kw["post_ops"]):
+        return False
+    pad = kw["pad"] or (0, 0)
+    tiles = [-(-(x + 2 * p - 2) // 4) for x, p in zip(src[2:], pad)]
+    return src[0] * tiles[0] * tiles[1] >= WINOGRAD_MIN_TILES
 
 
 class Compiled:
@@ -193,6 +211,9 @@ class Lowering:
                   post_ops=post)
         if conv.op == "Deconvolution":
             op = dnnl.deconv(x.shape, self.shapes[weight], adj=p.adj or None, **kw)
+        elif use_winograd(x.shape, self.shapes[weight], kw):
+            op = dnnl.wino_conv(x.shape, self.shapes[weight], pad=kw["pad"],
+                                bias=kw["bias"], post_ops=post)
         else:
             op = dnnl.conv(x.shape, self.shapes[weight], **kw)
         args = {"src": self.plan.reorder(x, op.desc("src"))}
