@@ -517,10 +517,19 @@ static dnnl_status_t wino_post_ops(
     return dnnl_success;
 }
 
-/* Transformed tiles of this many bytes (v and m together) per chunk of
- * images at most: about what stays in this class of CPU's L2 and L3 while
- * the matmul reads them back. */
-#define WINO_CHUNK_BYTES ((size_t)4 << 20)
+/* Images per chunk: as many as keep the transformed tiles (v and m) within
+ * this class of CPU's L2, unless the weights are large: the products read
+ * all of them once per chunk, so large weights want fewer, larger chunks. */
+#define WINO_CHUNK_BYTES ((size_t)2 << 20)
+
+static int64_t wino_images(int64_t n, int64_t tiles, int64_t c, int64_t oc) {
+    size_t weights = (size_t)(36 * c * oc) * sizeof(float);
+    size_t budget = weights / 4 > WINO_CHUNK_BYTES ? weights / 4 : WINO_CHUNK_BYTES;
+    for (int64_t k = n; k > 1; k--)
+        if (n % k == 0 && (size_t)(36 * k * tiles * (c + oc)) * sizeof(float) <= budget)
+            return k;
+    return 1;
+}
 
 int mmx_wino_conv_init(mmx_prim *prim, mmx_engine *engine,
         const int64_t *src_dims, int64_t oc, const int64_t *pad_l,
@@ -542,16 +551,8 @@ int mmx_wino_conv_init(mmx_prim *prim, mmx_engine *engine,
             .ow = ow, .pad_t = pad_l[0], .pad_l = pad_l[1],
             .tiles_h = (oh + 3) / 4, .tiles_w = (ow + 3) / 4};
     const int64_t tiles = wi->shape.tiles_h * wi->shape.tiles_w;
-    /* The largest divisor of the batch whose tiles fit the chunk budget. */
     wi->batch = n;
-    wi->images = 1;
-    for (int64_t k = n; k > 1; k--)
-        if (n % k == 0
-                && (size_t)(36 * k * tiles * (c + oc)) * sizeof(float)
-                        <= WINO_CHUNK_BYTES) {
-            wi->images = k;
-            break;
-        }
+    wi->images = wino_images(n, tiles, c, oc);
     const int64_t rows = wi->images * tiles;
     wi->v_size = ((size_t)(36 * rows * c) * sizeof(float) + 63) / 64 * 64;
     wi->m_size = ((size_t)(36 * rows * oc) * sizeof(float) + 63) / 64 * 64;
