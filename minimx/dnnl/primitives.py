@@ -17,6 +17,7 @@ Weights are always left to oneDNN; convert them once with
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -278,14 +279,17 @@ def winograd_supports(src_shape: Sequence[int], weight_shape: Sequence[int], *,
     """Whether ``wino_conv`` can run this convolution: 2-D, 3x3, stride 1,
     dense, ungrouped, channels multiples of 16, post-ops
     ``[relu|clip] [sum [relu|clip]]``."""
-    kinds = [op.kind if op.kind == "sum" else op.alg for op in post_ops]
-    allowed = [[], ["a"], ["sum"], ["a", "sum"], ["sum", "a"], ["a", "sum", "a"]]
-    shape = ["a" if k in WINOGRAD_POST_OPS else k for k in kinds]
-    return (len(src_shape) == 4 and tuple(weight_shape[2:]) == (3, 3) and num_group == 1
-            and all(v in (None, 1, (), (1, 1)) for v in (stride, dilate))
+    if len(src_shape) != 4 or len(weight_shape) != 4:
+        return False
+    # The post-op chain as a word: "a" an activation the transform applies, "s" a sum.
+    chain = "".join("s" if op.kind == "sum" else "a" if op.alg in WINOGRAD_POST_OPS else "?"
+                    for op in post_ops)
+    return (tuple(weight_shape[2:]) == (3, 3) and num_group == 1
+            and _spatial(stride, 2, 1, "stride", 1) == (1, 1)
+            and _spatial(dilate, 2, 1, "dilate", 1) == (1, 1)
             and src_shape[1] % WINOGRAD_CHANNELS == 0
             and weight_shape[0] % WINOGRAD_CHANNELS == 0
-            and shape in allowed)
+            and re.fullmatch("a?(sa?)?", chain) is not None)
 
 
 def wino_conv(src_shape: Sequence[int], weight_shape: Sequence[int], *, pad=None,
