@@ -12,13 +12,27 @@
 
 #define VL WINO_VL
 
+/* x0..x5: lane v of six vectors x[0..5] spaced `st` floats apart. */
+#define LOAD6(x, st, v) \
+    float x0 = (x)[0 * (st) + v], x1 = (x)[1 * (st) + v]; \
+    float x2 = (x)[2 * (st) + v], x3 = (x)[3 * (st) + v]; \
+    float x4 = (x)[4 * (st) + v], x5 = (x)[5 * (st) + v]
+
+/* Where tile t (counted over all images of the chunk) lies: its image and
+ * its row and column among the image's tiles. */
+static inline void tile_at(const wino_shape *s, int64_t t, int64_t *n,
+        int64_t *ty, int64_t *tx) {
+    const int64_t tiles = s->tiles_h * s->tiles_w;
+    *n = t / tiles;
+    *ty = (t % tiles) / s->tiles_w;
+    *tx = t % s->tiles_w;
+}
+
 /* One row of B^T d for a column of six vectors x[0..5] (stride `st`). */
 #define BT_ROWS(out, x, st) \
     do { \
         for (int v = 0; v < VL; v++) { \
-            float x0 = (x)[0 * (st) + v], x1 = (x)[1 * (st) + v]; \
-            float x2 = (x)[2 * (st) + v], x3 = (x)[3 * (st) + v]; \
-            float x4 = (x)[4 * (st) + v], x5 = (x)[5 * (st) + v]; \
+            LOAD6(x, st, v); \
             (out)[0][v] = 4.f * x0 - 5.f * x2 + x4; \
             (out)[1][v] = -4.f * (x1 + x2) + x3 + x4; \
             (out)[2][v] = 4.f * (x1 - x2) - x3 + x4; \
@@ -34,8 +48,8 @@ void wino_input_transform(const wino_shape *s, const float *src, int64_t nimg,
     const int64_t c = s->c, plane = total * c;
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < total; t++) {
-        const int64_t n = t / tiles, ty = (t % tiles) / s->tiles_w,
-                      tx = t % s->tiles_w;
+        int64_t n, ty, tx;
+        tile_at(s, t, &n, &ty, &tx);
         const float *img = src + n * s->h * s->w * c;
         const int64_t y0 = ty * 4 - s->pad_t, x0 = tx * 4 - s->pad_l;
         for (int64_t c0 = 0; c0 < c; c0 += VL) {
@@ -68,9 +82,7 @@ void wino_input_transform(const wino_shape *s, const float *src, int64_t nimg,
 #define AT_ROWS(out, x, st) \
     do { \
         for (int v = 0; v < VL; v++) { \
-            float x0 = (x)[0 * (st) + v], x1 = (x)[1 * (st) + v]; \
-            float x2 = (x)[2 * (st) + v], x3 = (x)[3 * (st) + v]; \
-            float x4 = (x)[4 * (st) + v], x5 = (x)[5 * (st) + v]; \
+            LOAD6(x, st, v); \
             float p12 = x1 + x2, m12 = x1 - x2, p34 = x3 + x4, m34 = x3 - x4; \
             (out)[0][v] = x0 + p12 + p34; \
             (out)[1][v] = m12 + 2.f * m34; \
@@ -91,8 +103,8 @@ void wino_output_transform(const wino_shape *s, const float *m, int64_t nimg,
     const int64_t k = s->k, plane = total * k;
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < total; t++) {
-        const int64_t n = t / tiles, ty = (t % tiles) / s->tiles_w,
-                      tx = t % s->tiles_w;
+        int64_t n, ty, tx;
+        tile_at(s, t, &n, &ty, &tx);
         float *img = dst + n * s->oh * s->ow * k;
         for (int64_t k0 = 0; k0 < k; k0 += VL) {
             float in[6][6][VL], rows[4][6][VL], out[4][VL], b[VL];
