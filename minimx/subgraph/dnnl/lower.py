@@ -7,8 +7,10 @@ with one C call. Data enters in the plain layout and is reordered once into
 the layout the first primitive chose; between primitives tensors stay in
 whatever layout oneDNN picked (`format_tag any` for convolution, inner
 product and deconvolution, the producer's layout elsewhere); outputs leave in
-the plain layout. Weights, biases and BatchNorm parameters become `Constant`s
-(the weight cache). Flatten / Reshape are views: they keep their producer's
+the plain layout. A 3x3, stride-1 convolution with enough output tiles runs
+as Winograd F(4x4, 3x3) (`dnnl.wino_conv`, NHWC in and out; see
+`use_winograd`). Weights, biases and BatchNorm parameters become `Constant`s
+(the weight cache; a Winograd convolution's weights in the Winograd domain). Flatten / Reshape are views: they keep their producer's
 slot, and only FullyConnected reads them inside a subgraph (the selector sees
 to that), which flattens anyway.
 """
@@ -31,8 +33,9 @@ VIEWS = ("Flatten", "Reshape")
 
 
 # Below this many 4x4 output tiles in the batch, the Winograd products are
-# too thin to pay for reading its weights (2.25x larger than direct ones):
-# a 7x7 image (4 tiles) runs slower than oneDNN's direct convolution.
+# too thin to pay for reading their weights (4x the direct ones): one 7x7
+# image (4 tiles) runs slower than oneDNN's direct convolution, one 14x14
+# image (16 tiles) about 2x faster (benchmarks/dnnl_winograd.py).
 WINOGRAD_MIN_TILES = 16
 
 
