@@ -167,6 +167,12 @@ def _weight_models() -> list[tuple[str, Callable[[], mx.gluon.HybridBlock], tupl
          (2, 3, 32, 32)),
         # Two dense blocks: 56 pixels end at the 7x7 its final AvgPool2D(7) expects.
         ("densenet_narrow", lambda: DenseNet(8, 4, [2, 2], classes=10), (2, 3, 56, 56)),
+        # resnet18_v1's layout, 16-40 channels, on 64 pixels: its first stage's 3x3
+        # convolutions (16 channels, 16x16 maps) are ones minimx's DNNL backend runs as
+        # Winograd, so this checks that path against MXNet end to end.
+        ("resnet18_v1_wide16",
+         lambda: ResNetV1(BasicBlockV1, [2, 2, 2, 2], [16, 16, 24, 32, 40], classes=10),
+         (2, 3, 64, 64)),
     ]
 
 

@@ -16,8 +16,8 @@ import pytest
 import minimx as mx
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
-MODELS = ["resnet18_v1_narrow", "resnet50_v2_narrow", "densenet_narrow", "mobilenet0.125_c10",
-          "mobilenetv2_0.25_c10"]
+MODELS = ["resnet18_v1_narrow", "resnet18_v1_wide16", "resnet50_v2_narrow", "densenet_narrow",
+          "mobilenet0.125_c10", "mobilenetv2_0.25_c10"]
 ALL_OPS = ",".join(op.name for op in mx.ops.canonical_ops() if op.name != "_subgraph_op")
 
 

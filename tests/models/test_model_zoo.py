@@ -31,6 +31,8 @@ SMALL_NETS: dict[str, Callable[[], Symbol]] = {
     "mobilenetv2_0.25_c10": lambda: mx.models.get_model("mobilenetv2_0.25", classes=10),
     "resnet18_v1_narrow": lambda: resnet.resnet_v1("basic_block", [2, 2, 2, 2],
                                                    [4, 4, 8, 16, 32], classes=10),
+    "resnet18_v1_wide16": lambda: resnet.resnet_v1("basic_block", [2, 2, 2, 2],
+                                                   [16, 16, 24, 32, 40], classes=10),
     "resnet50_v2_narrow": lambda: resnet.resnet_v2("bottle_neck", [1, 1, 1, 1],
                                                    [8, 16, 32, 48, 64], classes=10),
     "densenet_narrow": lambda: densenet.densenet_net(8, 4, [2, 2], classes=10),

@@ -8,6 +8,8 @@ inside; a wrong tile, bias, BatchNorm fold or addend is off by far more.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -18,6 +20,7 @@ from minimx.subgraph.dnnl.state import DnnlState
 
 from .helpers import assert_close, bind, outputs, partitioned, random_arrays
 
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 data = mx.sym.var("data")
 SHAPE = {"data": (2, 32, 16, 16)}  # 2 x 16 output tiles of 4x4: enough for Winograd
 
@@ -134,3 +137,19 @@ def test_new_weights_between_forwards_give_new_results():
         aux[name] = aux[name] * 4
         ex.aux_dict[name][:] = aux[name]
         assert_close([ex.forward()[0].asnumpy()], outputs(sym, args, aux))
+
+
+def test_mxnet_model_through_winograd_gives_mxnet_output():
+    """resnet18_v1's layout with 16 channels on 64 pixels, exported by MXNet
+    1.9.1 with its output (tests/fixtures/models): the first stage's 3x3
+    convolutions run as Winograd and the whole net still gives MXNet's
+    output (tolerance as tests/io/test_mxnet_outputs.py: rtol 1e-4, atol 1e-5)."""
+    prefix = FIXTURES / "models" / "resnet18_v1_wide16"
+    sym, arg_params, aux_params = mx.model.load_checkpoint(str(prefix), 0)
+    io = np.load(f"{prefix}-io.npz")
+    args = {k: v.asnumpy() for k, v in arg_params.items()} | {"data": io["data"]}
+    ex = bind(partitioned(sym, {"data": io["data"].shape}), args,
+              {k: v.asnumpy() for k, v in aux_params.items()})
+    out = ex.forward()[0].asnumpy()
+    assert [op.kind for op in steps(ex)].count("wino_conv") == 4
+    np.testing.assert_allclose(out, io["output"], rtol=1e-4, atol=1e-5)
