@@ -182,6 +182,12 @@ int mmx_memory_set_handle(mmx_memory *mem, void *handle) {
 
 /* ---- primitives ---- */
 
+/* `bytes` rounded up to whole 64-byte cache lines: buffers carved from one
+ * allocation stay aligned, which oneDNN's kernels expect. */
+static size_t cache_lines(size_t bytes) {
+    return (bytes + 63) / 64 * 64;
+}
+
 /* A Winograd convolution (mmx_wino_conv_init): transforms in C around a
  * oneDNN matmul, run over the batch in chunks of `images` images whose
  * transformed tiles (v, m) live in the plan's scratchpad. */
@@ -554,8 +560,8 @@ int mmx_wino_conv_init(mmx_prim *prim, mmx_engine *engine,
     wi->batch = n;
     wi->images = wino_images(n, tiles, c, oc);
     const int64_t rows = wi->images * tiles;
-    wi->v_size = ((size_t)(36 * rows * c) * sizeof(float) + 63) / 64 * 64;
-    wi->m_size = ((size_t)(36 * rows * oc) * sizeof(float) + 63) / 64 * 64;
+    wi->v_size = cache_lines((size_t)(36 * rows * c) * sizeof(float));
+    wi->m_size = cache_lines((size_t)(36 * rows * oc) * sizeof(float));
 
     /* The 36 products: [36][rows][c] x [36][c][oc] -> [36][rows][oc]. */
     dnnl_memory_desc_t v_md, u_md = NULL, m_md = NULL;
@@ -764,8 +770,7 @@ int mmx_plan_finalize(mmx_plan *plan) {
     if (plan->scratch_size == 0) return dnnl_success;
 
     /* Kernels expect cache-line (64-byte) alignment of the scratchpad. */
-    size_t rounded = (plan->scratch_size + 63) / 64 * 64;
-    plan->scratch = aligned_alloc(64, rounded);
+    plan->scratch = aligned_alloc(64, cache_lines(plan->scratch_size));
     REQUIRE(plan->scratch != NULL, dnnl_out_of_memory);
     for (int i = 0; i < plan->nsteps; i++) {
         step_t *step = &plan->steps[i];
