@@ -646,9 +646,10 @@ def _unstable_inputs(sym: mx.sym.Symbol) -> list[str]:
     for node in nodes:
         if node["op"] in UNSTABLE_OPS:
             for source, index, _ in node["inputs"]:
-                src = nodes[source]
-                suffix = "_output" if src["op"] == "null" else f"_output{index}" if index else "_output"
-                names.append(src["name"] + suffix)
+                # MXNet's internal output names; a second output of an op would be
+                # `_output<i>`, and none of these graphs feeds NMS from one.
+                assert index == 0 and nodes[source]["op"] != "null", node["name"]
+                names.append(nodes[source]["name"] + "_output")
     return names
 
 
