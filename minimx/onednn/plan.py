@@ -177,15 +177,22 @@ class Plan:
         """The bytes of the written temporary ``slot`` read through another
         descriptor of the same size (a reshape, or strides that transpose), no
         copy. Steps may read a view, not write it; it keeps ``slot`` alive."""
-        self._own(slot, "plan.view")
-        base = slot.base or slot
-        if base.kind != "temp" or not base.written:
-            raise BackendError(f"plan.view: {slot.name} ({base.kind}, written: {base.written}) "
-                               "is not a written temporary, the only kind a view may read "
-                               "(copy it with plan.reorder first)")
         if not slot.desc.is_plain or desc.nbytes != slot.desc.nbytes or desc.layout == "any":
             raise BackendError(f"plan.view: {desc.brief} cannot view {slot.desc.brief} (a plain "
                                "slot viewed through a concrete descriptor of its size)")
+        return self._view(slot, desc, "plan.view")
+
+    def part(self, slot: Slot, shape: Sequence[int], offsets: Sequence[int]) -> Slot:
+        """A view of the part of ``slot`` of ``shape`` from ``offsets`` on (a slice)."""
+        return self._view(slot, MemoryDesc.sub(slot.desc, shape, offsets), "plan.part")
+
+    def _view(self, slot: Slot, desc: MemoryDesc, what: str) -> Slot:
+        self._own(slot, what)
+        base = slot.base or slot
+        if base.kind != "temp" or not base.written:
+            raise BackendError(f"{what}: {slot.name} ({base.kind}, written: {base.written}) "
+                               "is not a written temporary, the only kind a view may read "
+                               "(copy it with plan.reorder first)")
         return self._slot("v", desc, "view", base=base)
 
     def output(self, slot: Slot, name: str | None = None) -> Slot:

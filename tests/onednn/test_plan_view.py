@@ -52,3 +52,18 @@ def test_a_view_is_never_written():
     v = plan.view(t, MemoryDesc.plain((3, 2)))
     with pytest.raises(BackendError, match="is a view, which steps only read"):
         plan.add(onednn.eltwise(v.desc, "relu"), src=v, dst=v)
+
+
+def test_a_part_is_read_in_place():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    plan = onednn.Plan("part")
+    t = plan.reorder(plan.input(x.shape), copy=True)
+    plan.output(plan.reorder(plan.part(t, (2, 2, 4), (0, 1, 0))))
+    np.testing.assert_array_equal(plan.run([x])[0], x[:, 1:3])
+
+
+def test_a_part_outside_its_slot_is_refused():
+    plan = onednn.Plan("outside")
+    t = plan.reorder(plan.input((2, 3)), copy=True)
+    with pytest.raises(BackendError, match=r"not inside \(2, 3\)"):
+        plan.part(t, (2, 2), (0, 2))

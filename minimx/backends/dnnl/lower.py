@@ -29,6 +29,7 @@ from ...graph import Graph, Node, NodeEntry
 from ...graph.infer import infer_shapes
 from ...graph.plan_memory import MemoryPlan, Step, last_reads, plan_memory
 from ...ops.quantization import scalar as q_scalar
+from ...ops.tensor import slice_axis_range
 from ...subgraph.selector import SelectorNode
 from ...subgraph.subgraph_op import inner_graph
 from .config import Support, default_support, pool_include_pad, range_inputs
@@ -516,6 +517,13 @@ class Lowering:
         axes = node.params.axes or tuple(reversed(range(len(self.shape(ins[0])))))
         return self.plan.reorder(self.permuted(ins[0], [a % len(axes) for a in axes]))
 
+    def slice_axis(self, node, nid, ins, inputs):
+        # The part read in place, then copied out plain.
+        x = self.viewable(ins[0])
+        axis, begin, _ = slice_axis_range(node.params, x.shape)
+        offsets = [begin if a == axis else 0 for a in range(len(x.shape))]
+        return self.plan.reorder(self.plan.part(x, self.shape(self.g.entry_ptr[nid]), offsets))
+
     def batch_dot(self, node, nid, ins, inputs):
         p = node.params
         a, b = (self.permuted(e, _last_two_swapped(len(self.shape(e)))) if t
@@ -561,6 +569,7 @@ LOWERINGS = {
     "softmax": Lowering.softmax, "lrn": Lowering.lrn, "concat": Lowering.concat,
     "binary": Lowering.binary, "eltwise": Lowering.eltwise, "reshape": Lowering.reshape,
     "transpose": Lowering.transpose, "batch_dot": Lowering.batch_dot,
+    "slice_axis": Lowering.slice_axis,
     "layer_norm": Lowering.layer_norm,
     "quantize": quantize, "dequantize": dequantize, "quantized_conv": quantized_conv,
     "quantized_fc": quantized_fc, "quantized_add": quantized_add,

@@ -70,3 +70,11 @@ def test_views_of_an_input_read_a_copy():
     r = mx.sym.expand_dims(x, axis=1)
     part = check(mx.sym.Concat(mx.sym.relu(r), r, dim=1), SEQ)
     assert outer_ops(part) == ["_sg_dnnl"]
+
+
+@pytest.mark.parametrize("axis,begin,end", [(1, 1, 4), (-1, 0, 1), (2, -3, None), (0, 1, 2)])
+def test_slice_axis_reads_its_part_in_place(axis, begin, end):
+    parts = [mx.sym.slice_axis(mx.sym.relu(x), axis=axis, begin=begin, end=end),
+             mx.sym.slice_axis(x, axis=axis, begin=begin, end=end)]
+    part = check(mx.sym.Group([mx.sym.softmax(p, axis=-1) for p in parts]), SEQ)
+    assert set(outer_ops(part)) == {"_sg_dnnl"}   # the two branches: two subgraphs
