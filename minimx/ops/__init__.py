@@ -6,6 +6,7 @@ Importing this package registers every operator module below.
 from . import (  # noqa: F401
     activation,
     conv,
+    creation,
     elemwise,
     linalg,
     nn,
