@@ -5,6 +5,7 @@ Importing this package registers every operator module below.
 # Imported for their side effect: each module registers its operators.
 from . import (  # noqa: F401
     activation,
+    broadcast,
     conv,
     creation,
     elemwise,
@@ -14,6 +15,7 @@ from . import (  # noqa: F401
     pooling,
     quantization,
     reduce,
+    slicing,
     tensor,
 )
 from .registry import OpContext, OpDef, canonical_ops, get_op, list_ops, register
