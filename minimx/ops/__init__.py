@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     conv,
     creation,
     elemwise,
+    layout,
     linalg,
     nn,
     norm,
