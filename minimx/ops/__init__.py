@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     conv,
     creation,
     elemwise,
+    indexing,
     layout,
     linalg,
     nn,
