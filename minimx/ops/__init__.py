@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     linalg,
     nn,
     norm,
+    ordering,
     pooling,
     quantization,
     reduce,

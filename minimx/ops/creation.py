@@ -15,17 +15,12 @@ import numpy as np
 from ..base import OperatorError, ShapeError
 from .infer import Dims, Shape, checked_axis, known, merge, merge_dtype
 from .params import Params
-from .registry import GradReads, OpContext, OpDef, Param, register
+from .registry import GradReads, OpContext, OpDef, Param, register, zero_gradients
 
 Array = np.ndarray
 
 MAKE_DTYPES = ("float16", "float32", "float64", "int32", "int64", "int8", "uint8", "bool")
 _CTX = Param("ctx", "str", "", "Context of output (only used by imperative calls).")
-
-
-def _zero_grads(p: Params, ctx: OpContext, inputs: list, outputs: list,
-                out_grads: list) -> list:
-    return [np.zeros(x.shape, x.dtype) for x in inputs]
 
 
 def _constant_type(p: Params, in_types: list, out_types: list):
@@ -52,7 +47,7 @@ def _fill_op(name: str, value: float | None, doc: str) -> OpDef:
         return np.full(p.shape, p.value if value is None else value, p.dtype)
 
     return OpDef(name, forward, params=params, inputs=(), infer_shape=_fill_shape,
-                 infer_type=_constant_type, backward=_zero_grads, backward_reads=GradReads(),
+                 infer_type=_constant_type, backward=zero_gradients, backward_reads=GradReads(),
                  doc=doc)
 
 
@@ -107,7 +102,7 @@ register(OpDef(
             Param("dtype", "dtype", np.dtype("float32"), "Target data type.",
                   choices=MAKE_DTYPES[:-1])),
     infer_shape=lambda p, ins, outs: (ins, [merge(outs[0], (_arange_length(p),))]),
-    infer_type=_constant_type, backward=_zero_grads, backward_reads=GradReads(),
+    infer_type=_constant_type, backward=zero_gradients, backward_reads=GradReads(),
     doc="Evenly spaced values within [start, stop), each repeated `repeat` times."))
 
 
@@ -139,7 +134,7 @@ register(OpDef(
             _CTX,
             Param("axis", "int", None, "Arange along this axis of the input (its length); "
                   "None: an array of the input's shape.")),
-    infer_shape=_infer_arange_like, backward=_zero_grads, backward_reads=GradReads(),
+    infer_shape=_infer_arange_like, backward=zero_gradients, backward_reads=GradReads(),
     doc="An arange of the input's shape (or the length of one of its axes), in its dtype."))
 
 
@@ -155,7 +150,7 @@ def _shape_op(name: str, values, length, doc: str) -> OpDef:
         return in_types, [merge_dtype(out_types[0], np.dtype(np.int64))]
 
     return OpDef(name, lambda p, ctx, inputs: np.array(values(inputs[0].shape), np.int64),
-                 infer_shape=infer_shape, infer_type=infer_type, backward=_zero_grads,
+                 infer_shape=infer_shape, infer_type=infer_type, backward=zero_gradients,
                  backward_reads=GradReads(), doc=doc)
 
 

@@ -21,7 +21,7 @@ from .infer import (
     merge_dtype,
 )
 from .params import Params
-from .registry import GradReads, OpContext, OpDef, Param, register
+from .registry import GradReads, OpContext, OpDef, Param, register, zero_gradients
 
 Array = np.ndarray
 _READS_INDICES = GradReads(inputs=("indices",))
@@ -124,7 +124,7 @@ def _pick_backward(p, ctx, inputs, outputs, out_grads):
 
 register(OpDef(
     "pick", _pick_forward, inputs=("data", "index"),
-    params=(Param("axis", "int", -1, "The axis to picking the elements."),
+    params=(Param("axis", "int", -1, "The axis to picking the elements.", nullable=True),
             Param("keepdims", "bool", False, "If true, the picked axis is left in the "
                   "result with size one."),
             Param("mode", "str", "clip", "How out-of-bound indices behave.",
@@ -158,7 +158,7 @@ register(OpDef(
                            "uint8"))),
     infer_shape=from_input(lambda p, shapes: [shapes[0] + (p.depth,)]),
     infer_type=_one_hot_type,
-    backward=lambda p, ctx, inputs, outputs, out_grads: [_zeros_like(inputs[0])],
+    backward=zero_gradients,
     backward_reads=GradReads(), doc="Returns a one-hot array."))
 
 

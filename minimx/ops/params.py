@@ -125,9 +125,9 @@ def format_value(value: Any) -> str:
 class Param:
     """One operator parameter: name, kind, default and documentation.
 
-    kind is one of int, float, bool, shape, axis, str, dtype, optional_ints. A parameter whose
-    default is None, or that is `nullable` (required, but None is a value, like
-    slice_axis's ``end``), also accepts the string ``"None"``.
+    kind is one of int, float, bool, shape, axis, str, dtype, optional_ints. A parameter
+    whose default is None, or that is `nullable` (None is a value besides the default,
+    like slice_axis's required ``end`` or topk's ``axis=-1``), also accepts ``"None"``.
     """
 
     name: str
