@@ -88,17 +88,18 @@ def _pick_axis(p: Params, ndim: int) -> int:
     return checked_axis(p.axis, ndim, f"pick (axis={p.axis})")
 
 
-def _picked_shape(p: Params, dshape: Dims) -> Dims:
+def _picked_shape(p: Params, dshape: Dims, keepdims: bool) -> Dims:
     axis = _pick_axis(p, len(dshape))
-    return dshape[:axis] + ((1,) if p.keepdims else ()) + dshape[axis + 1:]
+    return dshape[:axis] + ((1,) if keepdims else ()) + dshape[axis + 1:]
 
 
 def _infer_pick(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
     dshape, index = in_shapes
     if dshape is None:
         return in_shapes, out_shapes
-    out = merge(merge(out_shapes[0], _picked_shape(p, dshape)), index)
-    return [dshape, out], [out]
+    # The index has the data's shape less the axis, also when the output keeps it.
+    index = merge(index, _picked_shape(p, dshape, False))
+    return [dshape, index], [merge(out_shapes[0], _picked_shape(p, dshape, p.keepdims))]
 
 
 def _pick_positions(p: Params, x: Array, index: Array) -> tuple[int, Array]:
@@ -111,7 +112,7 @@ def _pick_positions(p: Params, x: Array, index: Array) -> tuple[int, Array]:
 def _pick_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
     x, index = inputs
     axis, idx = _pick_positions(p, x, index)
-    return np.take_along_axis(x, idx, axis).reshape(_picked_shape(p, x.shape))
+    return np.take_along_axis(x, idx, axis).reshape(_picked_shape(p, x.shape, p.keepdims))
 
 
 def _pick_backward(p, ctx, inputs, outputs, out_grads):
