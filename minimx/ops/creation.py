@@ -35,7 +35,7 @@ def _fill_shape(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
 
 
 def _fill_op(name: str, value: float | None, doc: str) -> OpDef:
-    params = (Param("shape", "shape", (), "The shape of the output"), _CTX,
+    params: tuple[Param, ...] = (Param("shape", "shape", (), "The shape of the output"), _CTX,
               Param("dtype", "dtype", np.dtype("float32"), "Target data type.",
                     choices=MAKE_DTYPES))
     if value is None:

@@ -1,0 +1,74 @@
+"""MXNet's Python-level symbol functions: `zeros`, `ones`, `full` and `arange`
+make array nodes (`_zeros`, `_ones`, `_full`, `_arange`); `maximum`, `minimum`
+and `power` pick the two-symbol or the scalar operator by their arguments, as
+``mx.sym.maximum(x, 0)`` does in MXNet 1.x.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..base import MinimxError
+from ..ops import get_op
+from .register import arith, create
+from .symbol import Symbol
+
+Shape = int | Sequence[int]
+
+
+def _shape(shape: Shape) -> tuple[int, ...]:
+    return (shape,) if isinstance(shape, int) else tuple(shape)
+
+
+def _make(op: str, **kwargs: Any) -> Symbol:
+    return create(get_op(op), [], {k: v for k, v in kwargs.items() if v is not None}, hint=op)
+
+
+def zeros(shape: Shape, dtype: Any = None, **kwargs: Any) -> Symbol:
+    """A node giving zeros of `shape` (float32 unless `dtype`)."""
+    return _make("_zeros", shape=_shape(shape), dtype=dtype, **kwargs)
+
+
+def ones(shape: Shape, dtype: Any = None, **kwargs: Any) -> Symbol:
+    """A node giving ones of `shape` (float32 unless `dtype`)."""
+    return _make("_ones", shape=_shape(shape), dtype=dtype, **kwargs)
+
+
+def full(shape: Shape, val: float, dtype: Any = None, **kwargs: Any) -> Symbol:
+    """A node giving `val` everywhere in `shape`."""
+    return _make("_full", shape=_shape(shape), value=val, dtype=dtype, **kwargs)
+
+
+def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: int = 1,
+           infer_range: bool = False, name: str | None = None, dtype: Any = None) -> Symbol:
+    """A node giving start, start + step, ... below stop (one bound: 0 to start)."""
+    return _make("_arange", start=start, stop=stop, step=step, repeat=repeat,
+                 infer_range=infer_range, name=name, dtype=dtype)
+
+
+def _pick(left: Any, right: Any, sym_op: str, scalar_op: str, rscalar_op: str,
+          what: str) -> Any:
+    if isinstance(left, Symbol):
+        return arith(left, right, sym_op, scalar_op, False)
+    if isinstance(right, Symbol):
+        return arith(right, left, sym_op, rscalar_op, True)
+    raise MinimxError(f"mx.sym.{what}: one of the operands must be a Symbol, got "
+                      f"{type(left).__name__} and {type(right).__name__}")
+
+
+def maximum(left: Any, right: Any) -> Symbol:
+    """The elementwise maximum of two symbols (of one shape) or of a symbol and a number."""
+    return _pick(left, right, "_Maximum", "_MaximumScalar", "_MaximumScalar", "maximum")
+
+
+def minimum(left: Any, right: Any) -> Symbol:
+    """The elementwise minimum of two symbols (of one shape) or of a symbol and a number."""
+    return _pick(left, right, "_Minimum", "_MinimumScalar", "_MinimumScalar", "minimum")
+
+
+def power(base: Any, exp: Any) -> Symbol:
+    """base ** exp, elementwise, where either may be a number."""
+    return _pick(base, exp, "_Power", "_PowerScalar", "_RPowerScalar", "power")
+
+
+pow = power  # noqa: A001 - MXNet's name
