@@ -78,6 +78,10 @@ SAME_VALUE(MMX_POOLING_AVG_EXCLUDE_PADDING, dnnl_pooling_avg_exclude_padding);
 SAME_VALUE(MMX_LRN_ACROSS_CHANNELS, dnnl_lrn_across_channels);
 SAME_VALUE(MMX_BINARY_ADD, dnnl_binary_add);
 SAME_VALUE(MMX_BINARY_MUL, dnnl_binary_mul);
+SAME_VALUE(MMX_BINARY_MAX, dnnl_binary_max);
+SAME_VALUE(MMX_BINARY_MIN, dnnl_binary_min);
+SAME_VALUE(MMX_BINARY_DIV, dnnl_binary_div);
+SAME_VALUE(MMX_BINARY_SUB, dnnl_binary_sub);
 SAME_VALUE(MMX_SOFTMAX_ACCURATE, dnnl_softmax_accurate);
 SAME_VALUE(MMX_SOFTMAX_LOG, dnnl_softmax_log);
 

@@ -71,6 +71,10 @@ enum mmx_alg {
     MMX_LRN_ACROSS_CHANNELS = 0xaff,
     MMX_BINARY_ADD = 0x1fff0,
     MMX_BINARY_MUL = 0x1fff1,
+    MMX_BINARY_MAX = 0x1fff2,
+    MMX_BINARY_MIN = 0x1fff3,
+    MMX_BINARY_DIV = 0x1fff4,
+    MMX_BINARY_SUB = 0x1fff5,
     MMX_SOFTMAX_ACCURATE = 0x30000,
     MMX_SOFTMAX_LOG = 0x30001
 };

@@ -47,6 +47,9 @@ from .weights import Constant, fold_bias, fold_weight
 from .winograd import use_winograd
 
 VIEWS = default_support().lowered_as("view")
+# Operators that pass their input on unchanged at inference (Dropout): like views,
+# but any operator may read them.
+IDENTITIES = default_support().lowered_as("identity")
 # Quantized operators whose min/max outputs are their min/max inputs.
 RANGE_PASSING = ("_contrib_quantized_pooling", "_contrib_quantized_flatten")
 FUSED_LOWERING = {p.fused: p.lower for p in PATTERNS}
@@ -204,7 +207,7 @@ class Lowering:
         self.root = list(range(g.num_entries))      # a view's entry -> the viewed entry
         for nid, node in enumerate(g.nodes):
             ins = g.input_entry_ids(nid)
-            if node.op in VIEWS:
+            if node.op in VIEWS or node.op in IDENTITIES:
                 self.root[g.entry_ptr[nid]] = self.root[ins[0]]
             if node.op in RANGE_PASSING:
                 for k in (1, 2):
@@ -310,7 +313,7 @@ class Lowering:
         g = self.g
         for nid, node in enumerate(g.nodes):
             op = node.op
-            if op is None or op in VIEWS:  # a variable, or a view of its producer's slot
+            if op is None or op in VIEWS or op in IDENTITIES:  # its producer's slot
                 continue
             ins = g.input_entry_ids(nid)
             out = g.entry_ptr[nid]
@@ -467,15 +470,23 @@ class Lowering:
         op = onednn.concat([x.desc for x in xs], axis=node.params.dim)
         return self.plan.add(op, **{f"src{i}": x for i, x in enumerate(xs)})
 
-    def add(self, node, nid, ins, inputs):
+    def binary(self, node, nid, ins, inputs):
+        # add_n folds its inputs left to right, as the numpy kernel adds them.
+        alg = BINARY_ALGS[node.op]
         acc = self.value(ins[0])
         for e in ins[1:]:
             other = self.value(e)
             same = other.shape == acc.shape
             other = self.plan.reorder(other, acc.desc if same else None)
-            acc = self.plan.add(onednn.binary(acc.desc, other.desc, "add"), src=acc, src1=other)
+            acc = self.plan.add(onednn.binary(acc.desc, other.desc, alg), src=acc, src1=other)
         return acc
 
+
+# The oneDNN algorithm of each operator configs/dnnl.yaml lowers as `binary`.
+BINARY_ALGS = {"elemwise_add": "add", "add_n": "add", "broadcast_add": "add",
+               "elemwise_sub": "sub", "broadcast_sub": "sub",
+               "elemwise_mul": "mul", "broadcast_mul": "mul",
+               "elemwise_div": "div", "broadcast_div": "div"}
 
 # How each kind of node is lowered. The operators are listed once, in
 # configs/dnnl.yaml (`lower:`), the fused ones in `patterns.PATTERNS`.
@@ -484,7 +495,7 @@ LOWERINGS = {
     "fully_connected": Lowering.fully_connected, "fused_fc": Lowering.fused_fc,
     "batch_norm": Lowering.batch_norm, "pooling": Lowering.pooling,
     "softmax": Lowering.softmax, "lrn": Lowering.lrn, "concat": Lowering.concat,
-    "add": Lowering.add, "eltwise": Lowering.eltwise,
+    "binary": Lowering.binary, "eltwise": Lowering.eltwise,
     "quantize": quantize, "dequantize": dequantize, "quantized_conv": quantized_conv,
     "quantized_fc": quantized_fc, "quantized_add": quantized_add,
     "quantized_concat": quantized_concat,
@@ -496,10 +507,13 @@ def check_config(support: Support) -> None:
     fused operator has a lowering, every lowering serves one, and the eltwise
     table matches the config (run at import, for the packaged config)."""
     wanted = {rule["lower"] for rule in support.ops.values()} | set(FUSED_LOWERING.values())
-    wanted.discard("view")   # views keep their producer's slot
+    wanted -= {"view", "identity"}   # these keep their producer's slot
     if wanted != set(LOWERINGS):
         raise BackendError(f"DNNL config: lowerings {sorted(wanted - set(LOWERINGS))} are "
                            f"missing, {sorted(set(LOWERINGS) - wanted)} serve no operator")
+    if set(support.lowered_as("binary")) != set(BINARY_ALGS):
+        raise BackendError(f"DNNL config: binary operators {sorted(support.lowered_as('binary'))} "
+                           f"differ from lower.BINARY_ALGS {sorted(BINARY_ALGS)}")
     heads = {p.head for p in PATTERNS} - set(support.ops)
     if heads:
         raise BackendError(f"DNNL config: fusion heads {sorted(heads)} are not in it")
