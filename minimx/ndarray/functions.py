@@ -2,38 +2,29 @@
 two arrays, the scalar one when either side is a number."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from ..base import MinimxError
+from ..base import OperatorError
+from ..ops.calling import tensor_first
 from .ndarray import NDArray
 
 
-def _pick(left: Any, right: Any, tensor_op: str, scalar_op: str, rscalar_op: str,
-          what: str) -> NDArray:
-    result: Any = NotImplemented
-    if isinstance(left, NDArray):
-        result = left._arith(right, tensor_op, scalar_op)
-    elif isinstance(right, NDArray):
-        result = right._arith(left, tensor_op, rscalar_op, True)
-    if result is NotImplemented:
-        raise MinimxError(f"mx.nd.{what}: operands must be NDArrays or numbers, one an "
-                          f"NDArray; got {type(left).__name__} and {type(right).__name__}")
-    return result
+def _choosing(what: str, tensor_op: str, scalar_op: str,
+              rscalar_op: str) -> Callable[[Any, Any], NDArray]:
+    """``mx.nd.<what>(lhs, rhs)``: `tensor_op` (broadcasting) for two arrays, a scalar
+    operator when one side is a number (`rscalar_op` when the number is on the left)."""
+    def fn(lhs: Any, rhs: Any) -> NDArray:
+        array, other, swapped = tensor_first(f"mx.nd.{what}", lhs, rhs, NDArray)
+        result = array._arith(other, tensor_op, rscalar_op if swapped else scalar_op, swapped)
+        if result is NotImplemented:
+            raise OperatorError(f"mx.nd.{what}: {type(other).__name__} is no NDArray or number")
+        return result
+    fn.__name__ = fn.__qualname__ = what
+    fn.__doc__ = f"Elementwise {what}, broadcasting (either side may be a number)."
+    return fn
 
 
-def maximum(lhs: Any, rhs: Any) -> NDArray:
-    """The elementwise maximum, broadcasting (either side may be a number)."""
-    return _pick(lhs, rhs, "broadcast_maximum", "_maximum_scalar", "_maximum_scalar", "maximum")
-
-
-def minimum(lhs: Any, rhs: Any) -> NDArray:
-    """The elementwise minimum, broadcasting (either side may be a number)."""
-    return _pick(lhs, rhs, "broadcast_minimum", "_minimum_scalar", "_minimum_scalar", "minimum")
-
-
-def power(base: Any, exp: Any) -> NDArray:
-    """base ** exp, broadcasting (either side may be a number)."""
-    return _pick(base, exp, "broadcast_power", "_power_scalar", "_rpower_scalar", "power")
-
-
-pow = power  # noqa: A001 - MXNet's name
+maximum = _choosing("maximum", "broadcast_maximum", "_maximum_scalar", "_maximum_scalar")
+minimum = _choosing("minimum", "broadcast_minimum", "_minimum_scalar", "_minimum_scalar")
+power = pow = _choosing("power", "broadcast_power", "_power_scalar", "_rpower_scalar")  # noqa: A001

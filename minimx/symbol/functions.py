@@ -5,11 +5,11 @@ and `power` pick the two-symbol or the scalar operator by their arguments, as
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..base import MinimxError
 from ..ops import get_op
+from ..ops.calling import tensor_first
 from .register import arith, create
 from .symbol import Symbol
 
@@ -46,29 +46,18 @@ def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: i
                  infer_range=infer_range, name=name, dtype=dtype)
 
 
-def _pick(left: Any, right: Any, sym_op: str, scalar_op: str, rscalar_op: str,
-          what: str) -> Any:
-    if isinstance(left, Symbol):
-        return arith(left, right, sym_op, scalar_op, False)
-    if isinstance(right, Symbol):
-        return arith(right, left, sym_op, rscalar_op, True)
-    raise MinimxError(f"mx.sym.{what}: one of the operands must be a Symbol, got "
-                      f"{type(left).__name__} and {type(right).__name__}")
+def _choosing(what: str, sym_op: str, scalar_op: str,
+              rscalar_op: str) -> Callable[[Any, Any], Symbol]:
+    """``mx.sym.<what>(left, right)``: `sym_op` for two symbols, a scalar operator when
+    one side is a number (`rscalar_op` when the number is on the left)."""
+    def fn(left: Any, right: Any) -> Symbol:
+        sym, other, swapped = tensor_first(f"mx.sym.{what}", left, right, Symbol)
+        return arith(sym, other, sym_op, rscalar_op if swapped else scalar_op, swapped)
+    fn.__name__ = fn.__qualname__ = what
+    fn.__doc__ = f"Elementwise {what} of two symbols of one shape, or of a symbol and a number."
+    return fn
 
 
-def maximum(left: Any, right: Any) -> Symbol:
-    """The elementwise maximum of two symbols (of one shape) or of a symbol and a number."""
-    return _pick(left, right, "_Maximum", "_MaximumScalar", "_MaximumScalar", "maximum")
-
-
-def minimum(left: Any, right: Any) -> Symbol:
-    """The elementwise minimum of two symbols (of one shape) or of a symbol and a number."""
-    return _pick(left, right, "_Minimum", "_MinimumScalar", "_MinimumScalar", "minimum")
-
-
-def power(base: Any, exp: Any) -> Symbol:
-    """base ** exp, elementwise, where either may be a number."""
-    return _pick(base, exp, "_Power", "_PowerScalar", "_RPowerScalar", "power")
-
-
-pow = power  # noqa: A001 - MXNet's name
+maximum = _choosing("maximum", "_Maximum", "_MaximumScalar", "_MaximumScalar")
+minimum = _choosing("minimum", "_Minimum", "_MinimumScalar", "_MinimumScalar")
+power = pow = _choosing("power", "_Power", "_PowerScalar", "_RPowerScalar")  # noqa: A001
