@@ -5,14 +5,20 @@ Importing this package registers every operator module below.
 # Imported for their side effect: each module registers its operators.
 from . import (  # noqa: F401
     activation,
+    broadcast,
     conv,
+    creation,
     elemwise,
+    indexing,
+    layout,
     linalg,
     nn,
     norm,
+    ordering,
     pooling,
     quantization,
     reduce,
+    slicing,
     tensor,
 )
 from .registry import OpContext, OpDef, canonical_ops, get_op, list_ops, register
