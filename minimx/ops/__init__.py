@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     pooling,
     quantization,
     reduce,
+    roi,
     tensor,
 )
 from .registry import OpContext, OpDef, canonical_ops, get_op, list_ops, register
