@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     pooling,
     quantization,
     reduce,
+    resampling,
     roi,
     tensor,
 )
