@@ -5,6 +5,7 @@ Importing this package registers every operator module below.
 # Imported for their side effect: each module registers its operators.
 from . import (  # noqa: F401
     activation,
+    attention,
     boxes,
     conv,
     elemwise,
@@ -16,6 +17,7 @@ from . import (  # noqa: F401
     reduce,
     resampling,
     roi,
+    sequence,
     tensor,
 )
 from .registry import OpContext, OpDef, canonical_ops, get_op, list_ops, register
