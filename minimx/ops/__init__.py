@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     quantization,
     reduce,
     resampling,
+    rnn,
     roi,
     sequence,
     tensor,
