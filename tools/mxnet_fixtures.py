@@ -846,7 +846,8 @@ def _rois(rng: np.random.RandomState, count: int, batch: int, size: float) -> np
     return np.concatenate([rng.randint(0, batch, (count, 1)), lo, hi], 1).astype("float32")
 
 
-def _model_op_cases(rng: np.random.RandomState) -> list[tuple[str, str, dict, list[np.ndarray], bool]]:
+def _model_op_cases(rng: np.random.RandomState
+                    ) -> list[tuple[str, str, dict, list[np.ndarray], bool]]:
     """(case, operator, attributes, inputs, with gradients) for issue 15's model operators."""
     def floats(*shape: int, low: float = -1.0, high: float = 1.0) -> np.ndarray:
         return rng.uniform(low, high, shape).astype("float32")

@@ -46,6 +46,13 @@ def _scaled(p: Params, name: str, size: int) -> int:
     return int(_F32(scale) * _F32(size))
 
 
+def _odd_scaled(p: Params, name: str, size: int) -> int:
+    """Mode odd_scale: an odd size keeps its last pixel, (size - 1) * scale + 1."""
+    if not size:
+        return 0
+    return _scaled(p, name, size) if size % 2 == 0 else _scaled(p, name, size - 1) + 1
+
+
 def _parity(size: int, even: bool, up: bool) -> int:
     if size % 2 == (0 if even else 1):
         return size
@@ -61,16 +68,14 @@ def _resize_dims(p: Params, dshape: Dims, like: Dims | None) -> tuple[int, int]:
             return p.height, p.width
         return _scaled(p, "scale_height", h), _scaled(p, "scale_width", w)
     if p.mode == "odd_scale":
-        return tuple(size and (_scaled(p, name, size) if size % 2 == 0
-                               else _scaled(p, name, size - 1) + 1)
-                     for name, size in (("scale_height", h), ("scale_width", w)))
+        return _odd_scaled(p, "scale_height", h), _odd_scaled(p, "scale_width", w)
     if p.mode == "like":
         assert like is not None
         if len(like) != 4:
             raise ShapeError(f"BilinearResize2D: like must be 4-D, got {like}")
         return like[2], like[3]
     even, up = p.mode.startswith("to_even"), p.mode.endswith("up")
-    return tuple(size and _parity(size, even, up) for size in (h, w))
+    return h and _parity(h, even, up), w and _parity(w, even, up)
 
 
 def _resize_inputs(p: Params) -> tuple[str, ...]:

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..base import OperatorError, ShapeError
 from .elemwise import sigmoid
-from .infer import Dims, merge_at, merge_dtype
+from .infer import merge_at, merge_dtype
 from .registry import OpDef, Param, Params, get_op, register
 
 Array = np.ndarray
