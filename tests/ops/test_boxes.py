@@ -127,7 +127,7 @@ def test_box_decode_and_encode_formulas():
     offsets = np.array([[[0.5, -0.5, 0.1, 0.3], [0.0, 0.0, 2.0, -1.0]]])
     out = run("_contrib_box_decode", dict(format="corner", std0=0.1, std1=0.2, clip=1.0),
               offsets, anchors)
-    for box, (dx, dy, dw, dh), (x1, y1, x2, y2) in zip(out[0], offsets[0], anchors[0]):
+    for box, (dx, dy, dw, dh), (x1, y1, x2, y2) in zip(out[0], offsets[0], anchors[0], strict=True):
         w, h = x2 - x1, y2 - y1
         cx, cy = x1 + w / 2 + dx * 0.1 * w, y1 + h / 2 + dy * 0.2 * h
         hw, hh = np.exp(min(dw, 1.0)) * w / 2, np.exp(min(dh, 1.0)) * h / 2

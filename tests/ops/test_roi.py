@@ -53,7 +53,8 @@ def reference_align(data, rois, pooled, scale, ratio, aligned, sensitive):
             for i in range(ph):
                 for j in range(pw):
                     src = c * ph * pw + i * pw + j if sensitive else c
-                    total = sum(bilinear(data[int(b), src], y1 + i * rh / ph + (a + .5) * rh / ph / gh,
+                    plane = data[int(b), src]
+                    total = sum(bilinear(plane, y1 + i * rh / ph + (a + .5) * rh / ph / gh,
                                          x1 + j * rw / pw + (e + .5) * rw / pw / gw)
                                 for a in range(gh) for e in range(gw))
                     out[n, c, i, j] = total / (gh * gw)
