@@ -50,7 +50,8 @@ def reference_resize(x, oh, ow, align):
 def test_bilinear_resize_matches_reference(h, w, oh, ow, align, seed):
     x = np.random.default_rng(seed).standard_normal((2, 3, h, w))
     out = run("_contrib_BilinearResize2D", dict(height=oh, width=ow, align_corners=align), x)
-    np.testing.assert_allclose(out, reference_resize(x, oh, ow, align), atol=1e-6)
+    # MXNet computes source positions in float32: agreement to float32 precision.
+    np.testing.assert_allclose(out, reference_resize(x, oh, ow, align), rtol=1e-5, atol=1e-5)
 
 
 def check_adjoint(name, params, *inputs):
