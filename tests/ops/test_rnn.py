@@ -95,20 +95,19 @@ def test_rnn_matches_step_reference(mode, layers, dirs, hidden, steps, batch, wi
     np.testing.assert_array_equal(out, got[0])
 
 
+def grad_inputs(seed, mode, dirs):
+    inputs = rnn_inputs(np.random.default_rng(seed), mode, 2, dirs, 2, 3, 2, 2)
+    if mode == "rnn_relu":  # positive inputs and weights keep relu away from its kink
+        return [np.abs(a) + 0.05 for a in inputs]
+    return inputs
+
+
 @pytest.mark.parametrize("mode", list(GATES))
 def test_rnn_gradient_through_time(mode):
-    inputs = rnn_inputs(np.random.default_rng(7), mode, 2, 2, 2, 3, 2, 2)
-    if mode == "rnn_relu":  # keep pre-activations away from the kink at 0
-        inputs[1] = np.abs(inputs[1]) + 0.05
-        inputs[0], inputs[2] = np.abs(inputs[0]), np.abs(inputs[2])
     params = dict(mode=mode, state_size=2, num_layers=2, bidirectional=True, state_outputs=True)
-    check_gradient("RNN", params, inputs, rtol=1e-4, atol=1e-6)
+    check_gradient("RNN", params, grad_inputs(7, mode, 2), rtol=1e-4, atol=1e-6)
     check_gradient("RNN", {**params, "state_outputs": False, "bidirectional": False},
-                   rnn_inputs(np.random.default_rng(8), mode, 2, 1, 2, 3, 2, 2)
-                   if mode != "rnn_relu" else
-                   [np.abs(a) + 0.05 for a in rnn_inputs(np.random.default_rng(8), mode, 2, 1,
-                                                          2, 3, 2, 2)],
-                   rtol=1e-4, atol=1e-6)
+                   grad_inputs(8, mode, 1), rtol=1e-4, atol=1e-6)
 
 
 def test_rnn_inference_matches_mxnet_rules():
