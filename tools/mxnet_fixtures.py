@@ -5,6 +5,9 @@ fixtures are what minimx is checked against). Create that environment once:
 
     python3.11 -m venv venv-mxnet
     venv-mxnet/bin/pip install mxnet==1.9.1 'numpy<1.24' 'scipy<1.12'
+    # the families group also needs (pins keep numpy < 1.24):
+    venv-mxnet/bin/pip install gluoncv==0.10.5 gluonnlp==0.10.0 'matplotlib<3.8' \
+        'pandas<2.1' 'opencv-python<4.9'
 
 Then, from the repository root:
 
@@ -34,6 +37,9 @@ Then, from the repository root:
 - ``quantization_ops``: each quantization operator on fixed inputs, with MXNet's outputs.
 - ``quantized_net``: a small conv net quantized by ``quantize_model_mkldnn`` (naive and no
   calibration), an input and MXNet's output.
+- ``families``: GluonCV / GluonNLP models beyond classification (GluonCV 0.10.5 and
+  GluonNLP 0.10.0 installed beside MXNet) with weights from ``tools/seeded_weights.py``,
+  their inputs and MXNet's outputs, and the inputs of their NMS.
 - ``int8_agreement``: the ``models`` nets quantized by ``quantize_model_mkldnn`` (naive, first
   convolution excluded), MXNet's INT8 and fp32 outputs on a fixed set of images, and how
   well they agree (``benchmarks/int8_agreement.py`` measures minimx the same way).
@@ -567,6 +573,131 @@ def write_int8_agreement(out: Path) -> None:
     (out / "agreement.json").write_text(json.dumps(record, indent=1) + "\n")
 
 
+# -- model families beyond classification ---------------------------------------------------------
+# (name, input shapes, constructor keyword arguments; "builder" names a gluoncv.model_zoo
+# function for a model the zoo does not list by name). Inputs are small; the segmenters'
+# crop_size follows their input, since they resize their output to it. pretrained_base=False:
+# nothing can be downloaded (the classifiers take no such argument).
+FAMILY_SEED = 15
+NO_BASE = {"pretrained_base": False}
+CROP48 = {"crop_size": 48, "base_size": 48}
+GLUONCV_FAMILIES: list[tuple[str, dict[str, tuple[int, ...]], dict]] = [
+    ("ssd_512_mobilenet1.0_voc", {"data": (1, 3, 128, 128)}, NO_BASE),
+    ("ssd_300_vgg16_atrous_voc", {"data": (1, 3, 300, 300)}, NO_BASE),  # its smallest input
+    ("yolo3_mobilenet1.0_voc", {"data": (1, 3, 128, 128)}, NO_BASE),
+    ("faster_rcnn_resnet50_v1b_voc", {"data": (1, 3, 128, 128)}, NO_BASE),
+    ("fcn_resnet50_voc", {"data": (1, 3, 48, 48)}, {**NO_BASE, **CROP48}),
+    # The zoo names only ADE20K (150 classes) versions of these two; Pascal VOC's 21 classes
+    # keep the outputs small.
+    ("deeplab_resnet50_voc", {"data": (1, 3, 48, 48)},
+     {**NO_BASE, **CROP48, "builder": "get_deeplab", "dataset": "pascal_voc",
+      "backbone": "resnet50"}),
+    ("psp_resnet50_voc", {"data": (1, 3, 48, 48)},
+     {**NO_BASE, **CROP48, "builder": "get_psp", "dataset": "pascal_voc",
+      "backbone": "resnet50"}),
+    ("simple_pose_resnet18_v1b", {"data": (1, 3, 64, 48)}, {}),
+    ("resnet50_v1d", {"data": (1, 3, 64, 64)}, {}),
+    ("mobilenetv3_small", {"data": (1, 3, 64, 64)}, {}),
+    ("resnest50", {"data": (1, 3, 64, 64)}, {}),
+]
+# The operators whose inputs are kept too: their outputs are unstable under random weights
+# (near-ties in the scores reorder boxes), the values before them are not.
+UNSTABLE_OPS = ("_contrib_box_nms",)
+# Internal outputs bigger than this many values are kept in float16 (SSD-VGG16's NMS input
+# would be 4 MB); tests compare them with float16's tolerance.
+HALF_ABOVE = 1 << 18
+
+
+def _family_nets() -> list[tuple[str, mx.gluon.HybridBlock, dict[str, np.ndarray]]]:
+    """(name, initialized net, inputs) of each GluonCV and GluonNLP model."""
+    # Here, not at the top: only this group needs GluonCV and GluonNLP.
+    import gluoncv
+    import gluonnlp
+    rng = np.random.RandomState(FAMILY_SEED)
+    nets = []
+    for name, shapes, kwargs in GLUONCV_FAMILIES:
+        kwargs = dict(kwargs)
+        builder = kwargs.pop("builder", None)
+        net = (getattr(gluoncv.model_zoo, builder)(pretrained=False, **kwargs) if builder
+               else gluoncv.model_zoo.get_model(name, pretrained=False, **kwargs))
+        inputs = {k: rng.uniform(-1, 1, s).astype("float32") for k, s in shapes.items()}
+        nets.append((name, net, inputs))
+    seq = 8
+    # Vocabularies of made-up words (the real ones are downloads): BERT's of its real size.
+    bert_vocab = gluonnlp.vocab.BERTVocab(
+        gluonnlp.data.count_tokens(f"w{i}" for i in range(30522 - 5)))
+    bert, _ = gluonnlp.model.get_model(
+        "bert_12_768_12", dataset_name=None, vocab=bert_vocab, pretrained=False,
+        use_pooler=True, use_decoder=False, use_classifier=False)
+    nets.append(("bert_12_768_12", bert, {
+        "data0": rng.randint(0, len(bert_vocab), (1, seq)).astype("float32"),
+        "data1": np.array([[0] * (seq // 2) + [1] * (seq // 2)], "float32"),
+        "data2": np.array([seq - 2], "float32")}))
+    vocab = gluonnlp.Vocab(gluonnlp.data.count_tokens(f"w{i}" for i in range(2000)))
+    for lm in ("standard_lstm_lm_200", "awd_lstm_lm_600"):
+        zero_dropout = {"dropout": 0} if lm.startswith("standard") else {
+            "dropout": 0, "weight_drop": 0, "drop_h": 0, "drop_i": 0, "drop_e": 0}
+        net, _ = gluonnlp.model.get_model(lm, vocab=vocab, pretrained=False, **zero_dropout)
+        nets.append((lm, net, {"data": rng.randint(0, len(vocab), (seq, 1)).astype("float32")}))
+    return nets
+
+
+def _unstable_inputs(sym: mx.sym.Symbol) -> list[str]:
+    """Names of the internal outputs feeding the UNSTABLE_OPS nodes."""
+    nodes = json.loads(sym.tojson())["nodes"]
+    names = []
+    for node in nodes:
+        if node["op"] in UNSTABLE_OPS:
+            for source, index, _ in node["inputs"]:
+                # MXNet's internal output names; a second output of an op would be
+                # `_output<i>`, and none of these graphs feeds NMS from one.
+                assert index == 0 and nodes[source]["op"] != "null", node["name"]
+                names.append(nodes[source]["name"] + "_output")
+    return names
+
+
+def write_families(out: Path) -> None:
+    """Each GluonCV / GluonNLP model of GLUONCV_FAMILIES and _family_nets with seeded weights
+    (tools/seeded_weights.py, from names and shapes): `<name>-symbol.json.gz` (the export),
+    `<name>.json` (inputs, parameter shapes, internal outputs kept), `<name>-io.npz` (inputs,
+    MXNet's outputs `output<i>`, and the internal outputs `internal:<name>`)."""
+    from seeded_weights import seeded_weights  # tools/ is this script's directory
+    out.mkdir(parents=True, exist_ok=True)
+    for name, net, inputs in _family_nets():
+        net.initialize()
+        net.hybridize()
+        feeds = [mx.nd.array(v) for v in inputs.values()]
+        net(*feeds)  # materializes deferred shapes
+        params = net.collect_params()
+        shapes = {p.name: tuple(p.shape) for p in params.values()}
+        weights = seeded_weights(shapes, FAMILY_SEED)
+        for p in params.values():
+            p.set_data(mx.nd.array(weights[p.name]))
+        net(*feeds)
+        with tempfile.TemporaryDirectory() as tmp:
+            net.export(str(Path(tmp) / name), epoch=0)
+            sym, args, auxs = mx.model.load_checkpoint(str(Path(tmp) / name), 0)
+        data_names = [n for n in sym.list_arguments() if n not in args]
+        assert len(data_names) == len(inputs), (name, data_names)
+        feeds_by_name = dict(zip(data_names, inputs.values(), strict=True))
+        internals = _unstable_inputs(sym)
+        group = mx.sym.Group([sym] + [sym.get_internals()[n] for n in internals])
+        ex = group.bind(mx.cpu(), {**args, **{k: mx.nd.array(v) for k, v in feeds_by_name.items()}},
+                        aux_states=auxs, grad_req="null")
+        values = [y.asnumpy() for y in ex.forward(is_train=False)]
+        heads = len(sym.list_outputs())
+        record = {**feeds_by_name, **{f"output{i}": v for i, v in enumerate(values[:heads])},
+                  **{f"internal:{n}": v.astype("float16") if v.size > HALF_ABOVE else v
+                     for n, v in zip(internals, values[heads:], strict=True)}}
+        _write_gzip(out / f"{name}-symbol.json.gz", sym.tojson())
+        np.savez_compressed(out / f"{name}-io.npz", **record)
+        spec = {"seed": FAMILY_SEED, "inputs": {k: list(v.shape) for k, v in feeds_by_name.items()},
+                "internals": internals, "params": {k: list(v) for k, v in shapes.items()},
+                "arg_params": sorted(args), "aux_params": sorted(auxs)}
+        (out / f"{name}.json").write_text(json.dumps(spec, indent=1) + "\n")
+        print(f"  {name}: {len(json.loads(sym.tojson())['nodes'])} nodes", flush=True)
+
+
 # -- calibration -----------------------------------------------------------------------------
 def build_calibnet() -> mx.sym.Symbol:
     """conv-relu-fc: the layers whose outputs calibration watches."""
@@ -1083,6 +1214,11 @@ GROUP_NOTES = {
           "each input (kind single/list/dict, values, dtype, whether an NDArray), the "
           "arguments, the steps taken (epoch, next, reset, hard_reset), provide_data / "
           "provide_label, and what each step gave (batches: data, label, pad, index).",
+    "families": "GluonCV 0.10.5 / GluonNLP 0.10.0 detectors, segmenters, pose, backbones, BERT "
+                "and LSTM language models, exported by MXNet with weights made by "
+                "`tools/seeded_weights.py`: `<name>-symbol.json.gz`, `<name>.json` (inputs, "
+                "parameter shapes, internal outputs kept), `<name>-io.npz` (inputs, "
+                "`output<i>`, `internal:<name>`: the inputs of NMS, float16 when large).",
 }
 
 
@@ -1148,7 +1284,7 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "handnet": write_handnet, "legacy": write_legacy, "io": write_io,
           "quantization_ops": write_quantization_ops, "quantized_net": write_quantized_net,
           "quantization": write_quantization, "int8_agreement": write_int8_agreement,
-          "model_ops": write_model_ops}
+          "families": write_families, "model_ops": write_model_ops}
 
 
 def main(argv: list[str] | None = None) -> int:
