@@ -80,8 +80,16 @@ def _axis_weights(start, size_bins: int, bin_size, grid: int, extent: int, dtype
     return weights
 
 
-def _align_weights(p: Params, roi: Array, height: int, width: int) -> tuple[Array, Array]:
-    """The height (PH, H) and width (PW, W) weights of one roi, count division included."""
+def _support(weights: Array) -> slice:
+    """The map positions (columns of `weights`) a roi reads: pooling only those is cheaper."""
+    used = np.flatnonzero(weights.any(axis=0))
+    return slice(used[0], used[-1] + 1) if len(used) else slice(0, 0)
+
+
+def _align_weights(p: Params, roi: Array, height: int, width: int
+                   ) -> tuple[Array, Array, slice, slice]:
+    """The height (PH, H') and width (PW, W') weights of one roi, count division included,
+    restricted to the rows H' and columns W' of the map it reads."""
     t = roi.dtype.type
     ph, pw = _pooled(p)
     offset = t(0.5) if p.aligned else t(0)
@@ -94,9 +102,10 @@ def _align_weights(p: Params, roi: Array, height: int, width: int) -> tuple[Arra
     bin_h, bin_w = roi_h / t(ph), roi_w / t(pw)
     grid_h = p.sample_ratio if p.sample_ratio > 0 else math.ceil(roi_h / t(ph))
     grid_w = p.sample_ratio if p.sample_ratio > 0 else math.ceil(roi_w / t(pw))
-    wy = _axis_weights(y1, ph, bin_h, grid_h, height, roi.dtype)
+    wy = _axis_weights(y1, ph, bin_h, grid_h, height, roi.dtype) / t(grid_h * grid_w)
     wx = _axis_weights(x1, pw, bin_w, grid_w, width, roi.dtype)
-    return wy / t(grid_h * grid_w), wx
+    rows, cols = _support(wy), _support(wx)
+    return wy[:, rows], wx[:, cols], rows, cols
 
 
 def _align_maps(p: Params, maps: Array) -> Array:
@@ -116,8 +125,11 @@ def _align_forward(p, ctx, inputs):
         batch = int(roi[0])
         if batch < 0:  # MXNet's documented "ignored" roi
             continue
-        wy, wx = _align_weights(p, roi, *data.shape[2:])
-        out[n] = np.einsum(pattern, wy, _align_maps(p, data[batch]), wx, optimize=True)
+        wy, wx, rows, cols = _align_weights(p, roi, *data.shape[2:])
+        if not (wy.size and wx.size):  # every sample falls outside the map
+            continue
+        maps = _align_maps(p, data[batch, :, rows, cols])
+        out[n] = np.einsum(pattern, wy, maps, wx, optimize=True)
     return out
 
 
@@ -129,9 +141,11 @@ def _align_backward(p, ctx, inputs, outputs, out_grads):
         batch = int(roi[0])
         if batch < 0:
             continue
-        wy, wx = _align_weights(p, roi, *data.shape[2:])
+        wy, wx, rows, cols = _align_weights(p, roi, *data.shape[2:])
+        if not (wy.size and wx.size):
+            continue
         part = np.einsum(pattern, wy, out_grads[0][n], wx, optimize=True)
-        grad[batch] += part.reshape(grad.shape[1:])
+        grad[batch, :, rows, cols] += part.reshape(grad.shape[1], *part.shape[-2:])
     return [grad, np.zeros(rois.shape, rois.dtype)]
 
 
