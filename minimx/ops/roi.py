@@ -4,7 +4,7 @@ as MXNet 1.9's src/operator/contrib/roi_align.cc and src/operator/roi_pooling.cc
 Both take feature maps (N, C, H, W) and rois (R, 5) rows [batch_index, x1, y1, x2, y2]
 in image coordinates, scaled to the map by spatial_scale, and give (R, C', PH, PW).
 ROIAlign's bilinear sampling is separable: each output bin is a row of height
-weights times the map times a row of width weights, so one einsum pools a roi.
+weights times the map times a row of width weights: two matrix products pool a roi.
 """
 from __future__ import annotations
 
@@ -120,7 +120,6 @@ def _align_forward(p, ctx, inputs):
     _check_inputs("ROIAlign", data.shape, rois.shape)
     channels = _align_channels(p, data.shape[1])
     out = np.zeros((len(rois), channels, *_pooled(p)), data.dtype)
-    pattern = "ph,cpqhw,qw->cpq" if p.position_sensitive else "ph,chw,qw->cpq"
     for n, roi in enumerate(rois.astype(data.dtype, copy=False)):
         batch = int(roi[0])
         if batch < 0:  # MXNet's documented "ignored" roi
@@ -129,7 +128,10 @@ def _align_forward(p, ctx, inputs):
         if not (wy.size and wx.size):  # every sample falls outside the map
             continue
         maps = _align_maps(p, data[batch, :, rows, cols])
-        out[n] = np.einsum(pattern, wy, maps, wx, optimize=True)
+        if p.position_sensitive:  # output bin (i, j) reads its own channel group
+            out[n] = np.einsum("ph,cpqhw,qw->cpq", wy, maps, wx, optimize=True)
+        else:
+            out[n] = wy @ maps @ wx.T
     return out
 
 
