@@ -44,30 +44,36 @@ def _check_split(what: str, p: Params, width: int, parts: int) -> None:
                          f"heads={p.heads} heads")
 
 
+def _batched(x: Array) -> Array:
+    """(T, B, heads, D) -> (B, heads, T, D), the layout batched matrix products take."""
+    return x.transpose(1, 2, 0, 3)
+
+
 def _qk(p: Params, queries: Array, keys: Array) -> Array:
     """(Tq, B, heads, D) x (Tk, B, heads, D) -> (B * heads, Tq, Tk), scaled by 1/sqrt(D)."""
-    scores = np.einsum("ibhd,jbhd->bhij", queries, keys, optimize=True)
-    scores *= _scale(queries.shape[-1], queries.dtype)
+    scores = _batched(queries) @ _batched(keys).swapaxes(-1, -2)
+    scores *= _scale(queries.shape[-1], scores.dtype)
     return scores.reshape(-1, *scores.shape[2:])
 
 
 def _qk_grads(p: Params, queries: Array, keys: Array, grad: Array) -> tuple[Array, Array]:
     g = _maps(grad, queries.shape[1]) * _scale(queries.shape[-1], grad.dtype)
-    return (np.einsum("bhij,jbhd->ibhd", g, keys, optimize=True),
-            np.einsum("bhij,ibhd->jbhd", g, queries, optimize=True))
+    d_queries = g @ _batched(keys)
+    d_keys = g.swapaxes(-1, -2) @ _batched(queries)
+    return d_queries.transpose(2, 0, 1, 3), d_keys.transpose(2, 0, 1, 3)
 
 
 def _valatt(values: Array, att: Array) -> Array:
     """(Tk, B, heads, D) weighted by (B * heads, Tq, Tk) -> (Tq, B, heads * D)."""
-    out = np.einsum("bhij,jbhd->ibhd", _maps(att, values.shape[1]), values, optimize=True)
+    out = (_maps(att, values.shape[1]) @ _batched(values)).transpose(2, 0, 1, 3)
     return out.reshape(*out.shape[:2], -1)
 
 
 def _valatt_grads(values: Array, att: Array, grad: Array) -> tuple[Array, Array]:
-    g = grad.reshape(grad.shape[:2] + values.shape[2:])
+    g = _batched(grad.reshape(grad.shape[:2] + values.shape[2:]))
     maps = _maps(att, values.shape[1])
-    d_values = np.einsum("bhij,ibhd->jbhd", maps, g, optimize=True)
-    d_att = np.einsum("ibhd,jbhd->bhij", g, values, optimize=True)
+    d_values = (maps.swapaxes(-1, -2) @ g).transpose(2, 0, 1, 3)
+    d_att = g @ _batched(values).swapaxes(-1, -2)
     return d_values, d_att.reshape(att.shape)
 
 

@@ -265,10 +265,10 @@ def _encode_forward(p, ctx, inputs):
     matched = np.take_along_axis(refs, index[..., None], axis=1)
     rx, ry, rw, rh = _center(matched)
     ax, ay, aw, ah = _center(anchors)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        raw = np.stack([(rx - ax) / aw, (ry - ay) / ah, np.log(rw / aw), np.log(rh / ah)], -1)
     valid = (samples > 0.5)[..., None]
-    targets = np.where(valid, (raw - means) / stds, 0).astype(anchors.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):  # degenerate boxes: inf/nan, as MXNet
+        raw = np.stack([(rx - ax) / aw, (ry - ay) / ah, np.log(rw / aw), np.log(rh / ah)], -1)
+        targets = np.where(valid, (raw - means) / stds, 0).astype(anchors.dtype)
     masks = np.broadcast_to(valid, anchors.shape).astype(anchors.dtype)
     return targets, masks
 
