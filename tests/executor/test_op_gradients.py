@@ -90,7 +90,7 @@ CASES: list[tuple[str, dict[str, Any], list, dict[str, Any]]] = [
     # inputs are index-valued here, so only the pass itself is checked.
     ("_contrib_box_nms", {"topk": 3}, [(1, 4, 6)], {}),
     ("_contrib_box_iou", {}, [("index", (2, 4), 3), ("index", (3, 4), 3)], {}),
-    ("_contrib_box_encode", {}, [("index", (1, 2), 2), ("index", (1, 2), 2),
+    ("_contrib_box_encode", {}, [("index", (1, 2), 1), ("index", (1, 2), 2),
                                  ("index", (1, 2, 4), 3), ("index", (1, 2, 4), 3),
                                  ("index", (4,), 2), ("index", (4,), 2)], {}),
     ("_contrib_box_decode", {}, [("index", (1, 2, 4), 2), ("index", (1, 2, 4), 3)], {}),
