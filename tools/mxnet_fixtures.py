@@ -30,6 +30,8 @@ Then, from the repository root:
 - ``legacy``: a hand-written MXNet 0.8-style JSON and what MXNet 1.9.1 makes of it.
 - ``quantization``: MXNet's entropy thresholds of fixed arrays and its naive and
   entropy calibration ranges of a small conv-relu-fc net over three batches.
+- ``model_ops``: issue 15's model operators (boxes, ROI, resizing, sequences, attention,
+  RNN) on fixed inputs, with MXNet's outputs and some input gradients.
 - ``io``: ``mx.io.NDArrayIter`` cases (inputs, arguments, steps) and the batches
   MXNet gives, for every ``last_batch_handle`` and across resets.
 - ``quantization_ops``: each quantization operator on fixed inputs, with MXNet's outputs.
@@ -63,6 +65,7 @@ import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable
+from contextlib import nullcontext
 from functools import partial
 from pathlib import Path
 
@@ -1062,6 +1065,205 @@ def write_tensor_ops(out: Path) -> None:
             arrays.update({f"{case}:grad_{i}": a.grad.asnumpy() for i, a in enumerate(nds)})
         cases[case] = {"op": op, "attrs": attrs, "graded": bool(graded)}
     np.savez_compressed(out / "cases.npz", **arrays)
+# -- model operators (issue 15) --------------------------------------------------------------
+def _boxes(rng: np.random.RandomState, *lead: int, width: int = 6) -> np.ndarray:
+    """Detection rows [class, score, xmin, ymin, xmax, ymax] (corner), clustered so that
+    NMS suppresses some; scores distinct (no ties) and some below 0.1."""
+    count = int(np.prod(lead))
+    centers = rng.uniform(2, 8, (3, 2))
+    pick = centers[rng.randint(0, 3, count)] + rng.normal(0, 0.6, (count, 2))
+    half = rng.uniform(0.5, 2.0, (count, 2))
+    rows = np.zeros((count, width), "float32")
+    rows[:, 0] = rng.randint(0, 3, count)
+    rows[:, 1] = rng.permutation(count) / count + 0.01
+    rows[:, 2:4], rows[:, 4:6] = pick - half, pick + half
+    return rows.reshape(*lead, width)
+
+
+def _corner_to_center(b: np.ndarray) -> np.ndarray:
+    c = b.copy()
+    c[..., 0:2] = (b[..., 0:2] + b[..., 2:4]) / 2
+    c[..., 2:4] = b[..., 2:4] - b[..., 0:2]
+    return c
+
+
+def _rois(rng: np.random.RandomState, count: int, batch: int, size: float) -> np.ndarray:
+    lo = rng.uniform(0, size * 0.6, (count, 2))
+    hi = lo + rng.uniform(1.0, size * 0.5, (count, 2))
+    return np.concatenate([rng.randint(0, batch, (count, 1)), lo, hi], 1).astype("float32")
+
+
+def _model_op_cases(rng: np.random.RandomState
+                    ) -> list[tuple[str, str, dict, list[np.ndarray], bool]]:
+    """(case, operator, attributes, inputs, with gradients) for issue 15's model operators."""
+    def floats(*shape: int, low: float = -1.0, high: float = 1.0) -> np.ndarray:
+        return rng.uniform(low, high, shape).astype("float32")
+
+    boxes = _boxes(rng, 2, 12)
+    centered = boxes.copy()
+    centered[..., 2:6] = _corner_to_center(boxes[..., 2:6])
+    anchors = _boxes(rng, 1, 5)[..., 2:6]
+    cases = [
+        ("box_nms_default", "_contrib_box_nms", {}, [boxes], True),
+        ("box_nms_class", "_contrib_box_nms",
+         {"overlap_thresh": "0.3", "id_index": "0", "valid_thresh": "0.1"}, [boxes], True),
+        ("box_nms_force_topk", "_contrib_box_nms",
+         {"overlap_thresh": "0.4", "id_index": "0", "force_suppress": "True", "topk": "5",
+          "background_id": "2"}, [boxes], False),
+        ("box_nms_center_to_corner", "_contrib_box_nms",
+         {"in_format": "center", "out_format": "corner", "id_index": "0"}, [centered], False),
+        ("box_nms_corner_to_center", "_contrib_box_nms",
+         {"out_format": "center", "overlap_thresh": "0.2"}, [boxes[0]], False),
+        ("box_nms_layout", "_contrib_box_nms",
+         {"coord_start": "0", "score_index": "4", "id_index": "5"},
+         [np.concatenate([boxes[..., 2:6], boxes[..., 1:2], boxes[..., 0:1]], -1)
+          .reshape(2, 2, 6, 6)], False),
+        ("box_nms_all_invalid", "_contrib_box_nms", {"valid_thresh": "5"}, [boxes], False),
+        ("box_nms_topk0", "_contrib_box_nms", {"topk": "0"}, [boxes], False),
+        ("box_iou_corner", "_contrib_box_iou", {}, [boxes[0, :4, 2:6], boxes[:, 4:9, 2:6]], False),
+        ("box_iou_center", "_contrib_box_iou", {"format": "center"},
+         [centered[0, :4, 2:6], centered[1, :3, 2:6]], False),
+        ("box_decode_center", "_contrib_box_decode", {"std0": "0.1", "std1": "0.1",
+         "std2": "0.2", "std3": "0.2"}, [floats(2, 5, 4), _corner_to_center(anchors)], False),
+        ("box_decode_corner_clip", "_contrib_box_decode",
+         {"format": "corner", "clip": "0.5"}, [floats(2, 5, 4, low=-2, high=2), anchors], False),
+        ("box_encode", "_contrib_box_encode", {},
+         [np.array([[1, -1, 1, 0, 1], [0, 1, 1, -1, 1]], "float32"),
+          np.array([[0, 2, 1, 1, 0], [2, 0, 1, 2, 1]], "float32"),
+          np.concatenate([anchors, anchors]), boxes[:, :3, 2:6],
+          np.array([0, 0.1, 0, 0], "float32"), np.array([0.1, 0.1, 0.2, 0.2], "float32")],
+         False),
+    ]
+    feat = floats(2, 8, 9, 10)
+    rois = _rois(rng, 4, 2, 30.0)
+    cases += [
+        ("roi_align", "_contrib_ROIAlign", {"pooled_size": "(3, 2)", "spatial_scale": "0.3"},
+         [feat, rois], True),
+        ("roi_align_ratio_aligned", "_contrib_ROIAlign",
+         {"pooled_size": "(2, 2)", "spatial_scale": "0.25", "sample_ratio": "2",
+          "aligned": "True"}, [feat, rois], True),
+        ("roi_align_position_sensitive", "_contrib_ROIAlign",
+         {"pooled_size": "(2, 2)", "spatial_scale": "0.3", "position_sensitive": "True"},
+         [feat, rois], True),
+        ("roi_pooling", "ROIPooling", {"pooled_size": "(3, 3)", "spatial_scale": "0.3"},
+         [feat, rois], True),
+    ]
+    image = floats(2, 3, 5, 7)
+    cases += [
+        ("resize_up", "_contrib_BilinearResize2D", {"height": "9", "width": "12"}, [image], True),
+        ("resize_down_unaligned", "_contrib_BilinearResize2D",
+         {"height": "3", "width": "4", "align_corners": "False"}, [image], True),
+        ("resize_up_unaligned", "_contrib_BilinearResize2D",
+         {"height": "11", "width": "10", "align_corners": "False"}, [image], True),
+        ("resize_scale", "_contrib_BilinearResize2D",
+         {"scale_height": "2.0", "scale_width": "1.5"}, [image], False),
+        ("resize_like", "_contrib_BilinearResize2D", {"mode": "like"},
+         [image, floats(1, 1, 8, 3)], False),
+        ("resize_odd_scale", "_contrib_BilinearResize2D",
+         {"mode": "odd_scale", "scale_height": "2", "scale_width": "0.5"}, [image], False),
+        ("resize_to_even_up", "_contrib_BilinearResize2D", {"mode": "to_even_up"}, [image], False),
+        ("resize_to_odd_down", "_contrib_BilinearResize2D", {"mode": "to_odd_down"},
+         [floats(1, 2, 6, 4)], False),
+        ("adaptive_pool_global", "_contrib_AdaptiveAvgPooling2D", {}, [image], True),
+        ("adaptive_pool_uneven", "_contrib_AdaptiveAvgPooling2D", {"output_size": "(3, 4)"},
+         [image], True),
+        ("adaptive_pool_square", "_contrib_AdaptiveAvgPooling2D", {"output_size": "2"},
+         [floats(1, 2, 7, 4)], True),
+    ]
+    seq = floats(5, 3, 4)
+    lengths = np.array([2, 5, 1], "float32")
+    cases += [
+        ("sequence_mask", "SequenceMask", {"use_sequence_length": "True", "value": "-2"},
+         [seq, lengths], True),
+        ("sequence_mask_axis1", "SequenceMask", {"use_sequence_length": "True", "axis": "1"},
+         [floats(3, 5, 2), lengths], True),
+        ("sequence_mask_off", "SequenceMask", {}, [seq], False),
+        ("sequence_last", "SequenceLast", {"use_sequence_length": "True"}, [seq, lengths], True),
+        ("sequence_last_axis1", "SequenceLast", {"use_sequence_length": "True", "axis": "1"},
+         [floats(3, 5, 2), lengths], True),
+        ("sequence_last_off", "SequenceLast", {}, [seq], False),
+        ("sequence_reverse", "SequenceReverse", {"use_sequence_length": "True"},
+         [seq, lengths], True),
+        ("sequence_reverse_off", "SequenceReverse", {}, [seq], False),
+    ]
+    heads, dim, length, batch = 2, 3, 4, 2
+    qkv = floats(length, batch, 3 * heads * dim)
+    att = floats(batch * heads, length, length, low=0.0)
+    kv = floats(5, batch, 2 * heads * dim)
+    cases += [
+        ("selfatt_qk", "_contrib_interleaved_matmul_selfatt_qk", {"heads": str(heads)}, [qkv],
+         True),
+        ("selfatt_valatt", "_contrib_interleaved_matmul_selfatt_valatt", {"heads": str(heads)},
+         [qkv, att], True),
+        ("encdec_qk", "_contrib_interleaved_matmul_encdec_qk", {"heads": str(heads)},
+         [floats(length, batch, heads * dim), kv], True),
+        ("encdec_valatt", "_contrib_interleaved_matmul_encdec_valatt", {"heads": str(heads)},
+         [kv, floats(batch * heads, length, 5)], True),
+        ("div_sqrt_dim", "_contrib_div_sqrt_dim", {}, [floats(2, 3, 7)], True),
+    ]
+    cases += [_rnn_case(rng, *spec) for spec in [
+        ("rnn_lstm_2layer_bidir", "lstm", 2, True, 3),
+        ("rnn_lstm_projection", "lstm", 2, False, 4, 2),
+        ("rnn_gru_bidir", "gru", 1, True, 3),
+        ("rnn_gru_2layer", "gru", 2, False, 2),
+        ("rnn_tanh_bidir_2layer", "rnn_tanh", 2, True, 3),
+        ("rnn_relu", "rnn_relu", 1, False, 4),
+    ]]
+    return cases
+
+
+_GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
+
+
+def _rnn_case(rng: np.random.RandomState, case: str, mode: str, layers: int, bidir: bool,
+              hidden: int, projection: int = 0) -> tuple:
+    """An RNN case with state outputs: data (T=4, N=2, I=3), packed parameters, states."""
+    steps, batch, width, dirs = 4, 2, 3, 1 + bidir
+    gates, out = _GATES[mode], projection or hidden
+    size = gates * hidden * dirs
+    count = (width + out + 2) * size + (layers - 1) * (out * dirs + out + 2) * size
+    count += projection * hidden * layers * dirs
+    attrs = {"mode": mode, "state_size": str(hidden), "num_layers": str(layers),
+             "bidirectional": str(bidir), "state_outputs": "True"}
+    if projection:
+        attrs["projection_size"] = str(projection)
+    inputs = [rng.uniform(-1, 1, (steps, batch, width)).astype("float32"),
+              rng.uniform(-0.5, 0.5, count).astype("float32"),
+              rng.uniform(-1, 1, (layers * dirs, batch, out)).astype("float32")]
+    if mode == "lstm":
+        inputs.append(rng.uniform(-1, 1, (layers * dirs, batch, hidden)).astype("float32"))
+    return case, "RNN", attrs, inputs, not projection
+
+
+def _mx_nd_op(name: str) -> Callable:
+    if name.startswith("_contrib_"):
+        return getattr(mx.nd.contrib, name.removeprefix("_contrib_"))
+    return getattr(mx.nd._internal if name.startswith("_") else mx.nd, name)
+
+
+def write_model_ops(out: Path) -> None:
+    """Each case of `_model_op_cases()`: `<case>.npz` with inputs `in_<i>`, MXNet's outputs
+    `out_<i>` and, for cases with gradients, head gradients `head_<i>` and MXNet's input
+    gradients `grad_<i>`; `cases.json` gives each case's operator and attributes."""
+    out.mkdir(parents=True, exist_ok=True)
+    cases = {}
+    rng = np.random.RandomState(15)
+    for case, op, attrs, inputs, with_grad in _model_op_cases(rng):
+        nds = [_nd(a) for a in inputs]
+        for x in nds:
+            x.attach_grad()
+        with mx.autograd.record(train_mode=False) if with_grad else nullcontext():
+            outputs = _mx_nd_op(op)(*nds, **attrs)
+        outputs = outputs if isinstance(outputs, list) else [outputs]
+        arrays = {f"in_{i}": a for i, a in enumerate(inputs)}
+        arrays.update({f"out_{i}": y.asnumpy() for i, y in enumerate(outputs)})
+        if with_grad:
+            heads = [rng.uniform(-1, 1, y.shape).astype("float32") for y in outputs]
+            mx.autograd.backward(outputs, [_nd(h) for h in heads], train_mode=False)
+            arrays.update({f"head_{i}": h for i, h in enumerate(heads)})
+            arrays.update({f"grad_{i}": x.grad.asnumpy() for i, x in enumerate(nds)})
+        np.savez(out / f"{case}.npz", **arrays)
+        cases[case] = {"op": op, "attrs": attrs}
     (out / "cases.json").write_text(json.dumps(cases, indent=1, sort_keys=True) + "\n")
 
 
@@ -1120,6 +1322,11 @@ GROUP_NOTES = {
                   "`<case>:in_<i>`, MXNet's outputs `:out_<i>` and, for cases that take "
                   "gradients, head gradients `:head_<i>` and input gradients `:grad_<i>`; "
                   "`cases.json` gives each case's operator and attributes.",
+    "model_ops": "One `<case>.npz` per case of `_model_op_cases()` in the script (issue 15's "
+                 "detection, resizing, sequence, attention and RNN operators): inputs `in_<i>`, "
+                 "MXNet's outputs `out_<i>`, and for some cases head gradients `head_<i>` and "
+                 "MXNet's input gradients `grad_<i>`; `cases.json` gives each case's operator and "
+                 "attributes.",
     "legacy": "`legacy08-symbol.json`: MXNet 0.8-style JSON written by hand (`legacy_json()` "
               "in the script). `legacy08-expected.json`: what MXNet 1.9.1 makes of it "
               "(names, attr_dict, shapes, upgraded JSON). `legacy08-0000.params` (arg:/aux: "
@@ -1198,7 +1405,8 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "handnet": write_handnet, "legacy": write_legacy, "io": write_io,
           "quantization_ops": write_quantization_ops, "quantized_net": write_quantized_net,
           "quantization": write_quantization, "int8_agreement": write_int8_agreement,
-          "families": write_families, "tensor_ops": write_tensor_ops}
+          "families": write_families, "tensor_ops": write_tensor_ops,
+          "model_ops": write_model_ops}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -112,6 +112,31 @@ CASES: list[tuple[str, dict[str, Any], list, dict[str, Any]]] = [
     ("tile", {"reps": (2, 1, 2)}, [(2, 3)], {}),
     ("topk", {"k": 2, "ret_typ": "value"}, [(2, 4)], {}),
     ("where", {}, [("index", (2, 3), 2), (2, 3), (2, 3)], {}),
+    # Model operators (issue 15). MXNet gives box_iou/encode/decode zero gradients: their
+    # inputs are index-valued here, so only the pass itself is checked.
+    ("_contrib_box_nms", {"topk": 3}, [(1, 4, 6)], {}),
+    ("_contrib_box_iou", {}, [("index", (2, 4), 3), ("index", (3, 4), 3)], {}),
+    ("_contrib_box_encode", {}, [("index", (1, 2), 1), ("index", (1, 2), 2),
+                                 ("index", (1, 2, 4), 3), ("index", (1, 2, 4), 3),
+                                 ("index", (4,), 2), ("index", (4,), 2)], {}),
+    ("_contrib_box_decode", {}, [("index", (1, 2, 4), 2), ("index", (1, 2, 4), 3)], {}),
+    ("_contrib_ROIAlign", {"pooled_size": (2, 2), "spatial_scale": 1.0},
+     [(1, 2, 4, 4), ("index", (2, 5), 1)], {}),
+    ("ROIPooling", {"pooled_size": (2, 2), "spatial_scale": 1.0},
+     [(1, 2, 4, 4), ("index", (2, 5), 1)], {}),
+    ("_contrib_BilinearResize2D", {"height": 5, "width": 2}, [(1, 2, 3, 3)], {}),
+    ("_contrib_AdaptiveAvgPooling2D", {"output_size": (2, 3)}, [(1, 2, 5, 4)], {}),
+    ("SequenceMask", {"use_sequence_length": True}, [(3, 2, 2), ("index", (2,), 4)], {}),
+    ("SequenceLast", {}, [(3, 2, 2)], {}),
+    ("SequenceReverse", {"use_sequence_length": True}, [(3, 2, 2), ("index", (2,), 4)], {}),
+    ("_contrib_interleaved_matmul_selfatt_qk", {"heads": 2}, [(3, 2, 12)], {}),
+    ("_contrib_interleaved_matmul_selfatt_valatt", {"heads": 2}, [(3, 2, 12), (4, 3, 3)], {}),
+    ("_contrib_interleaved_matmul_encdec_qk", {"heads": 2}, [(3, 2, 4), (2, 2, 8)], {}),
+    ("_contrib_interleaved_matmul_encdec_valatt", {"heads": 2}, [(2, 2, 8), (4, 3, 2)], {}),
+    ("_contrib_div_sqrt_dim", {}, [(2, 4)], {}),
+    ("RNN", {"mode": "lstm", "state_size": 2, "num_layers": 1, "bidirectional": True,
+             "state_outputs": True}, [(3, 2, 2)], {}),
+    ("_rnn_param_concat", {"num_args": 2, "dim": 0}, [(3,), (2,)], {}),
 ]
 # Operators holding a subgraph differentiate through their inner graph; the
 # partitioner's properties (tests/subgraph) compare their gradients.
