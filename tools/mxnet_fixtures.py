@@ -577,7 +577,8 @@ def write_int8_agreement(out: Path) -> None:
 
 # -- model families beyond classification ---------------------------------------------------------
 # (name, input shapes, constructor keyword arguments; "builder" names a gluoncv.model_zoo
-# function for a model the zoo does not list by name). Inputs are small; the segmenters'
+# function for a model the zoo does not list by name, "proposals" sets a Faster R-CNN's
+# proposals before and after NMS). Inputs are small; the segmenters'
 # crop_size follows their input, since they resize their output to it. pretrained_base=False:
 # nothing can be downloaded (the classifiers take no such argument).
 FAMILY_SEED = 15
@@ -587,7 +588,9 @@ GLUONCV_FAMILIES: list[tuple[str, dict[str, tuple[int, ...]], dict]] = [
     ("ssd_512_mobilenet1.0_voc", {"data": (1, 3, 128, 128)}, NO_BASE),
     ("ssd_300_vgg16_atrous_voc", {"data": (1, 3, 300, 300)}, NO_BASE),  # its smallest input
     ("yolo3_mobilenet1.0_voc", {"data": (1, 3, 128, 128)}, NO_BASE),
-    ("faster_rcnn_resnet50_v1b_voc", {"data": (1, 3, 128, 128)}, NO_BASE),
+    # 32 proposals instead of 300: its second stage runs ResNet's last stage per proposal.
+    ("faster_rcnn_resnet50_v1b_voc", {"data": (1, 3, 128, 128)},
+     {**NO_BASE, "proposals": (512, 32)}),
     ("fcn_resnet50_voc", {"data": (1, 3, 48, 48)}, {**NO_BASE, **CROP48}),
     # The zoo names only ADE20K (150 classes) versions of these two; Pascal VOC's 21 classes
     # keep the outputs small.
@@ -620,8 +623,12 @@ def _family_nets() -> list[tuple[str, mx.gluon.HybridBlock, dict[str, np.ndarray
     for name, shapes, kwargs in GLUONCV_FAMILIES:
         kwargs = dict(kwargs)
         builder = kwargs.pop("builder", None)
+        proposals = kwargs.pop("proposals", None)
         net = (getattr(gluoncv.model_zoo, builder)(pretrained=False, **kwargs) if builder
                else gluoncv.model_zoo.get_model(name, pretrained=False, **kwargs))
+        if proposals:  # the predefined Faster R-CNN fixes them; its RPN reads these
+            net.rpn._test_pre_nms, net.rpn._test_post_nms = proposals
+            net._rpn_test_post_nms = proposals[1]
         inputs = {k: rng.uniform(-1, 1, s).astype("float32") for k, s in shapes.items()}
         nets.append((name, net, inputs))
     seq = 8

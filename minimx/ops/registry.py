@@ -136,6 +136,10 @@ class OpDef:
     inplace: tuple[tuple[int, int], ...] = ()
     variadic: str | None = None
     create_state: Callable[..., Any] | None = None
+    # For parameters that leave dims to shape inference (MXNet's 0 dims in `shape`):
+    # ``resolve(p, out_shapes) -> Params``, the parameters the kernels get once the
+    # graph's shapes are known.
+    resolve: Callable[[Params, list], Params] | None = None
     aliases: tuple[str, ...] = ()
     doc: str = ""
 
