@@ -60,7 +60,8 @@ class GraphRunner:
         self._resolved: dict[int, Any] = {
             nid: resolve(node.params, [self.shapes[e] for e in graph.output_entry_ids(nid)])
             for nid, node in enumerate(graph.nodes)
-            if node.opdef is not None and (resolve := node.opdef.resolve) is not None}
+            if node.opdef is not None and node.params is not None
+            and (resolve := node.opdef.resolve) is not None}
         check_sizes(graph, self.shapes, self.dtypes)
         self.grad_reqs = list(grad_reqs or ["null"] * len(graph.input_ids))
         self.differentiable = any(r != "null" for r in self.grad_reqs)
