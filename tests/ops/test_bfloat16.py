@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gradcheck import check_gradient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -12,6 +11,8 @@ import minimx as mx
 from minimx.base import BFLOAT16, DTypeError, MinimxError, to_bfloat16
 from minimx.ops import canonical_ops, get_op
 from minimx.ops.registry import OpContext
+
+from gradcheck import check_gradient
 
 F32 = np.dtype(np.float32)
 F16 = np.dtype(np.float16)
