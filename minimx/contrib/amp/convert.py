@@ -19,7 +19,7 @@ from ...base import BFLOAT16, DTYPE_TO_FLAG, FLAG_TO_DTYPE, MinimxError
 from ...graph import Graph, Node, NodeEntry, topo_order
 from ...graph.infer import infer_dtypes
 from ...symbol import Symbol
-from .lists import TARGET_DTYPES, lists
+from .lists import check_target, lists
 from .reduce_precision import OpLists, reduce_precision
 
 F32 = np.dtype(np.float32)
@@ -109,7 +109,7 @@ def _set_input_dtypes(g: Graph, dtypes: list, data_names: Sequence[str],
         node.attrs[DTYPE_KEY] = str(DTYPE_TO_FLAG[np.dtype(dtype)])
 
 
-def convert_symbol(sym: Symbol, target_dtype: str = "bfloat16",
+def convert_symbol(sym: Symbol, target_dtype: object = "bfloat16",
                    target_dtype_ops: Sequence[str] | None = None,
                    fp32_ops: Sequence[str] | None = None,
                    conditional_fp32_ops: Conditional | None = None,
@@ -130,9 +130,7 @@ def convert_symbol(sym: Symbol, target_dtype: str = "bfloat16",
     """
     if not isinstance(sym, Symbol):
         raise MinimxError(f"convert_symbol takes a Symbol, not {type(sym).__name__}")
-    if target_dtype not in TARGET_DTYPES:
-        raise MinimxError(f"target_dtype {target_dtype!r}: only {', '.join(TARGET_DTYPES)} "
-                          "is supported")
+    check_target(target_dtype)
     target, fp32, conditional = _checked_lists(target_dtype_ops, fp32_ops, conditional_fp32_ops)
     inputs = {n.name: n for n in topo_order(sym.outputs) if n.is_variable}
     if data_names is None:
@@ -165,7 +163,7 @@ def _converted(params: Mapping[str, Any], variables: Mapping[str, Node]) -> dict
 
 
 def convert_model(sym: Symbol, arg_params: Mapping[str, Any], aux_params: Mapping[str, Any],
-                  target_dtype: str = "bfloat16", target_dtype_ops: Sequence[str] | None = None,
+                  target_dtype: object = "bfloat16", target_dtype_ops: Sequence[str] | None = None,
                   fp32_ops: Sequence[str] | None = None,
                   conditional_fp32_ops: Conditional | None = None,
                   excluded_sym_names: Sequence[str] | None = None,
