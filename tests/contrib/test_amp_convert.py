@@ -155,12 +155,14 @@ def test_converted_model_runs_close_to_mxnets_bf16_output(narrow, optional: bool
     ex.copy_params_from(cargs, cauxs)
     got = ex.forward(data=mx.nd.array(data))[0].asnumpy()
     assert got.dtype == np.float32
-    # bf16 convolutions (8 significant bits), summed in different orders here and in
-    # MXNet's oneDNN kernels: both are as close to each other as to float32.
+    # Both round each bf16 operator's float32 result once, to nearest even; the
+    # float32 sums may differ in order (numpy here, oneDNN in MXNet), so not bit for
+    # bit in general (on the machine that wrote this they agree exactly), but far
+    # closer to each other than either is to float32.
     scale = np.abs(fp32).max()
-    assert np.abs(got - want).max() < 0.05 * scale
-    assert np.abs(got - fp32).max() < 0.05 * scale
-    assert 0 < np.abs(got - fp32).max()   # it did run in bfloat16
+    to_fp32 = np.abs(got - fp32).max()
+    assert 0 < to_fp32 < 0.02 * scale   # it did run in bfloat16, and stayed close
+    assert np.abs(got - want).max() <= to_fp32 / 4
 
 
 def test_convert_model_types_follow_the_dtype_attributes(narrow) -> None:
