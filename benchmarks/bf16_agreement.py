@@ -22,7 +22,6 @@ import os
 import sys
 
 import numpy as np
-
 from int8_agreement import COLLAPSED, FIXTURES, RECORD, Agreement, agreement, model_images
 
 import minimx as mx
