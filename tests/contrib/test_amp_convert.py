@@ -166,6 +166,22 @@ def test_converted_model_runs_close_to_mxnets_bf16_output(narrow, optional: bool
     assert np.abs(got - want).max() <= to_fp32 / 4
 
 
+def test_mxnets_bf16_checkpoint_loads_and_runs_as_in_mxnet(monkeypatch) -> None:
+    # MXNet's own files: its converted symbol (casts kept) and bfloat16 .params.
+    monkeypatch.setenv("MINIMX_SUBGRAPH_BACKEND", "NONE")
+    stem = FIXTURES / "resnet18_v1_narrow_bf16_optional"
+    sym, args, auxs = mx.model.load_checkpoint(str(stem), 0)
+    assert args["resnetv10_conv0_weight"].dtype == BFLOAT16
+    with np.load(f"{stem}-io.npz") as io:
+        data, want = io["data"], io["output"]
+    ex = sym.simple_bind(mx.cpu(), grad_req="null", data=data.shape)
+    assert ex.arg_dict["resnetv10_conv0_weight"].dtype == BFLOAT16   # from __dtype__
+    ex.copy_params_from(args, auxs)
+    got = ex.forward(data=mx.nd.array(data))[0].asnumpy()
+    # (bf16 moves these logits by 0.4% of their largest from float32)
+    np.testing.assert_allclose(got, want, rtol=0, atol=np.abs(want).max() / 1000)
+
+
 def test_convert_model_types_follow_the_dtype_attributes(narrow) -> None:
     sym, args, auxs = narrow
     csym, cargs, _ = amp.convert_model(sym, args, auxs, cast_optional_params=True)
