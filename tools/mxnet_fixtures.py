@@ -40,6 +40,9 @@ Then, from the repository root:
 - ``families``: GluonCV / GluonNLP models beyond classification (GluonCV 0.10.5 and
   GluonNLP 0.10.0 installed beside MXNet) with weights from ``tools/seeded_weights.py``,
   their inputs and MXNet's outputs, and the inputs of their NMS.
+- ``amp``: ``mx.contrib.amp.convert_symbol`` (bfloat16) of the zoo's ResNet-18 v1 and of a
+  hand net, with several arguments, and ``convert_model`` of ``resnet18_v1_narrow`` with its
+  bfloat16 parameters and MXNet's bfloat16 output.
 - ``int8_agreement``: the ``models`` nets quantized by ``quantize_model_mkldnn`` (naive, first
   convolution excluded), MXNet's INT8 and fp32 outputs on a fixed set of images, and how
   well they agree (``benchmarks/int8_agreement.py`` measures minimx the same way).
@@ -61,6 +64,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 from collections import Counter
@@ -74,6 +78,7 @@ os.environ["MXNET_SUBGRAPH_BACKEND"] = "NONE"
 
 import mxnet as mx  # noqa: E402
 import numpy as np  # noqa: E402
+from mxnet.contrib import amp  # noqa: E402
 from mxnet.gluon.model_zoo import vision  # noqa: E402
 from mxnet.gluon.model_zoo.vision.densenet import DenseNet  # noqa: E402
 from mxnet.gluon.model_zoo.vision.resnet import BasicBlockV1, BottleneckV2, ResNetV1, ResNetV2  # noqa: E402
@@ -1272,6 +1277,93 @@ def write_model_ops(out: Path) -> None:
         np.savez(out / f"{case}.npz", **arrays)
         cases[case] = {"op": op, "attrs": attrs}
     (out / "cases.json").write_text(json.dumps(cases, indent=1, sort_keys=True) + "\n")
+# -- bfloat16 AMP conversion -----------------------------------------------------------------
+def build_ampnet() -> mx.sym.Symbol:
+    """One node of each kind convert_symbol treats differently: bf16 ops, bf16/fp32 ops
+    (BatchNorm, Pooling, relu, Concat), fp32 ops (Flatten, SliceChannel, softmax),
+    conditional ones (softrelu, elu), widest-type sums of known and unknown dtypes."""
+    data = mx.sym.var("data")
+    conv1 = mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=4, name="conv1")
+    bn1 = mx.sym.BatchNorm(conv1, fix_gamma=False, name="bn1")
+    relu1 = mx.sym.Activation(bn1, act_type="relu", name="relu1")
+    pool1 = mx.sym.Pooling(relu1, kernel=(2, 2), stride=(2, 2), pool_type="max", name="pool1")
+    soft = mx.sym.Activation(mx.sym.Convolution(pool1, kernel=(1, 1), num_filter=4, name="conv2"),
+                             act_type="softrelu", name="soft1")
+    elu = mx.sym.LeakyReLU(pool1, act_type="elu", name="elu1")
+    add1 = mx.sym.elemwise_add(soft, elu, name="add1")
+    add2 = mx.sym.broadcast_add(pool1, mx.sym.var("offset"), name="add2")
+    cat = mx.sym.Concat(add1, mx.sym.relu(add2, name="relu2"), dim=1, name="cat1")
+    halves = mx.sym.SliceChannel(cat, num_outputs=2, name="split1")
+    add3 = mx.sym.elemwise_add(halves[0], halves[1], name="add3")
+    fc1 = mx.sym.FullyConnected(mx.sym.Flatten(add3, name="flat1"), num_hidden=5, name="fc1")
+    return mx.sym.Group([mx.sym.softmax(fc1, name="prob"), fc1])
+
+
+AMP_CASES = {   # case -> convert_symbol keyword arguments (bfloat16 in every case)
+    "default": {},
+    "optional_params": {"cast_optional_params": True},
+    "excluded": {"excluded_sym_names": ["conv1", "add1", "fc1"]},
+    "own_lists": {"target_dtype_ops": ["Convolution"], "fp32_ops": ["FullyConnected"]},
+    "conditional": {"conditional_fp32_ops": [("LeakyReLU", "act_type", ["elu"])]},
+    "data_names": {"data_names": ["data"]},
+}
+
+
+def write_amp(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    structure = out.parent / "structure" / "resnet18_v1-symbol.json.gz"
+    nets = {"ampnet": build_ampnet(),
+            "resnet18_v1": mx.sym.load_json(gzip.decompress(structure.read_bytes()).decode())}
+    for net, sym in nets.items():
+        _write_gzip(out / f"{net}-symbol.json.gz", sym.tojson())
+        for case, kwargs in AMP_CASES.items():
+            try:
+                converted = amp.convert_symbol(sym, target_dtype="bfloat16", **kwargs)
+            except mx.MXNetError as exc:  # the converted graph's types contradict
+                message = re.sub(r"\[\d\d:\d\d:\d\d\] ", "", str(exc).splitlines()[0])
+                (out / f"{net}-{case}-error.txt").write_text(message + "\n")
+                continue
+            # tojson and save drop amp_cast nodes unless told not to
+            _write_gzip(out / f"{net}-{case}-amp.json.gz",
+                        converted.tojson(remove_amp_cast=False))
+    (out / "cases.json").write_text(json.dumps(AMP_CASES, indent=1) + "\n")
+    models = out.parent / "models"
+    sym, args, auxs = mx.model.load_checkpoint(str(models / "resnet18_v1_narrow"), 0)
+    with np.load(models / "resnet18_v1_narrow-io.npz") as io:
+        data = io["data"]
+    for optional in (False, True):
+        stem = out / f"resnet18_v1_narrow_bf16{'_optional' if optional else ''}"
+        csym, cargs, cauxs = amp.convert_model(
+            sym, dict(args), dict(auxs), target_dtype="bfloat16",
+            cast_optional_params=optional)
+        csym.save(f"{stem}-symbol.json", remove_amp_cast=False)
+        if optional:
+            mx.nd.save(f"{stem}-0000.params", {**{f"arg:{k}": v for k, v in cargs.items()},
+                                               **{f"aux:{k}": v for k, v in cauxs.items()}})
+        else:  # the parameters stay as they were: only the symbol is new
+            assert all((cargs[k].asnumpy() == v.asnumpy()).all() for k, v in args.items())
+        ex = csym.simple_bind(mx.cpu(), grad_req="null", data=data.shape)
+        ex.copy_params_from(cargs, cauxs)
+        output = ex.forward(is_train=False, data=mx.nd.array(data))[0].asnumpy()
+        np.savez(f"{stem}-io.npz", data=data, output=output)
+    _write_bf16_agreement(out)
+
+
+def _write_bf16_agreement(out: Path) -> None:
+    """Each ``models`` net converted by convert_model (bfloat16, defaults), run by MXNet on
+    the INT8 agreement's evaluation images: `bf16_outputs.npz` (`<name>:bf16`) and
+    `bf16_agreement.json` (figures against the fp32 outputs, as `agreement`)."""
+    images, outputs, record = AGREEMENT_IMAGES, {}, {}
+    for name, _, shape in _weight_models():
+        sym, args, auxs = mx.model.load_checkpoint(str(out.parent / "models" / name), 0)
+        evaluation = agreement_images(images["eval_seed"], images["eval_count"], shape[1:])
+        csym, cargs, cauxs = amp.convert_model(sym, dict(args), dict(auxs),
+                                               target_dtype="bfloat16")
+        fp32 = _forward(sym, args, auxs, evaluation)
+        outputs[f"{name}:bf16"] = _forward(csym, cargs, cauxs, evaluation)
+        record[name] = agreement(fp32, outputs[f"{name}:bf16"])
+    np.savez(out / "bf16_outputs.npz", **outputs)
+    (out / "bf16_agreement.json").write_text(json.dumps(record, indent=1) + "\n")
 
 
 # -- README ----------------------------------------------------------------------------------
@@ -1318,6 +1410,17 @@ GROUP_NOTES = {
                      "(the calibration data, in batches of 2). "
                      "`qnet-symbol.json`: the float net; "
                      "`qnet_fp32_mkldnn`: the float net as MXNet's MKLDNN backend partitions it.",
+    "amp": "`mx.contrib.amp.convert_symbol(sym, target_dtype='bfloat16', **kwargs)` of "
+           "`<net>-symbol.json.gz` (`ampnet`: `build_ampnet()` in the script; `resnet18_v1`: "
+           "the zoo's, from `structure/`) for each case of `cases.json`: "
+           "`<net>-<case>-amp.json.gz`. `resnet18_v1_narrow_bf16[_optional]`: "
+           "`convert_model` of `models/resnet18_v1_narrow` (cast_optional_params False / "
+           "True): its symbol, the checkpoint with bfloat16 parameters (True; with False "
+           "the parameters stay those of `models/`) and `-io.npz` (`data`, MXNet's "
+           "float32 `output` of the converted net). `bf16_outputs.npz` / "
+           "`bf16_agreement.json`: each `models` net converted (defaults) and run by MXNet "
+           "on the `int8_agreement` evaluation images (`<name>:bf16`), and its figures "
+           "against MXNet's fp32 outputs.",
     "int8_agreement": "Each `models` net quantized by `quantize_model_mkldnn` (naive, "
                       "`auto`, first convolution excluded) on 16 calibration images: "
                       "`<name>-int8-symbol.json.gz` (the quantized graph), `outputs.npz` "
@@ -1413,7 +1516,7 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "quantization_ops": write_quantization_ops, "quantized_net": write_quantized_net,
           "quantization": write_quantization, "int8_agreement": write_int8_agreement,
           "families": write_families, "tensor_ops": write_tensor_ops,
-          "model_ops": write_model_ops}
+          "model_ops": write_model_ops, "amp": write_amp}
 
 
 def main(argv: list[str] | None = None) -> int:
