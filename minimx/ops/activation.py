@@ -172,7 +172,7 @@ register(OpDef(
 
 # -- softmax family ------------------------------------------------------------------------
 
-def _length_mask(x: Array, axis: int, length: Array | None) -> Array | None:
+def length_mask(x: Array, axis: int, length: Array | None) -> Array | None:
     """True where an element lies within its row's length along `axis`."""
     if length is None:
         return None
@@ -213,7 +213,7 @@ def softmax_grad(y: Array, g: Array, axis: int, temperature: float = 1.0, log: b
 def _softmax_op(name: str, log: bool) -> OpDef:
     def parts(p: Params, inputs: list[Array]) -> tuple[int, float, Array | None]:
         axis = _axis(p.axis, inputs[0].ndim)
-        mask = _length_mask(inputs[0], axis, inputs[1] if p.use_length else None)
+        mask = length_mask(inputs[0], axis, inputs[1] if p.use_length else None)
         return axis, 1.0 if p.temperature is None else p.temperature, mask
 
     def forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:

@@ -30,7 +30,10 @@ from .patterns import fuse_chains
 # MXNet's quantized flatten, whose INT8 data only its quantized FullyConnected reads.
 FC_ONLY_VIEWS = frozenset({"_contrib_quantized_flatten"})
 FC_READERS = frozenset({"FullyConnected", "_sg_mkldnn_fully_connected"})
-PARAM_INPUTS = frozenset({"weight", "bias", "gamma", "beta", "moving_mean", "moving_var"})
+# Inputs a lowering reads as values computed before the plan runs (the weight cache),
+# so their producers stay outside the subgraph.
+PARAM_INPUTS = frozenset({"weight", "bias", "gamma", "beta", "moving_mean", "moving_var",
+                          "length"})
 
 
 def _edge_ok(producer: SelectorNode, reader: SelectorNode) -> bool:

@@ -49,8 +49,6 @@ ACT = "oneDNN's Activation takes relu, sigmoid, softrelu, tanh"
      {"a": (1, 3, 1, 1), "b": (2, 3, 4, 5)}, None,
      "broadcasts its first operand ((1, 3, 1, 1) with (2, 3, 4, 5); oneDNN broadcasts the "
      "second only)"),
-    (mx.sym.Reshape(data, shape=(-1,)), SHAPE, None,
-     "moves the batch axis ((2, 16, 8, 8) to (2048,))"),
     (mx.sym.Deconvolution(data, kernel=(3, 3), stride=(2, 2), adj=(1, 1), num_filter=2),
      SHAPE, None, "adj (1, 1) larger than pad ()"),
 ])
