@@ -22,8 +22,8 @@ LAYERS = [
     ["symbol", "interpreter", "io"],
     ["subgraph"],
     ["executor", "backends"],
-    ["model", "models"],
-    ["contrib"],
+    ["model", "models", "initializer", "optimizer", "lr_scheduler", "metric"],
+    ["contrib", "callback", "module"],
     ["__init__"],
     ["__main__"],
 ]

@@ -1,0 +1,86 @@
+"""Stochastic gradient descent, plain or with momentum (`SGD`), and with Nesterov's
+momentum (`NAG`), computed as MXNet 1.9's kernels compute them.
+
+With g the rescaled (and clipped) gradient, lr and wd the parameter's:
+
+- SGD: ``w = (1 - lr*wd) * w - lr * g``; with momentum
+  ``mom = momentum*mom - lr*wd*w - lr*g; w += mom``.
+- NAG: ``mom = momentum*mom + g + wd*w; w -= lr * (momentum*mom + g + wd*w)``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..ndarray import NDArray, zeros
+from .optimizer import Optimizer, State, clipped, push_update, register
+
+
+class _Momentum(Optimizer):
+    """A rule whose state is one momentum array, when `momentum` is not zero."""
+
+    def __init__(self, momentum: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.momentum = momentum
+
+    def create_state(self, index: int, weight: NDArray) -> State:
+        return zeros(weight.shape, dtype=weight.dtype) if self.momentum != 0.0 else None
+
+    def _plain(self, weight: NDArray, grad: NDArray, lr: float, wd: float) -> None:
+        rescale, clip = self.rescale_grad, self._clip()
+
+        def kernel(w: np.ndarray, g: np.ndarray) -> None:
+            w[...] = (1.0 - lr * wd) * w - lr * clipped(rescale * g, clip)
+        push_update(kernel, weight, grad, [], "sgd_update")
+
+
+@register
+class SGD(_Momentum):
+    """SGD with optional momentum, weight decay, gradient rescaling and clipping.
+
+    >>> import minimx as mx
+    >>> opt = SGD(learning_rate=0.1, momentum=0.9)
+    >>> w, g = mx.nd.ones((1,)), mx.nd.ones((1,))
+    >>> state = opt.create_state(0, w)
+    >>> for _ in range(2):
+    ...     opt.update(0, w, g, state)
+    >>> round(float(w.asscalar()), 6)   # 1 - 0.1 - (0.9 * 0.1 + 0.1)
+    0.71
+    """
+
+    def __init__(self, momentum: float = 0.0, lazy_update: bool = True, **kwargs: Any) -> None:
+        super().__init__(momentum, **kwargs)
+        self.lazy_update = lazy_update   # dense arrays only: nothing is lazy here
+
+    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        if state is None:
+            self._plain(weight, grad, lr, wd)
+            return
+        rescale, clip, momentum = self.rescale_grad, self._clip(), self.momentum
+
+        def kernel(w: np.ndarray, g: np.ndarray, mom: np.ndarray) -> None:
+            mom[...] = momentum * mom - lr * wd * w - lr * clipped(rescale * g, clip)
+            w += mom
+        push_update(kernel, weight, grad, [state], "sgd_mom_update")
+
+
+@register
+class NAG(_Momentum):
+    """SGD with Nesterov's accelerated gradient (plain SGD without momentum)."""
+
+    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        if state is None:
+            self._plain(weight, grad, lr, wd)
+            return
+        rescale, clip, momentum = self.rescale_grad, self._clip(), self.momentum
+
+        def kernel(w: np.ndarray, g: np.ndarray, mom: np.ndarray) -> None:
+            step = clipped(rescale * g, clip) + wd * w
+            mom[...] = momentum * mom + step
+            w -= lr * (momentum * mom + step)
+        push_update(kernel, weight, grad, [state], "nag_mom_update")
