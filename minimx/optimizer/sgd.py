@@ -5,7 +5,10 @@ With g the rescaled (and clipped) gradient, lr and wd the parameter's:
 
 - SGD: ``w = (1 - lr*wd) * w - lr * g``; with momentum
   ``mom = momentum*mom - lr*wd*w - lr*g; w += mom``.
-- NAG: ``mom = momentum*mom + g + wd*w; w -= lr * (momentum*mom + g + wd*w)``.
+- NAG: ``mom *= momentum; w' = w - mom + (1+momentum) * (mom - lr*(g + wd*w));
+  mom -= lr*(g + wd*w')``. MXNet's kernel writes the new weight over the old one
+  before it updates the momentum, so the momentum's decay term sees the new
+  weight; minimx does the same, so that training matches.
 """
 from __future__ import annotations
 
@@ -80,7 +83,8 @@ class NAG(_Momentum):
         rescale, clip, momentum = self.rescale_grad, self._clip(), self.momentum
 
         def kernel(w: np.ndarray, g: np.ndarray, mom: np.ndarray) -> None:
-            step = clipped(rescale * g, clip) + wd * w
-            mom[...] = momentum * mom + step
-            w -= lr * (momentum * mom + step)
+            grad = clipped(rescale * g, clip)
+            mom *= momentum
+            w[...] = w - mom + (momentum + 1) * (mom - lr * (grad + wd * w))
+            mom -= lr * (grad + wd * w)
         push_update(kernel, weight, grad, [state], "nag_mom_update")
