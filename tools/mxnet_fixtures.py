@@ -940,7 +940,7 @@ def _metric_record(rng: np.random.RandomState, arrays: dict) -> dict:
         metric = mx.metric.create(*[a for a in args if not isinstance(a, dict)],
                                   **next((a for a in args if isinstance(a, dict)), {}))
         results = []
-        for k, (label, pred) in enumerate(zip(labels, preds)):
+        for k, (label, pred) in enumerate(zip(labels, preds, strict=True)):
             arrays[f"{name}:label_{k}"], arrays[f"{name}:pred_{k}"] = label, pred
             metric.update([mx.nd.array(label)], [mx.nd.array(pred)])
             results.append({"get": metric.get(), "global": metric.get_global()})
@@ -966,7 +966,8 @@ def _fit_record(rng: np.random.RandomState, arrays: dict) -> dict:
     net = build_fitnet()
     shapes, _, _ = net.infer_shape(data=(5, 4))
     init = {n: rng.normal(0, 0.5, s).astype(np.float32)
-            for n, s in zip(net.list_arguments(), shapes) if n not in ("data", "softmax_label")}
+            for n, s in zip(net.list_arguments(), shapes, strict=True)
+            if n not in ("data", "softmax_label")}
     arrays.update({f"fit:init:{n}": v for n, v in init.items()})
     record = {}
     for opt_name, params in (("sgd", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.001}),
