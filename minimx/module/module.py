@@ -108,6 +108,10 @@ class Module(BaseModule):
             logging.info('Saved optimizer state to "%s"', state_name)
 
     def save_optimizer_states(self, fname: str) -> None:
+        """Write the optimizer's states (momenta, moments) by parameter. As in MXNet,
+        not the optimizer itself: its update counts (Adam's bias correction, a
+        scheduler's position) start again when a loaded module trains on; pass
+        `begin_num_update` to the optimizer to continue a schedule."""
         with open(fname, "wb") as f:
             f.write(self._updater_or_fail("save_optimizer_states").get_states())
 
