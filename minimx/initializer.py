@@ -20,13 +20,14 @@ from __future__ import annotations
 import json
 import re
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from .base import MinimxError, ShapeError
 from .ndarray import NDArray, load, random
+from .registry import Registry
 
 # Name endings and the rule each gets when the variable declares no `__init__`
 # (MXNet's `Initializer.__call__`, with the running statistics its BatchNorm declares).
@@ -36,7 +37,9 @@ _BY_ENDING = (("weight", "_init_weight"), ("bias", "_init_bias"), ("gamma", "_in
               ("moving_inv_var", "_init_zero"), ("moving_avg", "_init_zero"),
               ("running_mean", "_init_zero"), ("running_var", "_init_one"))
 
-_REGISTRY: dict[str, type[Initializer]] = {}
+_REGISTRY = Registry("initializer")
+register = _REGISTRY.register
+alias = _REGISTRY.alias
 
 
 class InitDesc(str):
@@ -113,21 +116,6 @@ class Initializer:
         raise NotImplementedError(f"{type(self).__name__} has no rule for weights ({name})")
 
 
-def register(klass: type[Initializer]) -> type[Initializer]:
-    """Make `klass` creatable by its lower-cased name (``mx.init.create('xavier')``)."""
-    _REGISTRY[klass.__name__.lower()] = klass
-    return klass
-
-
-def alias(*names: str) -> Callable[[type[Initializer]], type[Initializer]]:
-    """Make the decorated initializer creatable by further names."""
-    def add(klass: type[Initializer]) -> type[Initializer]:
-        for name in names:
-            _REGISTRY[name.lower()] = klass
-        return klass
-    return add
-
-
 def create(init: Initializer | str, **kwargs: Any) -> Initializer:
     """An initializer from an instance, a registered name (``'xavier'``) or MXNet's
     JSON (``'["xavier", {"magnitude": 2}]'``, what `dumps` and ``__init__`` hold)."""
@@ -139,11 +127,7 @@ def create(init: Initializer | str, **kwargs: Any) -> Initializer:
         name, kwargs = json.loads(init)
     else:
         name = init
-    klass = _REGISTRY.get(name.lower())
-    if klass is None:
-        raise MinimxError(f"mx.init.create: unknown initializer {name!r} "
-                          f"(known: {', '.join(sorted(_REGISTRY))})")
-    return klass(**kwargs)
+    return _REGISTRY.get(name)(**kwargs)
 
 
 @register

@@ -16,15 +16,18 @@ the end of an epoch).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from .base import MinimxError, ShapeError
 from .ndarray import NDArray
+from .registry import Registry
 
-_REGISTRY: dict[str, type[EvalMetric]] = {}
+_REGISTRY = Registry("metric")
+register = _REGISTRY.register
+alias = _REGISTRY.alias
 
 
 def check_label_shapes(labels: Any, preds: Any, wrap: bool = False, shape: bool = False
@@ -114,21 +117,6 @@ def _pairs(name: Any, value: Any) -> list[tuple[str, float]]:
     return list(zip(names, values, strict=True))
 
 
-def register(klass: type[EvalMetric]) -> type[EvalMetric]:
-    """Make `klass` creatable by its lower-cased name."""
-    _REGISTRY[klass.__name__.lower()] = klass
-    return klass
-
-
-def alias(*names: str) -> Callable[[type[EvalMetric]], type[EvalMetric]]:
-    """Make the decorated metric creatable by further names."""
-    def add(klass: type[EvalMetric]) -> type[EvalMetric]:
-        for name in names:
-            _REGISTRY[name.lower()] = klass
-        return klass
-    return add
-
-
 def create(metric: Any, *args: Any, **kwargs: Any) -> EvalMetric:
     """A metric from a name (``'acc'``, ``'ce'``, ``'top_k_accuracy'``...), an
     EvalMetric (itself), or a list of them (a `CompositeEvalMetric`)."""
@@ -139,10 +127,10 @@ def create(metric: Any, *args: Any, **kwargs: Any) -> EvalMetric:
         for child in metric:
             composite.add(create(child, *args, **kwargs))
         return composite
-    if isinstance(metric, str) and metric.lower() in _REGISTRY:
-        return _REGISTRY[metric.lower()](*args, **kwargs)
-    raise MinimxError(f"mx.metric.create: unknown metric {metric!r} "
-                      f"(known: {', '.join(sorted(_REGISTRY))})")
+    if not isinstance(metric, str):
+        raise MinimxError(f"mx.metric.create: expected a name, an EvalMetric or a list, got "
+                          f"{metric!r}")
+    return _REGISTRY.get(metric)(*args, **kwargs)
 
 
 @register

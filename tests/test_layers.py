@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "minimx"
 # Bottom to top; a unit is a top-level module or package of minimx.
 LAYERS = [
     ["base"],
-    ["context", "formats", "onednn", "attribute", "name", "engine"],
+    ["context", "formats", "onednn", "attribute", "name", "engine", "registry"],
     ["ops", "profiler"],
     ["ndarray", "graph"],
     ["symbol", "interpreter", "io"],

@@ -7,7 +7,8 @@ batches (one, as MXNet's), so the thread is at most that far ahead. An error in
 an inner iterator is raised by `next()` in the caller's thread; iterators that
 run out at different batches are an error, not a hang. `reset()` stops the
 thread, resets the inner iterators and starts a new one; `close()` (or garbage
-collection) stops it for good.
+collection: the thread holds the inner iterators, not the PrefetchingIter)
+stops it for good.
 """
 from __future__ import annotations
 
@@ -70,38 +71,10 @@ class PrefetchingIter(DataIter):
     def _start(self) -> None:
         self._queue: queue.Queue = queue.Queue(maxsize=self.capacity)
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._produce, args=(self._queue, self._stop),
-                                        name="PrefetchingIter", daemon=True)
+        self._thread = threading.Thread(
+            target=_produce, name="PrefetchingIter", daemon=True,
+            args=(self.iters, (self.provide_data, self.provide_label), self._queue, self._stop))
         self._thread.start()
-
-    def _produce(self, out: queue.Queue, stop: threading.Event) -> None:
-        while not stop.is_set():
-            try:
-                item: Any = self._read_all()
-            except BaseException as exc:  # noqa: BLE001  (re-raised in the caller's thread)
-                item = _Failed(exc)
-            out.put(item)
-            if item is _END or isinstance(item, _Failed):
-                return
-
-    def _read_all(self) -> Any:
-        """The joined next batch of every iterator, or _END when all are done."""
-        batches: list[DataBatch | None] = []
-        for it in self.iters:
-            try:
-                batches.append(it.next())
-            except StopIteration:
-                batches.append(None)
-        if all(b is None for b in batches):
-            return _END
-        ready = [b for b in batches if b is not None]
-        if len(ready) < len(batches) or len({b.pad for b in ready}) > 1:
-            raise OperatorError("PrefetchingIter: the iterators hold different numbers of "
-                                "examples (one ran out, or their pads differ)")
-        return DataBatch(sum((list(b.data or []) for b in ready), []),
-                         sum((list(b.label or []) for b in ready), []),
-                         ready[0].pad, ready[0].index,
-                         provide_data=self.provide_data, provide_label=self.provide_label)
 
     def _halt(self) -> None:
         """Stop the thread: after the stop flag it queues at most one more item, which
@@ -163,6 +136,38 @@ class PrefetchingIter(DataIter):
 
     def getindex(self) -> Any:
         return self.current_batch.index if self.current_batch else None
+
+
+def _produce(iters: list[DataIter], descs: tuple[list[DataDesc], list[DataDesc]],
+             out: queue.Queue, stop: threading.Event) -> None:
+    """The thread: queue joined batches until the end, an error, or `stop`."""
+    while not stop.is_set():
+        try:
+            item: Any = _read_all(iters, descs)
+        except BaseException as exc:  # noqa: BLE001  (re-raised in the caller's thread)
+            item = _Failed(exc)
+        out.put(item)
+        if item is _END or isinstance(item, _Failed):
+            return
+
+
+def _read_all(iters: list[DataIter], descs: tuple[list[DataDesc], list[DataDesc]]) -> Any:
+    """The joined next batch of every iterator, or _END when all are done."""
+    batches: list[DataBatch | None] = []
+    for it in iters:
+        try:
+            batches.append(it.next())
+        except StopIteration:
+            batches.append(None)
+    if all(b is None for b in batches):
+        return _END
+    ready = [b for b in batches if b is not None]
+    if len(ready) < len(batches) or len({b.pad for b in ready}) > 1:
+        raise OperatorError("PrefetchingIter: the iterators hold different numbers of "
+                            "examples (one ran out, or their pads differ)")
+    return DataBatch(sum((list(b.data or []) for b in ready), []),
+                     sum((list(b.label or []) for b in ready), []),
+                     ready[0].pad, ready[0].index, provide_data=descs[0], provide_label=descs[1])
 
 
 def _renamed(descs: list[list[DataDesc]], renames: Sequence[Mapping[str, str]] | None

@@ -20,11 +20,13 @@ import numpy as np
 from .. import engine
 from ..base import MinimxError
 from ..ndarray import NDArray
+from ..registry import Registry
 from ..symbol import Symbol
 
 State = Any   # None, an NDArray, or a tuple of them: what `create_state` makes
 
-_REGISTRY: dict[str, type[Optimizer]] = {}
+_REGISTRY = Registry("optimizer")
+register = _REGISTRY.register
 
 
 class Optimizer:
@@ -141,16 +143,7 @@ def push_update(kernel: Callable[..., None], weight: NDArray, grad: NDArray,
                 name=name)
 
 
-def register(klass: type[Optimizer]) -> type[Optimizer]:
-    """Make `klass` creatable by its lower-cased name (``mx.optimizer.create('sgd')``)."""
-    _REGISTRY[klass.__name__.lower()] = klass
-    return klass
-
-
 def create(name: str, **kwargs: Any) -> Optimizer:
     """A registered optimizer by name (any case), made with `kwargs`."""
-    klass = _REGISTRY.get(str(name).lower())
-    if klass is None:
-        raise MinimxError(f"Cannot find optimizer {name!r} (known: {', '.join(sorted(_REGISTRY))})")
-    return klass(**kwargs)
+    return _REGISTRY.get(name)(**kwargs)
 

@@ -12,6 +12,7 @@ With g the rescaled (and clipped) gradient, lr and wd the parameter's:
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,8 @@ from .optimizer import Optimizer, State, clipped, push_update, register
 
 
 class _Momentum(Optimizer):
-    """A rule whose state is one momentum array, when `momentum` is not zero."""
+    """A rule whose state is one momentum array, when `momentum` is not zero; without
+    one, plain SGD."""
 
     def __init__(self, momentum: float = 0.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -30,12 +32,23 @@ class _Momentum(Optimizer):
     def create_state(self, index: int, weight: NDArray) -> State:
         return zeros(weight.shape, dtype=weight.dtype) if self.momentum != 0.0 else None
 
-    def _plain(self, weight: NDArray, grad: NDArray, lr: float, wd: float) -> None:
+    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
         rescale, clip = self.rescale_grad, self._clip()
+        if state is not None:
+            kernel, name = self._with_momentum(lr, wd, rescale, clip)
+            push_update(kernel, weight, grad, [state], name)
+            return
 
-        def kernel(w: np.ndarray, g: np.ndarray) -> None:
+        def plain(w: np.ndarray, g: np.ndarray) -> None:
             w[...] = (1.0 - lr * wd) * w - lr * clipped(rescale * g, clip)
-        push_update(kernel, weight, grad, [], "sgd_update")
+        push_update(plain, weight, grad, [], "sgd_update")
+
+    def _with_momentum(self, lr: float, wd: float, rescale: float, clip: float | None
+                       ) -> tuple[Callable[..., None], str]:
+        """The kernel ``(w, g, mom)`` of one update with momentum, and its name."""
+        raise NotImplementedError
 
 
 @register
@@ -56,35 +69,27 @@ class SGD(_Momentum):
         super().__init__(momentum, **kwargs)
         self.lazy_update = lazy_update   # dense arrays only: nothing is lazy here
 
-    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        if state is None:
-            self._plain(weight, grad, lr, wd)
-            return
-        rescale, clip, momentum = self.rescale_grad, self._clip(), self.momentum
+    def _with_momentum(self, lr: float, wd: float, rescale: float, clip: float | None
+                       ) -> tuple[Callable[..., None], str]:
+        momentum = self.momentum
 
         def kernel(w: np.ndarray, g: np.ndarray, mom: np.ndarray) -> None:
             mom[...] = momentum * mom - lr * wd * w - lr * clipped(rescale * g, clip)
             w += mom
-        push_update(kernel, weight, grad, [state], "sgd_mom_update")
+        return kernel, "sgd_mom_update"
 
 
 @register
 class NAG(_Momentum):
     """SGD with Nesterov's accelerated gradient (plain SGD without momentum)."""
 
-    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        if state is None:
-            self._plain(weight, grad, lr, wd)
-            return
-        rescale, clip, momentum = self.rescale_grad, self._clip(), self.momentum
+    def _with_momentum(self, lr: float, wd: float, rescale: float, clip: float | None
+                       ) -> tuple[Callable[..., None], str]:
+        momentum = self.momentum
 
         def kernel(w: np.ndarray, g: np.ndarray, mom: np.ndarray) -> None:
             grad = clipped(rescale * g, clip)
             mom *= momentum
             w[...] = w - mom + (momentum + 1) * (mom - lr * (grad + wd * w))
             mom -= lr * (grad + wd * w)
-        push_update(kernel, weight, grad, [state], "nag_mom_update")
+        return kernel, "nag_mom_update"

@@ -3,6 +3,7 @@
 neither hangs nor hides an error."""
 from __future__ import annotations
 
+import gc
 import threading
 
 import numpy as np
@@ -97,3 +98,12 @@ def test_prefetch_reads_at_most_capacity_ahead_and_closes() -> None:
     assert thread is not None and not thread.is_alive()
     with pytest.raises(StopIteration):
         next(it)
+
+
+def test_a_dropped_prefetching_iter_stops_its_thread() -> None:
+    it = mx.io.PrefetchingIter(mx.io.NDArrayIter(rows(40), batch_size=2))
+    next(it)
+    thread = it._thread
+    del it   # the thread does not keep the iterator alive: collection stops it
+    gc.collect()
+    assert thread is not None and not thread.is_alive()
