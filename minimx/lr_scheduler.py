@@ -134,3 +134,29 @@ class CosineScheduler(LRScheduler):
             self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) \
                 * (1 + cos(pi * done)) / 2
         return self.base_lr
+
+
+class PolyScheduler(LRScheduler):
+    """From `base_lr` to `final_lr` along ``(1 - progress) ** pwr`` over `max_update`
+    updates."""
+
+    def __init__(self, max_update: int, base_lr: float = 0.01, pwr: float = 2,
+                 final_lr: float = 0, warmup_steps: int = 0, warmup_begin_lr: float = 0,
+                 warmup_mode: str = "linear") -> None:
+        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
+        if not isinstance(max_update, int) or max_update < 1:
+            raise MinimxError(f"PolyScheduler: max_update={max_update!r} must be a "
+                              "positive integer")
+        self.power = pwr
+        self.base_lr_orig = base_lr
+        self.max_update = max_update
+        self.final_lr = final_lr
+        self.max_steps = max_update - warmup_steps
+
+    def __call__(self, num_update: int) -> float:
+        if num_update < self.warmup_steps:
+            return self.get_warmup_lr(num_update)
+        if num_update <= self.max_update:
+            left = 1 - (num_update - self.warmup_steps) / self.max_steps
+            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * left ** self.power
+        return self.base_lr

@@ -16,14 +16,17 @@ the end of an epoch).
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
+import numpy  # not as np: mx.metric.np is MXNet's name for a metric maker
 
 from .base import MinimxError, ShapeError
 from .ndarray import NDArray
 from .registry import Registry
+
+# A custom metric's function: (labels, predictions) as numpy arrays -> value or (sum, count).
+FEval = Callable[[numpy.ndarray, numpy.ndarray], Any]
 
 _REGISTRY = Registry("metric")
 register = _REGISTRY.register
@@ -119,9 +122,12 @@ def _pairs(name: Any, value: Any) -> list[tuple[str, float]]:
 
 def create(metric: Any, *args: Any, **kwargs: Any) -> EvalMetric:
     """A metric from a name (``'acc'``, ``'ce'``, ``'top_k_accuracy'``...), an
-    EvalMetric (itself), or a list of them (a `CompositeEvalMetric`)."""
+    EvalMetric (itself), a function ``feval(label, pred)`` of numpy arrays (a
+    `CustomMetric`), or a list of them (a `CompositeEvalMetric`)."""
     if isinstance(metric, EvalMetric):
         return metric
+    if callable(metric):
+        return CustomMetric(metric, *args, **kwargs)
     if isinstance(metric, list):
         composite = CompositeEvalMetric()
         for child in metric:
@@ -234,7 +240,7 @@ class TopKAccuracy(EvalMetric):
             if pred.ndim > 2:
                 raise ShapeError(f"TopKAccuracy: predictions should be no more than 2 dims, "
                                  f"got shape {pred.shape}")
-            ranked = np.argpartition(pred.asnumpy().astype("float32"), -self.top_k)
+            ranked = numpy.argpartition(pred.asnumpy().astype("float32"), -self.top_k)
             truth = label.asnumpy().astype("int32").ravel()
             check_label_shapes(truth, ranked)
             if ranked.ndim == 1:
@@ -259,9 +265,9 @@ class _BinaryCounts:
         probs = pred.asnumpy()
         truth = label.asnumpy().astype("int32")
         check_label_shapes(truth, probs)
-        if len(np.unique(truth)) > 2:
+        if len(numpy.unique(truth)) > 2:
             raise MinimxError("F1 currently only supports binary classification "
-                              f"(labels {np.unique(truth).tolist()})")
+                              f"(labels {numpy.unique(truth).tolist()})")
         positive, actual = probs.argmax(axis=1) == 1, truth == 1
         counts = {"tp": positive & actual, "fp": positive & ~actual,
                   "fn": ~positive & actual, "tn": ~positive & ~actual}
@@ -320,7 +326,7 @@ class _Regression(EvalMetric):
     """A per-batch mean of an error between labels and predictions (vectors count as
     columns), averaged over batches."""
 
-    def error(self, difference: np.ndarray) -> float:
+    def error(self, difference: numpy.ndarray) -> float:
         raise NotImplementedError
 
     def update(self, labels: Sequence[NDArray], preds: Sequence[NDArray]) -> None:
@@ -340,8 +346,8 @@ class MAE(_Regression):
                  label_names: Sequence[str] | None = None) -> None:
         super().__init__(name, output_names=output_names, label_names=label_names)
 
-    def error(self, difference: np.ndarray) -> float:
-        return float(np.abs(difference).mean())
+    def error(self, difference: numpy.ndarray) -> float:
+        return float(numpy.abs(difference).mean())
 
 
 @register
@@ -352,7 +358,7 @@ class MSE(_Regression):
                  label_names: Sequence[str] | None = None) -> None:
         super().__init__(name, output_names=output_names, label_names=label_names)
 
-    def error(self, difference: np.ndarray) -> float:
+    def error(self, difference: numpy.ndarray) -> float:
         return float((difference ** 2.0).mean())
 
 
@@ -374,5 +380,38 @@ class CrossEntropy(EvalMetric):
             if truth.shape[0] != probs.shape[0]:
                 raise ShapeError(f"CrossEntropy: {truth.shape[0]} labels for {probs.shape[0]} "
                                  "predictions")
-            prob = probs[np.arange(truth.shape[0]), np.int64(truth)]
-            self._add(float((-np.log(prob + self.eps)).sum()), truth.shape[0])
+            prob = probs[numpy.arange(truth.shape[0]), numpy.int64(truth)]
+            self._add(float((-numpy.log(prob + self.eps)).sum()), truth.shape[0])
+
+
+@register
+class CustomMetric(EvalMetric):
+    """A metric from ``feval(label, pred)`` on numpy arrays, per output: its value,
+    or a ``(sum, count)`` pair. Named after `feval` unless `name` is given."""
+
+    def __init__(self, feval: FEval, name: str | None = None,
+                 allow_extra_outputs: bool = False, output_names: Sequence[str] | None = None,
+                 label_names: Sequence[str] | None = None) -> None:
+        if name is None:
+            name = feval.__name__
+            name = f"custom({name})" if "<" in name else name
+        super().__init__(name, feval=feval, allow_extra_outputs=allow_extra_outputs,
+                         output_names=output_names, label_names=label_names)
+        self._feval = feval
+        self._allow_extra_outputs = allow_extra_outputs
+
+    def update(self, labels: Sequence[NDArray], preds: Sequence[NDArray]) -> None:
+        if not self._allow_extra_outputs:
+            labels, preds = check_label_shapes(labels, preds, True)
+        for pred, label in zip(preds, labels, strict=False):
+            value = self._feval(label.asnumpy(), pred.asnumpy())
+            self._add(*(value if isinstance(value, tuple) else (value, 1)))
+
+    def get_config(self) -> dict[str, Any]:
+        raise MinimxError("CustomMetric cannot be serialized")
+
+
+def np(numpy_feval: FEval, name: str | None = None,
+       allow_extra_outputs: bool = False) -> CustomMetric:
+    """A `CustomMetric` from a function of numpy arrays (MXNet's ``mx.metric.np``)."""
+    return CustomMetric(numpy_feval, name or numpy_feval.__name__, allow_extra_outputs)

@@ -57,3 +57,16 @@ def test_refusals() -> None:
         mx.metric.TopKAccuracy(top_k=1)
     with pytest.raises(MinimxError, match="binary"):
         mx.metric.F1().update([mx.nd.array([0, 1, 2])], [mx.nd.ones((3, 2))])
+
+
+def test_custom_metrics_from_functions() -> None:
+    def wrong(label, pred):   # (sum, count)
+        return float((pred.argmax(1) != label).sum()), len(label)
+    labels, preds = [mx.nd.array([0, 1])], [mx.nd.array([[1.0, 0], [1.0, 0]])]
+    for metric, name in ((mx.metric.create(wrong), "wrong"), (mx.metric.np(wrong), "wrong"),
+                         (mx.metric.CustomMetric(lambda l, p: 0.25), "custom(<lambda>)")):
+        metric.update(labels, preds)
+        metric.update(labels, preds)
+        assert metric.get() == (name, 0.5 if name == "wrong" else 0.25)
+    with pytest.raises(MinimxError, match="cannot be serialized"):
+        mx.metric.np(wrong).get_config()

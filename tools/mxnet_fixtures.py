@@ -863,6 +863,8 @@ SCHEDULER_CASES = [  # (name, scheduler expression, updates asked for, in order)
     ("cosine", "mx.lr_scheduler.CosineScheduler(max_update=10, base_lr=1.0, final_lr=0.1, "
                "warmup_steps=3, warmup_mode='constant', warmup_begin_lr=0.05)",
      list(range(0, 14))),
+    ("poly", "mx.lr_scheduler.PolyScheduler(max_update=8, base_lr=0.5, pwr=3, final_lr=0.01, "
+             "warmup_steps=2, warmup_begin_lr=0.1)", list(range(0, 11))),
 ]
 
 METRIC_CASES = [  # (name, create arguments, kind of predictions)
