@@ -111,52 +111,57 @@ class MultiFactorScheduler(LRScheduler):
         return self.base_lr
 
 
-class CosineScheduler(LRScheduler):
-    """From `base_lr` to `final_lr` along half a cosine over `max_update` updates."""
+class _Annealing(LRScheduler):
+    """From `base_lr` to `final_lr` over `max_update` updates (after the warm-up),
+    along the curve `_remaining` gives: 1 at the start, 0 at the end."""
 
-    def __init__(self, max_update: int, base_lr: float = 0.01, final_lr: float = 0,
-                 warmup_steps: int = 0, warmup_begin_lr: float = 0,
-                 warmup_mode: str = "linear") -> None:
+    def __init__(self, max_update: int, base_lr: float, final_lr: float, warmup_steps: int,
+                 warmup_begin_lr: float, warmup_mode: str) -> None:
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
         if not isinstance(max_update, int) or max_update < 1:
-            raise MinimxError(f"CosineScheduler: max_update={max_update!r} must be a "
+            raise MinimxError(f"{type(self).__name__}: max_update={max_update!r} must be a "
                               "positive integer")
         self.base_lr_orig = base_lr
         self.max_update = max_update
         self.final_lr = final_lr
         self.max_steps = max_update - warmup_steps
 
+    def _remaining(self, progress: float) -> float:
+        raise NotImplementedError
+
     def __call__(self, num_update: int) -> float:
         if num_update < self.warmup_steps:
             return self.get_warmup_lr(num_update)
         if num_update <= self.max_update:
-            done = (num_update - self.warmup_steps) / self.max_steps
+            progress = (num_update - self.warmup_steps) / self.max_steps
             self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) \
-                * (1 + cos(pi * done)) / 2
+                * self._remaining(progress)
         return self.base_lr
 
 
-class PolyScheduler(LRScheduler):
+class CosineScheduler(_Annealing):
+    """From `base_lr` to `final_lr` along half a cosine over `max_update` updates."""
+
+    def __init__(self, max_update: int, base_lr: float = 0.01, final_lr: float = 0,
+                 warmup_steps: int = 0, warmup_begin_lr: float = 0,
+                 warmup_mode: str = "linear") -> None:
+        super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
+                         warmup_mode)
+
+    def _remaining(self, progress: float) -> float:
+        return (1 + cos(pi * progress)) / 2
+
+
+class PolyScheduler(_Annealing):
     """From `base_lr` to `final_lr` along ``(1 - progress) ** pwr`` over `max_update`
     updates."""
 
     def __init__(self, max_update: int, base_lr: float = 0.01, pwr: float = 2,
                  final_lr: float = 0, warmup_steps: int = 0, warmup_begin_lr: float = 0,
                  warmup_mode: str = "linear") -> None:
-        super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        if not isinstance(max_update, int) or max_update < 1:
-            raise MinimxError(f"PolyScheduler: max_update={max_update!r} must be a "
-                              "positive integer")
+        super().__init__(max_update, base_lr, final_lr, warmup_steps, warmup_begin_lr,
+                         warmup_mode)
         self.power = pwr
-        self.base_lr_orig = base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = max_update - warmup_steps
 
-    def __call__(self, num_update: int) -> float:
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update <= self.max_update:
-            left = 1 - (num_update - self.warmup_steps) / self.max_steps
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * left ** self.power
-        return self.base_lr
+    def _remaining(self, progress: float) -> float:
+        return (1 - progress) ** self.power

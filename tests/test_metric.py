@@ -64,7 +64,7 @@ def test_custom_metrics_from_functions() -> None:
         return float((pred.argmax(1) != label).sum()), len(label)
     labels, preds = [mx.nd.array([0, 1])], [mx.nd.array([[1.0, 0], [1.0, 0]])]
     for metric, name in ((mx.metric.create(wrong), "wrong"), (mx.metric.np(wrong), "wrong"),
-                         (mx.metric.CustomMetric(lambda l, p: 0.25), "custom(<lambda>)")):
+                         (mx.metric.CustomMetric(lambda label, pred: 0.25), "custom(<lambda>)")):
         metric.update(labels, preds)
         metric.update(labels, preds)
         assert metric.get() == (name, 0.5 if name == "wrong" else 0.25)
