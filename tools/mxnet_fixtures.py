@@ -353,6 +353,11 @@ def _op_cases(rng: np.random.RandomState) -> list[tuple[str, str, dict, list[np.
     def rng_of(lo: float, hi: float) -> list[np.ndarray]:
         return [np.array([lo], "float32"), np.array([hi], "float32")]
 
+    def bn_params(channels: int) -> list[np.ndarray]:
+        """gamma, beta, moving_mean, moving_var (drawn when called, after the cases before)."""
+        return [floats(channels, low=0.5, high=1.5), floats(channels), floats(channels),
+                floats(channels, low=0.3, high=2.0)]
+
     x = floats(2, 3, 5, 5)
     return [
         ("quantize_v2_int8_runtime", "_contrib_quantize_v2", {"out_type": "int8"}, [x]),
@@ -419,6 +424,14 @@ def _op_cases(rng: np.random.RandomState) -> list[tuple[str, str, dict, list[np.
         ("quantized_concat_uint8", "_contrib_quantized_concat", {"num_args": "3", "dim": "1"},
          [ints("uint8", 2, 1, 3), ints("uint8", 2, 2, 3), ints("uint8", 2, 1, 3),
           *rng_of(0.0, 1.0), *rng_of(0.0, 1.0), *rng_of(0.0, 0.5)]),
+        ("quantized_batch_norm_int8", "_contrib_quantized_batch_norm",
+         {"fix_gamma": "False", "eps": "0.001", "min_calib_range": "-2.5",
+          "max_calib_range": "3.5"},
+         [ints("int8", 2, 4, 5, 5), *bn_params(4), *rng_of(-1.5, 1.0)]),
+        ("quantized_batch_norm_uint8", "_contrib_quantized_batch_norm",
+         {"fix_gamma": "False", "eps": "1e-05", "min_calib_range": "-1.0",
+          "max_calib_range": "0.8"},
+         [ints("uint8", 2, 3, 4, 4), *bn_params(3), *rng_of(0.0, 2.0)]),
     ]
 
 

@@ -128,10 +128,11 @@ def _keeps_batch(node: SelectorNode) -> str | None:
 RANGE_MAKERS = frozenset({"_contrib_quantize_v2", "_sg_mkldnn_conv",
                           "_sg_mkldnn_fully_connected", "_contrib_quantized_pooling",
                           "_contrib_quantized_flatten", "_contrib_quantized_elemwise_add",
-                          "_contrib_quantized_concat"})
+                          "_contrib_quantized_concat", "_contrib_quantized_act",
+                          "_contrib_quantized_batch_norm"})
 # Those whose output range is their inputs' (known when theirs are).
 RANGE_KEEPERS = frozenset({"_contrib_quantized_pooling", "_contrib_quantized_flatten",
-                           "_contrib_quantized_concat"})
+                           "_contrib_quantized_concat", "_contrib_quantized_act"})
 
 
 def calibrated(params: Any, op: str | None) -> bool:
@@ -152,6 +153,8 @@ def range_inputs(node: Node) -> list[int]:
     if node.op == "_contrib_quantized_concat":
         n = node.operator()[1].num_args
         return list(range(n, 3 * n))
+    if node.op == "_contrib_quantized_batch_norm":
+        return [5, 6]
     if node.op not in ("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected"):
         return []
     names = node.input_names()

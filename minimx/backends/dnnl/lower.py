@@ -39,6 +39,7 @@ from .quantized import (
     dequantize,
     quantize,
     quantized_add,
+    quantized_batch_norm,
     quantized_concat,
     quantized_conv,
     quantized_fc,
@@ -48,7 +49,8 @@ from .winograd import use_winograd
 
 VIEWS = default_support().lowered_as("view")
 # Quantized operators whose min/max outputs are their min/max inputs.
-RANGE_PASSING = ("_contrib_quantized_pooling", "_contrib_quantized_flatten")
+RANGE_PASSING = ("_contrib_quantized_pooling", "_contrib_quantized_flatten",
+                 "_contrib_quantized_act")
 FUSED_LOWERING = {p.fused: p.lower for p in PATTERNS}
 
 
@@ -487,7 +489,7 @@ LOWERINGS = {
     "add": Lowering.add, "eltwise": Lowering.eltwise,
     "quantize": quantize, "dequantize": dequantize, "quantized_conv": quantized_conv,
     "quantized_fc": quantized_fc, "quantized_add": quantized_add,
-    "quantized_concat": quantized_concat,
+    "quantized_concat": quantized_concat, "quantized_batch_norm": quantized_batch_norm,
 }
 
 

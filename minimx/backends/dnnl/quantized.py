@@ -60,13 +60,14 @@ def _strided(shape: tuple[int, ...], order: str, dtype: np.dtype) -> onednn.Memo
     return onednn.MemoryDesc.strided(shape, strides, dtype)
 
 
-def _retyped(desc: onednn.MemoryDesc, dtype: np.dtype) -> onednn.MemoryDesc:
-    """`desc`'s layout with another data type, where the layout is unblocked
-    (INT8 primitives choose NHWC), else the plain layout."""
-    order = desc.layout
-    if sorted(order) == [chr(ord("a") + i) for i in range(len(desc.shape))]:
-        return _strided(desc.shape, order, dtype)
-    return onednn.MemoryDesc.plain(desc.shape, dtype)
+def _retyped(desc: onednn.MemoryDesc, dtype: np.dtype,
+             shape: tuple[int, ...] | None = None) -> onednn.MemoryDesc:
+    """`desc`'s layout with another data type (and `shape`, if given), where the
+    layout is unblocked (INT8 primitives choose NHWC), else the plain layout."""
+    order, shape = desc.layout, shape or desc.shape
+    if sorted(order) == [chr(ord("a") + i) for i in range(len(shape))]:
+        return _strided(shape, order, dtype)
+    return onednn.MemoryDesc.plain(shape, dtype)
 
 
 def _scale_step(low: Lowering, x: onednn.Slot, dst: onednn.MemoryDesc, scale: np.float32
@@ -269,7 +270,35 @@ def quantized_concat(low: Lowering, node: Node, nid: int, ins: Sequence[int], in
         x_scale = q.quantize_scale(x.desc.dtype, *r)
         same = x_scale == out_scale and x.desc.dtype == dtype
         part = x if same else _rescaled(low, x, dtype, F32(out_scale / x_scale))
-        parts.append(low.plan.reorder(part, _retyped(xs[0].desc, dtype)))
+        parts.append(low.plan.reorder(part, _retyped(xs[0].desc, dtype, part.shape)))
     op = onednn.concat([x.desc for x in parts], axis=p.dim)
     low.set_range(low.g.entry_ptr[nid], *q.range_out(lo, hi))
     return low.plan.add(op, **{f"src{i}": x for i, x in enumerate(parts)})
+
+
+def quantized_batch_norm(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
+                         ) -> onednn.Slot:
+    """A calibrated `_contrib_quantized_batch_norm` (as `ops.quantization`): oneDNN's
+    int8 batch normalization (channels last, its fused multiply-add kernel) with
+    MXNet's scale and shift, mean 0 and variance 1; uint8 data reordered to int8
+    first."""
+    _, p = node.operator()
+    x = low.value(ins[0])
+    data_range = low.range_of(ins[5:7])
+    s8 = _strided(x.shape, "a" + "cdefgh"[:len(x.shape) - 2] + "b", np.dtype(np.int8))
+    if x.desc.dtype == np.uint8:
+        x = _scale_step(low, x, s8, F32(q.INT8_LEVELS / q.UINT8_LEVELS))
+    x = low.plan.reorder(x, s8)
+    channels = x.shape[1]
+    sources = [low.source(e, f"{node.label} parameters") for e in ins[1:5]]
+
+    def part(i: int):
+        return lambda *a: q.batch_norm_scale_shift(p, *a, data_range)[i]
+
+    low.set_range(low.g.entry_ptr[nid], *q.range_out(p.min_calib_range, p.max_calib_range))
+    return low.plan.add(
+        onednn.batch_norm(x.desc, eps=p.eps), src=x,
+        mean=low.plan.constant(np.zeros(channels, F32)),
+        variance=low.plan.constant(np.ones(channels, F32)),
+        scale=low.constant(inputs, sources, part(0)),
+        shift=low.constant(inputs, sources, part(1)))

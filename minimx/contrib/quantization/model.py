@@ -21,7 +21,7 @@ from ...ndarray import NDArray, invoke_by_name
 from ...ndarray import array as nd_array
 from ...symbol import Symbol
 from .calibration import CALIB_MODES, collect_ranges
-from .mkldnn_fusion import fuse_float, fuse_requantize
+from .mkldnn_fusion import align_concat_scales, fuse_float, fuse_requantize
 from .quantize_graph import check_choices, quantize_symbol, set_calib_table
 
 QuantizedModel = tuple[Symbol, dict[str, NDArray], dict[str, NDArray]]
@@ -77,7 +77,7 @@ def quantize_model_mkldnn(sym: Symbol, arg_params: Mapping[str, NDArray],
         fuse_float(sym), arg_params, aux_params, data_names, label_names, ctx,
         excluded_sym_names, excluded_op_names, calib_mode, calib_data, num_calib_examples,
         quantized_dtype, quantize_mode, quantize_granularity, logger)
-    return fuse_requantize(qsym), qargs, auxs
+    return align_concat_scales(fuse_requantize(qsym)), qargs, auxs
 
 
 def _check_call(ctx: Context | None, calib_mode: str, calib_data: Any, quantized_dtype: str,

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import minimx as mx
 from minimx.backends.dnnl.config import default_support
@@ -238,3 +240,41 @@ def test_quantized_conv_with_relu6_saturates_as_the_numpy_kernel():
     data = np.random.default_rng(2).uniform(-1, 1, (4,) + io["data"].shape[1:])
     data = data.astype(np.float32)
     np.testing.assert_array_equal(run(part, args, auxs, data), run(sym, args, auxs, data))
+
+
+@settings(max_examples=20, deadline=None)
+@given(shape=st.tuples(st.integers(1, 3), st.integers(1, 20), st.integers(1, 6),
+                       st.integers(1, 6)),
+       unsigned=st.booleans(), fix_gamma=st.booleans(), seed=st.integers(0, 2**16))
+def test_quantized_batch_norm_and_relu_match_the_numpy_kernels(shape, unsigned, fix_gamma,
+                                                              seed):
+    """oneDNN's int8 batch normalization (uint8 data reordered to int8 first) and the
+    int8 relu after it (ResNet v2's and DenseNet's pre-activations) give the numpy
+    kernels' integers exactly."""
+    x = mx.sym._contrib_quantize_v2(mx.sym.var("data"), out_type="auto",
+                                    min_calib_range=0.0 if unsigned else -1.5,
+                                    max_calib_range=2.0, name="q")
+    bn = mx.sym._contrib_quantized_batch_norm(x[0], mx.sym.var("g"), mx.sym.var("b"),
+                                              mx.sym.var("m"), mx.sym.var("v"), x[1], x[2],
+                                              fix_gamma=fix_gamma, eps=1e-5,
+                                              min_calib_range=-2.5, max_calib_range=3.0,
+                                              name="bn")
+    act = mx.sym._contrib_quantized_act(bn[0], bn[1], bn[2], act_type="relu", name="act")
+    sym = mx.sym.Group([mx.sym._contrib_dequantize(act[0], act[1], act[2]), bn[0], bn[2]])
+    rng = np.random.default_rng(seed)
+    channels = shape[1]
+    args = {"data": rng.uniform(-1.5, 2, shape), "g": rng.uniform(0.5, 1.5, channels),
+            "b": rng.uniform(-1, 1, channels)}
+    auxs = {"m": rng.uniform(-1, 1, channels), "v": rng.uniform(0.3, 2, channels)}
+    args, auxs = ({k: mx.nd.array(v.astype(np.float32)) for k, v in d.items()}
+                  for d in (args, auxs))
+    part = mx.subgraph.partition(sym, "DNNL", shapes={"data": shape})
+    assert outer_ops(part) == ["_sg_dnnl"]
+    assert {"_contrib_quantized_batch_norm", "_contrib_quantized_act"} <= \
+        set(inner_ops(dnnl_nodes(part)[0]))
+    got, want = ([o.asnumpy() for o in s.bind(mx.cpu(), args, grad_req="null",
+                                             aux_states=auxs).forward()]
+                 for s in (part, sym))
+    assert got[1].dtype == np.int8
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
