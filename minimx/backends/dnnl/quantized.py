@@ -293,7 +293,8 @@ def quantized_batch_norm(low: Lowering, node: Node, nid: int, ins: Sequence[int]
     sources = [low.source(e, f"{node.label} parameters") for e in ins[1:5]]
 
     def part(i: int):
-        return lambda *a: q.batch_norm_scale_shift(p, *a, data_range)[i]
+        return lambda gamma, beta, mean, var: q.batch_norm_scale_shift(
+            p, gamma, beta, mean, var, data_range)[i]
 
     low.set_range(low.g.entry_ptr[nid], *q.range_out(p.min_calib_range, p.max_calib_range))
     return low.plan.add(
