@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minimx as mx
+from minimx import onednn
 from minimx.backends.dnnl.config import default_support
 from minimx.backends.dnnl.state import DnnlState
 from minimx.graph import Graph
@@ -278,3 +279,30 @@ def test_quantized_batch_norm_and_relu_match_the_numpy_kernels(shape, unsigned, 
     assert got[1].dtype == np.int8
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("isa, exact", [
+    ("avx2", False), ("avx512_core", False), ("sse41", False), ("avx2_vnni", True),
+    ("avx2_vnni_2", True), ("avx512_core_vnni", True), ("avx512_core_bf16", True),
+    ("avx512_core_fp16", True), ("avx512_core_amx", True), ("avx10_1_512_amx", True)])
+def test_exact_int8_isas(isa, exact):
+    assert onednn.exact_int8(isa) is exact
+
+
+def test_without_vnni_int8_nodes_run_on_numpy_with_one_warning(monkeypatch):
+    """oneDNN's int8 kernels without VNNI halve weights and saturate 16-bit pairs:
+    MXNet runs them anyway (no error); minimx keeps MXNet's exact arithmetic on the
+    numpy kernels and says so once."""
+    monkeypatch.setattr(onednn, "isa", lambda: "avx512_core")
+    sym, args, auxs, io = load("naive")
+    with pytest.warns(UserWarning) as caught:
+        part = partitioned(sym, io["data"])
+    messages = [str(w.message) for w in caught if "VNNI" in str(w.message)]
+    assert messages == ["DNNL: oneDNN's ISA here (avx512_core) has no VNNI: 8 INT8 nodes "
+                        "run on the numpy kernels (MXNet's arithmetic, slower than oneDNN's "
+                        "float32)"]
+    assert "_sg_dnnl" not in outer_ops(part)
+    with pytest.warns(UserWarning, match="no VNNI"):
+        summary = mx.subgraph.partition_summary(sym, "DNNL", shapes={"data": io["data"].shape})
+    assert "INT8 on avx512_core, without VNNI" in str(summary)
+    np.testing.assert_array_equal(run(part, args, auxs, io["data"]), io["output"])
