@@ -116,9 +116,11 @@ def _check_int8_types(qsym: Symbol, data_names: Sequence[str]) -> None:
     try:
         qsym.infer_type(**{name: "float32" for name in data_names})
     except DTypeError as exc:
-        raise DTypeError(f"quantization: {exc}. Quantize with quantized_dtype='uint8' (or "
-                         "'auto' with data calibrated non-negative), use "
-                         "quantize_model_mkldnn, or exclude the layer") from None
+        raise DTypeError(f"quantization: {exc}. int8 comes from quantized_dtype='int8', "
+                         "from 'auto' on a range below 0 or not calibrated, and from a "
+                         "quantized BatchNorm: use quantize_model_mkldnn, or "
+                         "quantized_dtype='uint8', or exclude the layer or the BatchNorm "
+                         "before it") from None
 
 
 def quantize_params(qsym: Symbol, params: Mapping[str, NDArray]) -> dict[str, NDArray]:
