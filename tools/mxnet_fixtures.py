@@ -32,6 +32,8 @@ Then, from the repository root:
 - ``quantization_ops``: each quantization operator on fixed inputs, with MXNet's outputs.
 - ``quantized_net``: a small conv net quantized by ``quantize_model_mkldnn`` (naive and no
   calibration), an input and MXNet's output.
+- ``quantized_plain``: the same float net quantized by plain ``quantize_model`` (after
+  ``quantized_net``, whose files it reads).
 - ``int8_agreement``: the ``models`` nets quantized by ``quantize_model_mkldnn`` (naive, first
   convolution excluded), MXNet's INT8 and fp32 outputs on a fixed set of images, and how
   well they agree (``benchmarks/int8_agreement.py`` measures minimx the same way).
@@ -504,6 +506,29 @@ def write_quantized_net(out: Path) -> None:
                  calib=calib)
 
 
+def write_quantized_plain(out: Path) -> None:
+    """The quantized_net group's float `qnet` quantized by plain `quantize_model` (no
+    fusion), uint8, naive calibration, BatchNorms excluded (quantized, they write int8,
+    which MXNet's CPU quantized convolution refuses): `qnet_plain-symbol.json`. MXNet
+    cannot run it (its quantized relu declares int8 output, whatever it reads). Its
+    calibration binds the float net without MXNet's MKLDNN backend, which 1.9.1
+    otherwise switches on for that bind, hiding every layer it fuses from the
+    calibration."""
+    from mxnet.contrib.quantization import quantize_model  # needs MXNet's contrib module
+    os.environ["MXNET_SUBGRAPH_BACKEND"] = "NONE"
+    net = out.parent / "quantized_net"
+    sym = mx.sym.load(str(net / "qnet-symbol.json"))
+    _, args, auxs = mx.model.load_checkpoint(str(net / "qnet_fp32_mkldnn"), 0)
+    with np.load(net / "qnet_naive-io.npz") as npz:
+        calib = npz["calib"]
+    qsym, _, _ = quantize_model(sym, args, auxs, ctx=mx.cpu(), calib_mode="naive",
+                                quantized_dtype="uint8", label_names=None,
+                                calib_data=mx.io.NDArrayIter(calib, batch_size=4),
+                                num_calib_examples=8, excluded_op_names=["BatchNorm"])
+    out.mkdir(parents=True, exist_ok=True)
+    qsym.save(str(out / "qnet_plain-symbol.json"))
+
+
 def _forward(sym: mx.sym.Symbol, args: dict, auxs: dict, data: np.ndarray) -> np.ndarray:
     # bind, not simple_bind: a quantized checkpoint's int8 arguments keep their dtype.
     feeds = {**args, "data": mx.nd.array(data)}
@@ -872,6 +897,10 @@ GROUP_NOTES = {
                      "(the calibration data, in batches of 2). "
                      "`qnet-symbol.json`: the float net; "
                      "`qnet_fp32_mkldnn`: the float net as MXNet's MKLDNN backend partitions it.",
+    "quantized_plain": "`qnet_plain-symbol.json`: the quantized_net group's float net "
+                       "quantized by plain `quantize_model` (no fusion; uint8, naive "
+                       "calibration without MXNet's MKLDNN backend in the calibration bind; "
+                       "BatchNorms excluded).",
     "int8_agreement": "Each `models` net quantized by `quantize_model_mkldnn` (naive, "
                       "`auto`, first convolution excluded) on 16 calibration images: "
                       "`<name>-int8-symbol.json.gz` (the quantized graph), `outputs.npz` "
@@ -950,7 +979,8 @@ def check_minimx_params(directory: Path) -> bool:
 GROUPS = {"params": write_params, "models": write_models, "structure": write_structure,
           "handnet": write_handnet, "legacy": write_legacy, "io": write_io,
           "quantization_ops": write_quantization_ops, "quantized_net": write_quantized_net,
-          "quantization": write_quantization, "int8_agreement": write_int8_agreement}
+          "quantization": write_quantization, "int8_agreement": write_int8_agreement,
+          "quantized_plain": write_quantized_plain}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,7 +27,7 @@ so MXNet's results there can differ from these by a rounding.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import DTypeLike
@@ -241,19 +241,28 @@ _quantized_op(
     infer_type=_typed(_int8_data, lambda p, t: np.dtype(F32), 3, 1))
 
 
-def _requantize(p: Params, ctx: OpContext, inputs: list) -> list:
-    x = inputs[0]
-    in_real = max_abs(scalar(inputs[1]), scalar(inputs[2]))
+def requantize_scale(p: Params, in_range: tuple[Real, Real], reach: int = 0
+                     ) -> tuple[np.dtype, np.float32, tuple[Real, Real]]:
+    """(output type, scale, output range) of a requantize from int32 over `in_range`:
+    to the calibrated range, else to the range the data reaches (`reach`, its
+    largest magnitude)."""
+    in_real = max_abs(*in_range)
     calib = _calib(p)
-    if calib is not None:
-        real = max_abs(*calib)
-    else:  # the range the data reaches, as a float range
-        reach = int(max(abs(F32(x.min())), abs(F32(x.max())))) if x.size else 0
-        real = F32(F32(F32(reach) * in_real) / INT32_LEVELS)
+    real = max_abs(*calib) if calib is not None else \
+        F32(F32(F32(reach) * in_real) / INT32_LEVELS)
     dtype = output_type(p)
     levels = F32(255 if dtype == np.uint8 else 127)
     scale = F32(F32(in_real / INT32_LEVELS) * F32(levels / real)) if real else F32(0)
-    return [scaled(x, scale, dtype), *range_out(0 if dtype == np.uint8 else -real, real)]
+    return dtype, scale, (0 if dtype == np.uint8 else -real, real)
+
+
+def _requantize(p: Params, ctx: OpContext, inputs: list) -> list:
+    x = inputs[0]
+    reach = int(max(abs(F32(x.min())), abs(F32(x.max())))) \
+        if x.size and _calib(p) is None else 0
+    dtype, scale, out_range = requantize_scale(p, (scalar(inputs[1]), scalar(inputs[2])),
+                                               reach)
+    return [scaled(x, scale, dtype), *range_out(*out_range)]
 
 
 def _int32_data(p: Params, dtype: np.dtype | None) -> np.dtype:
@@ -558,24 +567,26 @@ def _levels(dtype: np.dtype) -> np.float32:
     return INT8_LEVELS if dtype == np.int8 else UINT8_LEVELS
 
 
+def add_scales(p: Params, dtypes: Sequence[np.dtype], ranges: Sequence[tuple[float, float]]
+               ) -> tuple[np.dtype, list[np.float32], tuple[Real, Real]]:
+    """(output type, each operand's scale into it, output range) of a quantized sum of
+    operands of `dtypes` over `ranges`: by the calibrated range, else int32 over the
+    sum of the operands' ranges."""
+    dtype = _add_type(p, *dtypes)
+    calib = _calib(p)
+    if calib is not None:
+        out_scale = F32(_OUT_LEVELS[dtype] / max_abs(*calib))
+        return dtype, [F32(out_scale / _data_scale(t, *r))
+                       for t, r in zip(dtypes, ranges, strict=True)], calib
+    spans = [max_abs(*r) for r in ranges]
+    hi = F32(spans[0] + spans[1])
+    return dtype, [F32(F32(span * INT32_LEVELS) / F32(hi * _levels(t)))
+                   for t, span in zip(dtypes, spans, strict=True)], (-hi, hi)
+
+
 def _quantized_add(p: Params, ctx: OpContext, inputs: list) -> list:
     operands = inputs[:2]
-    ranges = _ranges_of(inputs, 2)
-    spans = [max_abs(*r) for r in ranges]
-    dtype = _add_type(p, operands[0].dtype, operands[1].dtype)
-    calib = _calib(p)
-    lo: Real
-    hi: Real
-    if calib is not None:
-        lo, hi = calib
-        out_scale = F32(_OUT_LEVELS[dtype] / max_abs(lo, hi))
-        scales = [F32(out_scale / _data_scale(x.dtype, *r)) for x, r in zip(operands, ranges,
-                                                                             strict=True)]
-    else:  # the output spans both ranges, in int32
-        hi = F32(spans[0] + spans[1])
-        lo = -hi
-        scales = [F32(F32(span * INT32_LEVELS) / F32(hi * _levels(x.dtype)))
-                  for x, span in zip(operands, spans, strict=True)]
+    dtype, scales, (lo, hi) = add_scales(p, [x.dtype for x in operands], _ranges_of(inputs, 2))
     if operands[0].dtype != operands[1].dtype:  # the uint8 one is first rescaled into int8
         u8 = 0 if operands[0].dtype == np.uint8 else 1
         operands[u8] = scaled(operands[u8], scales[u8], np.int8)

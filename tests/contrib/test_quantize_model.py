@@ -112,7 +112,9 @@ def test_excluded_layer_stays_float():
     assert np.abs(out - io["fp32_output"]).max() < 0.1 * np.abs(io["fp32_output"]).max()
 
 
-def test_plain_quantize_model_runs():
+def test_plain_quantize_model_runs_and_is_mxnets_graph():
+    """The sums are quantized to int32 and requantized after (MXNet's FNeedRequantize),
+    where quantize_model_mkldnn folds the requantize back."""
     sym, args, auxs = float_model()
     with np.load(FIXTURES / "qnet_naive-io.npz") as npz:
         calib = npz["calib"]
@@ -122,6 +124,17 @@ def test_plain_quantize_model_runs():
                                         calib_data=[calib[:4], calib[4:]],
                                         quantized_dtype="uint8", label_names=None,
                                         excluded_op_names=["BatchNorm"])
+    want = json.loads((FIXTURES.parent / "quantized_plain" / "qnet_plain-symbol.json")
+                      .read_text())["nodes"]
+    assert [(n["name"], n["op"], n["inputs"]) for n in nodes(qsym)] == \
+        [(n["name"], n["op"], n["inputs"]) for n in want]
+    for mine, mxnets in zip(nodes(qsym), want, strict=True):
+        ranges = [k for k in mine.get("attrs", {}) if k.endswith("calib_range")]
+        assert ranges == [k for k in mxnets.get("attrs", {}) if k.endswith("calib_range")]
+        assert {k: v for k, v in mine.get("attrs", {}).items() if k not in ranges} == \
+            {k: v for k, v in mxnets.get("attrs", {}).items() if k not in ranges}
+        assert [float(mine["attrs"][k]) for k in ranges] == pytest.approx(
+            [float(mxnets["attrs"][k]) for k in ranges], rel=1e-5, abs=1e-6)
     ops = {n["op"] for n in nodes(qsym)}
     assert {"_contrib_quantized_conv", "_contrib_quantized_fully_connected",
             "_contrib_requantize", "_contrib_dequantize"} <= ops

@@ -43,6 +43,7 @@ from .quantized import (
     quantized_concat,
     quantized_conv,
     quantized_fc,
+    requantize,
 )
 from .weights import Constant, fold_bias, fold_weight
 from .winograd import use_winograd
@@ -490,6 +491,7 @@ LOWERINGS = {
     "quantize": quantize, "dequantize": dequantize, "quantized_conv": quantized_conv,
     "quantized_fc": quantized_fc, "quantized_add": quantized_add,
     "quantized_concat": quantized_concat, "quantized_batch_norm": quantized_batch_norm,
+    "requantize": requantize,
 }
 
 

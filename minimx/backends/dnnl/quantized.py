@@ -234,23 +234,33 @@ def _rescaled(low: Lowering, x: onednn.Slot, dtype: np.dtype, scale: np.float32
 
 def quantized_add(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
                   ) -> onednn.Slot:
-    """A calibrated `_contrib_quantized_elemwise_add` (as `ops.quantization._quantized_add`):
-    each operand times its scale in float32, summed, then rounded into the output type."""
+    """`_contrib_quantized_elemwise_add` (as `ops.quantization._quantized_add`): each
+    operand times its scale in float32, summed, then rounded into the output type
+    (by the calibrated range, or int32 over both operands' ranges)."""
     _, p = node.operator()
     xs = [low.value(e) for e in ins[:2]]
     dtypes = [x.desc.dtype for x in xs]
-    dtype = dtypes[0] if dtypes[0] == dtypes[1] else np.dtype(np.int8)
-    out_scale = q.quantize_scale(dtype, p.min_calib_range, p.max_calib_range)
-    scales = [F32(out_scale / q.quantize_scale(t, *low.range_of(ins[2 + 2 * i:4 + 2 * i])))
-              for i, t in enumerate(dtypes)]
+    dtype, scales, out_range = q.add_scales(p, dtypes, [low.range_of(ins[2:4]),
+                                                        low.range_of(ins[4:6])])
     if dtypes[0] != dtypes[1]:  # the uint8 one is first rescaled into int8
         u8 = dtypes.index(np.dtype(np.uint8))
         xs[u8], scales[u8] = _rescaled(low, xs[u8], np.dtype(np.int8), scales[u8]), F32(1)
     a, b = (_rescaled(low, x, np.dtype(F32), s) for x, s in zip(xs, scales, strict=True))
     b = low.plan.reorder(b, a.desc)
     total = low.plan.add(onednn.binary(a.desc, b.desc, "add"), src=a, src1=b)
-    low.set_range(low.g.entry_ptr[nid], *q.range_out(p.min_calib_range, p.max_calib_range))
+    low.set_range(low.g.entry_ptr[nid], *q.range_out(*out_range))
     return low.plan.reorder(total, _retyped(total.desc, dtype))
+
+
+def requantize(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
+               ) -> onednn.Slot:
+    """A calibrated `_contrib_requantize` (as `ops.quantization._requantize`): int32
+    times the scale from its range to the calibrated one, rounded into int8/uint8."""
+    _, p = node.operator()
+    dtype, scale, out_range = q.requantize_scale(p, low.range_of(ins[1:3]))
+    low.set_range(low.g.entry_ptr[nid], *q.range_out(*out_range))
+    x = low.value(ins[0])
+    return _scale_step(low, x, _retyped(x.desc, dtype), scale)
 
 
 def quantized_concat(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs

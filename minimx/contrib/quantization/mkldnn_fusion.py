@@ -11,8 +11,9 @@ a fully connected layer takes a relu
 ``with_eltwise``). Each chain grows only through outputs read once, by the
 next link. Convolutions are numbered in graph order, then FC layers.
 
-`fuse_requantize` is the pass after: a quantized fused node followed by a
-calibrated ``_contrib_requantize`` takes its range (``min_calib_range``,
+`fuse_requantize` is the pass after: a quantized fused node or sum
+(``_contrib_quantized_elemwise_add``) followed by a calibrated
+``_contrib_requantize`` takes its range (``min_calib_range``,
 ``max_calib_range``: the node writes int8, or uint8 where the range is
 non-negative); a quantized FC whose requantize feeds a ``_contrib_dequantize``
 writes float (``enable_float_output``) instead. Then `align_concat_scales`
@@ -31,6 +32,7 @@ from ...subgraph.lift import lift
 from ...symbol import Symbol
 
 _CONV, _FC = "_sg_mkldnn_conv", "_sg_mkldnn_fully_connected"
+_ADD = "_contrib_quantized_elemwise_add"
 # Each link of a convolution chain: (operator, flag, name part); in this order.
 _CONV_LINKS = (("BatchNorm", "with_bn", "bn_"), ("elemwise_add", "with_sum", "add_"),
                ("Activation", "with_act", "act_"))
@@ -254,7 +256,7 @@ def _set_range(nodes: list[Node]) -> None:
 
 
 def _folds(node: Node, fused: Node) -> bool:
-    if fused.op not in (_CONV, _FC) or not fused.attrs.get("quantized"):
+    if not (fused.op == _ADD or fused.op in (_CONV, _FC) and fused.attrs.get("quantized")):
         return False
     if node.op == "_contrib_requantize":
         calibrated = "min_calib_range" in node.attrs and "max_calib_range" in node.attrs

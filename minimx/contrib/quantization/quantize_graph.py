@@ -84,8 +84,10 @@ QUANTIZED: dict[str, QuantizedForm] = {
     "Activation": QuantizedForm("_contrib_quantized_act", must=False,
                                 applies=lambda p: p.act_type == "relu"),
     "Flatten": QuantizedForm("_contrib_quantized_flatten", must=False),
+    # int32 out, requantized after (MXNet's FNeedRequantize); quantize_model_mkldnn
+    # folds the requantize back (`mkldnn_fusion.fuse_requantize`).
     "elemwise_add": QuantizedForm("_contrib_quantized_elemwise_add", must=False,
-                                  calibrate_output=True),
+                                  requantize=True),
     # MXNet calibrates no concat: `mkldnn_fusion.align_concat_scales` gives its inputs one range.
     "Concat": QuantizedForm("_contrib_quantized_concat", must=False),
     "BatchNorm": QuantizedForm("_contrib_quantized_batch_norm", must=False,

@@ -306,3 +306,56 @@ def test_without_vnni_int8_nodes_run_on_numpy_with_one_warning(monkeypatch):
         summary = mx.subgraph.partition_summary(sym, "DNNL", shapes={"data": io["data"].shape})
     assert "INT8 on avx512_core, without VNNI" in str(summary)
     np.testing.assert_array_equal(run(part, args, auxs, io["data"]), io["output"])
+
+
+@pytest.mark.parametrize("same_types", [True, False])
+def test_int32_sum_and_requantize_match_the_numpy_kernels(same_types):
+    """Plain quantize_model's sum: int32 over both operands' ranges, then a calibrated
+    _contrib_requantize, both inside the subgraph; and a requantize of int32 made
+    outside (a plain quantized convolution on numpy) as a plan input."""
+    a, b = _quantized_pair()
+    if same_types:
+        a = b
+    add = mx.sym._contrib_quantized_elemwise_add(a[0], b[0], a[1], a[2], b[1], b[2])
+    req = mx.sym._contrib_requantize(add[0], add[1], add[2], out_type="auto",
+                                     min_calib_range=-1.2, max_calib_range=1.9)
+    outside = mx.sym._contrib_requantize(mx.sym.var("acc"), mx.sym.var("lo"),
+                                         mx.sym.var("hi"), out_type="auto",
+                                         min_calib_range=0.0, max_calib_range=0.004)
+    sym = mx.sym.Group([mx.sym._contrib_dequantize(req[0], req[1], req[2]), add[0], add[2],
+                        req[0], outside[0], outside[2]])
+    rng = np.random.default_rng(4)
+    shape = (2, 3, 5, 4)
+    feeds = {n: mx.nd.array(rng.uniform(-1, 2, shape).astype(np.float32))
+             for n in ("a", "b")}
+    feeds.update(acc=mx.nd.array(rng.integers(-2**20, 2**20, shape), dtype=np.int32),
+                 lo=mx.nd.array([-40.0]), hi=mx.nd.array([40.0]))
+    part = mx.subgraph.partition(sym, "DNNL", shapes={n: v.shape for n, v in feeds.items()},
+                                 dtypes={"acc": np.int32})
+    assert outer_ops(part) == ["_sg_dnnl", "_sg_dnnl"]  # the outside requantize apart
+    assert sorted(sorted(set(inner_ops(n))) for n in dnnl_nodes(part)) == [
+        ["_contrib_dequantize", "_contrib_quantize_v2", "_contrib_quantized_elemwise_add",
+         "_contrib_requantize"], ["_contrib_requantize"]]
+    got, want = ([o.asnumpy() for o in s.bind(mx.cpu(), feeds, grad_req="null").forward()]
+                 for s in (part, sym))
+    assert [got[1].dtype, got[3].dtype, got[4].dtype] == [np.int32, np.int8, np.uint8]
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+
+
+def test_plain_quantize_model_graph_matches_the_numpy_kernels():
+    """Plain quantize_model (no fusion): the requantizes, the int32 sums, pooling and
+    relu in DNNL subgraphs, the plain quantized convolutions and FC on numpy."""
+    from minimx.contrib.quantization import quantize_model  # the contrib layer, test only
+    sym, _, _, io = load("naive")
+    float_sym = mx.sym.load(str(FIXTURES / "qnet-symbol.json"))
+    _, args, auxs = mx.model.load_checkpoint(str(FIXTURES / "qnet_fp32_mkldnn"), 0)
+    qsym, qargs, qauxs = quantize_model(float_sym, args, auxs, calib_mode="naive",
+                                        calib_data=[io["calib"]], quantized_dtype="uint8",
+                                        label_names=None, excluded_op_names=["BatchNorm"])
+    part = partitioned(qsym, io["data"])
+    inside = {op for n in dnnl_nodes(part) for op in inner_ops(n)}
+    assert {"_contrib_requantize", "_contrib_quantized_elemwise_add"} <= inside
+    np.testing.assert_array_equal(run(part, qargs, qauxs, io["data"]),
+                                  run(qsym, qargs, qauxs, io["data"]))
