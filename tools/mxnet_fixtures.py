@@ -45,6 +45,8 @@ Then, from the repository root:
   bfloat16 parameters and MXNet's bfloat16 output.
 - ``training``: initializer statistics, optimizer updates on fixed gradients, learning-rate
   schedules, lr/wd multipliers, metrics on fixed predictions, and a small Module.fit.
+- ``quantized_plain``: the same float net quantized by plain ``quantize_model`` (after
+  ``quantized_net``, whose files it reads).
 - ``int8_agreement``: the ``models`` nets quantized by ``quantize_model_mkldnn`` (naive, first
   convolution excluded), MXNet's INT8 and fp32 outputs on a fixed set of images, and how
   well they agree (``benchmarks/int8_agreement.py`` measures minimx the same way).
@@ -371,6 +373,11 @@ def _op_cases(rng: np.random.RandomState) -> list[tuple[str, str, dict, list[np.
     def rng_of(lo: float, hi: float) -> list[np.ndarray]:
         return [np.array([lo], "float32"), np.array([hi], "float32")]
 
+    def bn_params(channels: int) -> list[np.ndarray]:
+        """gamma, beta, moving_mean, moving_var (drawn when called, after the cases before)."""
+        return [floats(channels, low=0.5, high=1.5), floats(channels), floats(channels),
+                floats(channels, low=0.3, high=2.0)]
+
     x = floats(2, 3, 5, 5)
     return [
         ("quantize_v2_int8_runtime", "_contrib_quantize_v2", {"out_type": "int8"}, [x]),
@@ -437,6 +444,14 @@ def _op_cases(rng: np.random.RandomState) -> list[tuple[str, str, dict, list[np.
         ("quantized_concat_uint8", "_contrib_quantized_concat", {"num_args": "3", "dim": "1"},
          [ints("uint8", 2, 1, 3), ints("uint8", 2, 2, 3), ints("uint8", 2, 1, 3),
           *rng_of(0.0, 1.0), *rng_of(0.0, 1.0), *rng_of(0.0, 0.5)]),
+        ("quantized_batch_norm_int8", "_contrib_quantized_batch_norm",
+         {"fix_gamma": "False", "eps": "0.001", "min_calib_range": "-2.5",
+          "max_calib_range": "3.5"},
+         [ints("int8", 2, 4, 5, 5), *bn_params(4), *rng_of(-1.5, 1.0)]),
+        ("quantized_batch_norm_uint8", "_contrib_quantized_batch_norm",
+         {"fix_gamma": "False", "eps": "1e-05", "min_calib_range": "-1.0",
+          "max_calib_range": "0.8"},
+         [ints("uint8", 2, 3, 4, 4), *bn_params(3), *rng_of(0.0, 2.0)]),
     ]
 
 
@@ -507,6 +522,29 @@ def write_quantized_net(out: Path) -> None:
         got = _forward(*mx.model.load_checkpoint(str(out / f"qnet_{name}"), 0), data)
         np.savez(out / f"qnet_{name}-io.npz", data=data, fp32_output=fp32, output=got,
                  calib=calib)
+
+
+def write_quantized_plain(out: Path) -> None:
+    """The quantized_net group's float `qnet` quantized by plain `quantize_model` (no
+    fusion), uint8, naive calibration, BatchNorms excluded (quantized, they write int8,
+    which MXNet's CPU quantized convolution refuses): `qnet_plain-symbol.json`. MXNet
+    cannot run it (its quantized relu declares int8 output, whatever it reads). Its
+    calibration binds the float net without MXNet's MKLDNN backend, which 1.9.1
+    otherwise switches on for that bind, hiding every layer it fuses from the
+    calibration."""
+    from mxnet.contrib.quantization import quantize_model  # needs MXNet's contrib module
+    os.environ["MXNET_SUBGRAPH_BACKEND"] = "NONE"
+    net = out.parent / "quantized_net"
+    sym = mx.sym.load(str(net / "qnet-symbol.json"))
+    _, args, auxs = mx.model.load_checkpoint(str(net / "qnet_fp32_mkldnn"), 0)
+    with np.load(net / "qnet_naive-io.npz") as npz:
+        calib = npz["calib"]
+    qsym, _, _ = quantize_model(sym, args, auxs, ctx=mx.cpu(), calib_mode="naive",
+                                quantized_dtype="uint8", label_names=None,
+                                calib_data=mx.io.NDArrayIter(calib, batch_size=4),
+                                num_calib_examples=8, excluded_op_names=["BatchNorm"])
+    out.mkdir(parents=True, exist_ok=True)
+    qsym.save(str(out / "qnet_plain-symbol.json"))
 
 
 def _forward(sym: mx.sym.Symbol, args: dict, auxs: dict, data: np.ndarray) -> np.ndarray:
@@ -1608,6 +1646,10 @@ GROUP_NOTES = {
            "`bf16_agreement.json`: each `models` net converted (defaults) and run by MXNet "
            "on the `int8_agreement` evaluation images (`<name>:bf16`), and its figures "
            "against MXNet's fp32 outputs.",
+    "quantized_plain": "`qnet_plain-symbol.json`: the quantized_net group's float net "
+                       "quantized by plain `quantize_model` (no fusion; uint8, naive "
+                       "calibration without MXNet's MKLDNN backend in the calibration bind; "
+                       "BatchNorms excluded).",
     "int8_agreement": "Each `models` net quantized by `quantize_model_mkldnn` (naive, "
                       "`auto`, first convolution excluded) on 16 calibration images: "
                       "`<name>-int8-symbol.json.gz` (the quantized graph), `outputs.npz` "
@@ -1711,7 +1753,8 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "quantization_ops": write_quantization_ops, "quantized_net": write_quantized_net,
           "quantization": write_quantization, "int8_agreement": write_int8_agreement,
           "families": write_families, "tensor_ops": write_tensor_ops,
-          "model_ops": write_model_ops, "amp": write_amp, "training": write_training}
+          "model_ops": write_model_ops, "amp": write_amp, "training": write_training,
+          "quantized_plain": write_quantized_plain}
 
 
 def main(argv: list[str] | None = None) -> int:

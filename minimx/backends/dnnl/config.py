@@ -132,10 +132,13 @@ def _deconv_adj(node: SelectorNode) -> str | None:
 RANGE_MAKERS = frozenset({"_contrib_quantize_v2", "_sg_mkldnn_conv",
                           "_sg_mkldnn_fully_connected", "_contrib_quantized_pooling",
                           "_contrib_quantized_flatten", "_contrib_quantized_elemwise_add",
-                          "_contrib_quantized_concat"})
-# Those whose output range is their inputs' (known when theirs are).
+                          "_contrib_quantized_concat", "_contrib_quantized_act",
+                          "_contrib_quantized_batch_norm", "_contrib_requantize"})
+# Those whose output range follows from their inputs' (known when theirs are): a sum
+# without calibration is int32 over both operands' ranges.
 RANGE_KEEPERS = frozenset({"_contrib_quantized_pooling", "_contrib_quantized_flatten",
-                           "_contrib_quantized_concat"})
+                           "_contrib_quantized_concat", "_contrib_quantized_act",
+                           "_contrib_quantized_elemwise_add"})
 
 
 def calibrated(params: Any, op: str | None) -> bool:
@@ -149,13 +152,15 @@ def calibrated(params: Any, op: str | None) -> bool:
 def range_inputs(node: Node) -> list[int]:
     """The positions of the min/max inputs whose values scale the node (the
     lowering reads them when it compiles)."""
-    if node.op == "_contrib_dequantize":
+    if node.op in ("_contrib_dequantize", "_contrib_requantize"):
         return [1, 2]
     if node.op == "_contrib_quantized_elemwise_add":
         return [2, 3, 4, 5]
     if node.op == "_contrib_quantized_concat":
         n = node.operator()[1].num_args
         return list(range(n, 3 * n))
+    if node.op == "_contrib_quantized_batch_norm":
+        return [5, 6]
     if node.op not in ("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected"):
         return []
     names = node.input_names()
@@ -170,8 +175,8 @@ def _calibrated(node: SelectorNode) -> str | None:
     p = node.params
     if node.op in ("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected") and not p.quantized:
         return _chain_refusal(node)  # float32: lowered as minimx's own fused chains
-    if node.op not in ("_contrib_dequantize", "_contrib_quantized_concat") and \
-            not calibrated(p, node.op):
+    if node.op not in ("_contrib_dequantize", "_contrib_quantized_concat",
+                       "_contrib_quantized_elemwise_add") and not calibrated(p, node.op):
         return "no calibrated range (calib_mode none: ranges found at run time)"
     if node.op == "_contrib_quantize_v2" and node.input_dtypes and \
             node.input_dtypes[0] is not None and np.dtype(node.input_dtypes[0]) != np.float32:

@@ -44,9 +44,11 @@ from .quantized import (
     dequantize,
     quantize,
     quantized_add,
+    quantized_batch_norm,
     quantized_concat,
     quantized_conv,
     quantized_fc,
+    requantize,
 )
 from .weights import Constant, fold_bias, fold_weight
 from .winograd import use_winograd
@@ -63,7 +65,8 @@ def _flattens(node: Node) -> bool:
     return node.op in ("FullyConnected", "_sg_mkldnn_fully_connected") and bool(
         node.params is not None and node.params.get("flatten", True))
 # Quantized operators whose min/max outputs are their min/max inputs.
-RANGE_PASSING = ("_contrib_quantized_pooling", "_contrib_quantized_flatten")
+RANGE_PASSING = ("_contrib_quantized_pooling", "_contrib_quantized_flatten",
+                 "_contrib_quantized_act")
 FUSED_LOWERING = {p.fused: p.lower for p in PATTERNS}
 
 
@@ -660,7 +663,8 @@ LOWERINGS = {
     "layer_norm": Lowering.layer_norm,
     "quantize": quantize, "dequantize": dequantize, "quantized_conv": quantized_conv,
     "quantized_fc": quantized_fc, "quantized_add": quantized_add,
-    "quantized_concat": quantized_concat,
+    "quantized_concat": quantized_concat, "quantized_batch_norm": quantized_batch_norm,
+    "requantize": requantize,
 }
 
 
