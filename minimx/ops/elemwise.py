@@ -82,12 +82,12 @@ def _scalar_lgamma(v: float) -> float:
 def gamma(x: Array) -> Array:
     """The gamma function, elementwise (numpy has none)."""
     with np.errstate(over="ignore"):  # inf is the value, as in MXNet
-        return np.frompyfunc(_scalar_gamma, 1, 1)(np.asarray(x, np.float64)).astype(np.float64)
+        return np.asarray(np.frompyfunc(_scalar_gamma, 1, 1)(np.asarray(x, np.float64)), np.float64)
 
 
 def gammaln(x: Array) -> Array:
     """log |gamma(x)|, elementwise."""
-    return np.frompyfunc(_scalar_lgamma, 1, 1)(np.asarray(x, np.float64)).astype(np.float64)
+    return np.asarray(np.frompyfunc(_scalar_lgamma, 1, 1)(np.asarray(x, np.float64)), np.float64)
 
 
 def digamma(x: Array) -> Array:
