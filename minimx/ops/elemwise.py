@@ -1,5 +1,7 @@
-"""Elementwise operators: unary math, binary (same shape and broadcasting),
-scalar arithmetic, `add_n`, `zeros_like` / `ones_like`, `clip` and `Cast`.
+"""Elementwise operators: unary math (with erf, gamma and gammaln, which numpy
+lacks), binary arithmetic, maximum / minimum / power, comparisons and logical
+operators (same shape, broadcasting, and with a scalar), `add_n`, `zeros_like` /
+`ones_like`, `BlockGrad`, `clip` and `Cast`.
 
 Each family is a table feeding one small factory: a row names the operator, its
 numpy rule and the derivative its gradient uses. Names, aliases and parameters
