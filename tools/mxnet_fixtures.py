@@ -30,6 +30,8 @@ Then, from the repository root:
 - ``legacy``: a hand-written MXNet 0.8-style JSON and what MXNet 1.9.1 makes of it.
 - ``quantization``: MXNet's entropy thresholds of fixed arrays and its naive and
   entropy calibration ranges of a small conv-relu-fc net over three batches.
+- ``model_ops``: issue 15's model operators (boxes, ROI, resizing, sequences, attention,
+  RNN) on fixed inputs, with MXNet's outputs and some input gradients.
 - ``io``: ``mx.io.NDArrayIter`` cases (inputs, arguments, steps) and the batches
   MXNet gives, for every ``last_batch_handle`` and across resets.
 - ``quantization_ops``: each quantization operator on fixed inputs, with MXNet's outputs.
@@ -38,6 +40,9 @@ Then, from the repository root:
 - ``families``: GluonCV / GluonNLP models beyond classification (GluonCV 0.10.5 and
   GluonNLP 0.10.0 installed beside MXNet) with weights from ``tools/seeded_weights.py``,
   their inputs and MXNet's outputs, and the inputs of their NMS.
+- ``amp``: ``mx.contrib.amp.convert_symbol`` (bfloat16) of the zoo's ResNet-18 v1 and of a
+  hand net, with several arguments, and ``convert_model`` of ``resnet18_v1_narrow`` with its
+  bfloat16 parameters and MXNet's bfloat16 output.
 - ``int8_agreement``: the ``models`` nets quantized by ``quantize_model_mkldnn`` (naive, first
   convolution excluded), MXNet's INT8 and fp32 outputs on a fixed set of images, and how
   well they agree (``benchmarks/int8_agreement.py`` measures minimx the same way).
@@ -59,10 +64,12 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable
+from contextlib import nullcontext
 from functools import partial
 from pathlib import Path
 
@@ -71,6 +78,7 @@ os.environ["MXNET_SUBGRAPH_BACKEND"] = "NONE"
 
 import mxnet as mx  # noqa: E402
 import numpy as np  # noqa: E402
+from mxnet.contrib import amp  # noqa: E402
 from mxnet.gluon.model_zoo import vision  # noqa: E402
 from mxnet.gluon.model_zoo.vision.densenet import DenseNet  # noqa: E402
 from mxnet.gluon.model_zoo.vision.resnet import BasicBlockV1, BottleneckV2, ResNetV1, ResNetV2  # noqa: E402
@@ -574,7 +582,8 @@ def write_int8_agreement(out: Path) -> None:
 
 # -- model families beyond classification ---------------------------------------------------------
 # (name, input shapes, constructor keyword arguments; "builder" names a gluoncv.model_zoo
-# function for a model the zoo does not list by name). Inputs are small; the segmenters'
+# function for a model the zoo does not list by name, "proposals" sets a Faster R-CNN's
+# proposals before and after NMS). Inputs are small; the segmenters'
 # crop_size follows their input, since they resize their output to it. pretrained_base=False:
 # nothing can be downloaded (the classifiers take no such argument).
 FAMILY_SEED = 15
@@ -584,7 +593,9 @@ GLUONCV_FAMILIES: list[tuple[str, dict[str, tuple[int, ...]], dict]] = [
     ("ssd_512_mobilenet1.0_voc", {"data": (1, 3, 128, 128)}, NO_BASE),
     ("ssd_300_vgg16_atrous_voc", {"data": (1, 3, 300, 300)}, NO_BASE),  # its smallest input
     ("yolo3_mobilenet1.0_voc", {"data": (1, 3, 128, 128)}, NO_BASE),
-    ("faster_rcnn_resnet50_v1b_voc", {"data": (1, 3, 128, 128)}, NO_BASE),
+    # 32 proposals instead of 300: its second stage runs ResNet's last stage per proposal.
+    ("faster_rcnn_resnet50_v1b_voc", {"data": (1, 3, 128, 128)},
+     {**NO_BASE, "proposals": (512, 32)}),
     ("fcn_resnet50_voc", {"data": (1, 3, 48, 48)}, {**NO_BASE, **CROP48}),
     # The zoo names only ADE20K (150 classes) versions of these two; Pascal VOC's 21 classes
     # keep the outputs small.
@@ -617,8 +628,12 @@ def _family_nets() -> list[tuple[str, mx.gluon.HybridBlock, dict[str, np.ndarray
     for name, shapes, kwargs in GLUONCV_FAMILIES:
         kwargs = dict(kwargs)
         builder = kwargs.pop("builder", None)
+        proposals = kwargs.pop("proposals", None)
         net = (getattr(gluoncv.model_zoo, builder)(pretrained=False, **kwargs) if builder
                else gluoncv.model_zoo.get_model(name, pretrained=False, **kwargs))
+        if proposals:  # the predefined Faster R-CNN fixes them; its RPN reads these
+            net.rpn._test_pre_nms, net.rpn._test_post_nms = proposals
+            net._rpn_test_post_nms = proposals[1]
         inputs = {k: rng.uniform(-1, 1, s).astype("float32") for k, s in shapes.items()}
         nets.append((name, net, inputs))
     seq = 8
@@ -1063,7 +1078,293 @@ def write_tensor_ops(out: Path) -> None:
             arrays.update({f"{case}:grad_{i}": a.grad.asnumpy() for i, a in enumerate(nds)})
         cases[case] = {"op": op, "attrs": attrs, "graded": bool(graded)}
     np.savez_compressed(out / "cases.npz", **arrays)
+# -- model operators (issue 15) --------------------------------------------------------------
+def _boxes(rng: np.random.RandomState, *lead: int, width: int = 6) -> np.ndarray:
+    """Detection rows [class, score, xmin, ymin, xmax, ymax] (corner), clustered so that
+    NMS suppresses some; scores distinct (no ties) and some below 0.1."""
+    count = int(np.prod(lead))
+    centers = rng.uniform(2, 8, (3, 2))
+    pick = centers[rng.randint(0, 3, count)] + rng.normal(0, 0.6, (count, 2))
+    half = rng.uniform(0.5, 2.0, (count, 2))
+    rows = np.zeros((count, width), "float32")
+    rows[:, 0] = rng.randint(0, 3, count)
+    rows[:, 1] = rng.permutation(count) / count + 0.01
+    rows[:, 2:4], rows[:, 4:6] = pick - half, pick + half
+    return rows.reshape(*lead, width)
+
+
+def _corner_to_center(b: np.ndarray) -> np.ndarray:
+    c = b.copy()
+    c[..., 0:2] = (b[..., 0:2] + b[..., 2:4]) / 2
+    c[..., 2:4] = b[..., 2:4] - b[..., 0:2]
+    return c
+
+
+def _rois(rng: np.random.RandomState, count: int, batch: int, size: float) -> np.ndarray:
+    lo = rng.uniform(0, size * 0.6, (count, 2))
+    hi = lo + rng.uniform(1.0, size * 0.5, (count, 2))
+    return np.concatenate([rng.randint(0, batch, (count, 1)), lo, hi], 1).astype("float32")
+
+
+def _model_op_cases(rng: np.random.RandomState
+                    ) -> list[tuple[str, str, dict, list[np.ndarray], bool]]:
+    """(case, operator, attributes, inputs, with gradients) for issue 15's model operators."""
+    def floats(*shape: int, low: float = -1.0, high: float = 1.0) -> np.ndarray:
+        return rng.uniform(low, high, shape).astype("float32")
+
+    boxes = _boxes(rng, 2, 12)
+    centered = boxes.copy()
+    centered[..., 2:6] = _corner_to_center(boxes[..., 2:6])
+    anchors = _boxes(rng, 1, 5)[..., 2:6]
+    cases = [
+        ("box_nms_default", "_contrib_box_nms", {}, [boxes], True),
+        ("box_nms_class", "_contrib_box_nms",
+         {"overlap_thresh": "0.3", "id_index": "0", "valid_thresh": "0.1"}, [boxes], True),
+        ("box_nms_force_topk", "_contrib_box_nms",
+         {"overlap_thresh": "0.4", "id_index": "0", "force_suppress": "True", "topk": "5",
+          "background_id": "2"}, [boxes], False),
+        ("box_nms_center_to_corner", "_contrib_box_nms",
+         {"in_format": "center", "out_format": "corner", "id_index": "0"}, [centered], False),
+        ("box_nms_corner_to_center", "_contrib_box_nms",
+         {"out_format": "center", "overlap_thresh": "0.2"}, [boxes[0]], False),
+        ("box_nms_layout", "_contrib_box_nms",
+         {"coord_start": "0", "score_index": "4", "id_index": "5"},
+         [np.concatenate([boxes[..., 2:6], boxes[..., 1:2], boxes[..., 0:1]], -1)
+          .reshape(2, 2, 6, 6)], False),
+        ("box_nms_all_invalid", "_contrib_box_nms", {"valid_thresh": "5"}, [boxes], False),
+        ("box_nms_topk0", "_contrib_box_nms", {"topk": "0"}, [boxes], False),
+        ("box_iou_corner", "_contrib_box_iou", {}, [boxes[0, :4, 2:6], boxes[:, 4:9, 2:6]], False),
+        ("box_iou_center", "_contrib_box_iou", {"format": "center"},
+         [centered[0, :4, 2:6], centered[1, :3, 2:6]], False),
+        ("box_decode_center", "_contrib_box_decode", {"std0": "0.1", "std1": "0.1",
+         "std2": "0.2", "std3": "0.2"}, [floats(2, 5, 4), _corner_to_center(anchors)], False),
+        ("box_decode_corner_clip", "_contrib_box_decode",
+         {"format": "corner", "clip": "0.5"}, [floats(2, 5, 4, low=-2, high=2), anchors], False),
+        ("box_encode", "_contrib_box_encode", {},
+         [np.array([[1, -1, 1, 0, 1], [0, 1, 1, -1, 1]], "float32"),
+          np.array([[0, 2, 1, 1, 0], [2, 0, 1, 2, 1]], "float32"),
+          np.concatenate([anchors, anchors]), boxes[:, :3, 2:6],
+          np.array([0, 0.1, 0, 0], "float32"), np.array([0.1, 0.1, 0.2, 0.2], "float32")],
+         False),
+    ]
+    feat = floats(2, 8, 9, 10)
+    rois = _rois(rng, 4, 2, 30.0)
+    cases += [
+        ("roi_align", "_contrib_ROIAlign", {"pooled_size": "(3, 2)", "spatial_scale": "0.3"},
+         [feat, rois], True),
+        ("roi_align_ratio_aligned", "_contrib_ROIAlign",
+         {"pooled_size": "(2, 2)", "spatial_scale": "0.25", "sample_ratio": "2",
+          "aligned": "True"}, [feat, rois], True),
+        ("roi_align_position_sensitive", "_contrib_ROIAlign",
+         {"pooled_size": "(2, 2)", "spatial_scale": "0.3", "position_sensitive": "True"},
+         [feat, rois], True),
+        ("roi_pooling", "ROIPooling", {"pooled_size": "(3, 3)", "spatial_scale": "0.3"},
+         [feat, rois], True),
+    ]
+    image = floats(2, 3, 5, 7)
+    cases += [
+        ("resize_up", "_contrib_BilinearResize2D", {"height": "9", "width": "12"}, [image], True),
+        ("resize_down_unaligned", "_contrib_BilinearResize2D",
+         {"height": "3", "width": "4", "align_corners": "False"}, [image], True),
+        ("resize_up_unaligned", "_contrib_BilinearResize2D",
+         {"height": "11", "width": "10", "align_corners": "False"}, [image], True),
+        ("resize_scale", "_contrib_BilinearResize2D",
+         {"scale_height": "2.0", "scale_width": "1.5"}, [image], False),
+        ("resize_like", "_contrib_BilinearResize2D", {"mode": "like"},
+         [image, floats(1, 1, 8, 3)], False),
+        ("resize_odd_scale", "_contrib_BilinearResize2D",
+         {"mode": "odd_scale", "scale_height": "2", "scale_width": "0.5"}, [image], False),
+        ("resize_to_even_up", "_contrib_BilinearResize2D", {"mode": "to_even_up"}, [image], False),
+        ("resize_to_odd_down", "_contrib_BilinearResize2D", {"mode": "to_odd_down"},
+         [floats(1, 2, 6, 4)], False),
+        ("adaptive_pool_global", "_contrib_AdaptiveAvgPooling2D", {}, [image], True),
+        ("adaptive_pool_uneven", "_contrib_AdaptiveAvgPooling2D", {"output_size": "(3, 4)"},
+         [image], True),
+        ("adaptive_pool_square", "_contrib_AdaptiveAvgPooling2D", {"output_size": "2"},
+         [floats(1, 2, 7, 4)], True),
+    ]
+    seq = floats(5, 3, 4)
+    lengths = np.array([2, 5, 1], "float32")
+    cases += [
+        ("sequence_mask", "SequenceMask", {"use_sequence_length": "True", "value": "-2"},
+         [seq, lengths], True),
+        ("sequence_mask_axis1", "SequenceMask", {"use_sequence_length": "True", "axis": "1"},
+         [floats(3, 5, 2), lengths], True),
+        ("sequence_mask_off", "SequenceMask", {}, [seq], False),
+        ("sequence_last", "SequenceLast", {"use_sequence_length": "True"}, [seq, lengths], True),
+        ("sequence_last_axis1", "SequenceLast", {"use_sequence_length": "True", "axis": "1"},
+         [floats(3, 5, 2), lengths], True),
+        ("sequence_last_off", "SequenceLast", {}, [seq], False),
+        ("sequence_reverse", "SequenceReverse", {"use_sequence_length": "True"},
+         [seq, lengths], True),
+        ("sequence_reverse_off", "SequenceReverse", {}, [seq], False),
+    ]
+    heads, dim, length, batch = 2, 3, 4, 2
+    qkv = floats(length, batch, 3 * heads * dim)
+    att = floats(batch * heads, length, length, low=0.0)
+    kv = floats(5, batch, 2 * heads * dim)
+    cases += [
+        ("selfatt_qk", "_contrib_interleaved_matmul_selfatt_qk", {"heads": str(heads)}, [qkv],
+         True),
+        ("selfatt_valatt", "_contrib_interleaved_matmul_selfatt_valatt", {"heads": str(heads)},
+         [qkv, att], True),
+        ("encdec_qk", "_contrib_interleaved_matmul_encdec_qk", {"heads": str(heads)},
+         [floats(length, batch, heads * dim), kv], True),
+        ("encdec_valatt", "_contrib_interleaved_matmul_encdec_valatt", {"heads": str(heads)},
+         [kv, floats(batch * heads, length, 5)], True),
+        ("div_sqrt_dim", "_contrib_div_sqrt_dim", {}, [floats(2, 3, 7)], True),
+    ]
+    cases += [_rnn_case(rng, *spec) for spec in [
+        ("rnn_lstm_2layer_bidir", "lstm", 2, True, 3),
+        ("rnn_lstm_projection", "lstm", 2, False, 4, 2),
+        ("rnn_gru_bidir", "gru", 1, True, 3),
+        ("rnn_gru_2layer", "gru", 2, False, 2),
+        ("rnn_tanh_bidir_2layer", "rnn_tanh", 2, True, 3),
+        ("rnn_relu", "rnn_relu", 1, False, 4),
+    ]]
+    return cases
+
+
+_GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
+
+
+def _rnn_case(rng: np.random.RandomState, case: str, mode: str, layers: int, bidir: bool,
+              hidden: int, projection: int = 0) -> tuple:
+    """An RNN case with state outputs: data (T=4, N=2, I=3), packed parameters, states."""
+    steps, batch, width, dirs = 4, 2, 3, 1 + bidir
+    gates, out = _GATES[mode], projection or hidden
+    size = gates * hidden * dirs
+    count = (width + out + 2) * size + (layers - 1) * (out * dirs + out + 2) * size
+    count += projection * hidden * layers * dirs
+    attrs = {"mode": mode, "state_size": str(hidden), "num_layers": str(layers),
+             "bidirectional": str(bidir), "state_outputs": "True"}
+    if projection:
+        attrs["projection_size"] = str(projection)
+    inputs = [rng.uniform(-1, 1, (steps, batch, width)).astype("float32"),
+              rng.uniform(-0.5, 0.5, count).astype("float32"),
+              rng.uniform(-1, 1, (layers * dirs, batch, out)).astype("float32")]
+    if mode == "lstm":
+        inputs.append(rng.uniform(-1, 1, (layers * dirs, batch, hidden)).astype("float32"))
+    return case, "RNN", attrs, inputs, not projection
+
+
+def _mx_nd_op(name: str) -> Callable:
+    if name.startswith("_contrib_"):
+        return getattr(mx.nd.contrib, name.removeprefix("_contrib_"))
+    return getattr(mx.nd._internal if name.startswith("_") else mx.nd, name)
+
+
+def write_model_ops(out: Path) -> None:
+    """Each case of `_model_op_cases()`: `<case>.npz` with inputs `in_<i>`, MXNet's outputs
+    `out_<i>` and, for cases with gradients, head gradients `head_<i>` and MXNet's input
+    gradients `grad_<i>`; `cases.json` gives each case's operator and attributes."""
+    out.mkdir(parents=True, exist_ok=True)
+    cases = {}
+    rng = np.random.RandomState(15)
+    for case, op, attrs, inputs, with_grad in _model_op_cases(rng):
+        nds = [_nd(a) for a in inputs]
+        for x in nds:
+            x.attach_grad()
+        with mx.autograd.record(train_mode=False) if with_grad else nullcontext():
+            outputs = _mx_nd_op(op)(*nds, **attrs)
+        outputs = outputs if isinstance(outputs, list) else [outputs]
+        arrays = {f"in_{i}": a for i, a in enumerate(inputs)}
+        arrays.update({f"out_{i}": y.asnumpy() for i, y in enumerate(outputs)})
+        if with_grad:
+            heads = [rng.uniform(-1, 1, y.shape).astype("float32") for y in outputs]
+            mx.autograd.backward(outputs, [_nd(h) for h in heads], train_mode=False)
+            arrays.update({f"head_{i}": h for i, h in enumerate(heads)})
+            arrays.update({f"grad_{i}": x.grad.asnumpy() for i, x in enumerate(nds)})
+        np.savez(out / f"{case}.npz", **arrays)
+        cases[case] = {"op": op, "attrs": attrs}
     (out / "cases.json").write_text(json.dumps(cases, indent=1, sort_keys=True) + "\n")
+# -- bfloat16 AMP conversion -----------------------------------------------------------------
+def build_ampnet() -> mx.sym.Symbol:
+    """One node of each kind convert_symbol treats differently: bf16 ops, bf16/fp32 ops
+    (BatchNorm, Pooling, relu, Concat), fp32 ops (Flatten, SliceChannel, softmax),
+    conditional ones (softrelu, elu), widest-type sums of known and unknown dtypes."""
+    data = mx.sym.var("data")
+    conv1 = mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=4, name="conv1")
+    bn1 = mx.sym.BatchNorm(conv1, fix_gamma=False, name="bn1")
+    relu1 = mx.sym.Activation(bn1, act_type="relu", name="relu1")
+    pool1 = mx.sym.Pooling(relu1, kernel=(2, 2), stride=(2, 2), pool_type="max", name="pool1")
+    soft = mx.sym.Activation(mx.sym.Convolution(pool1, kernel=(1, 1), num_filter=4, name="conv2"),
+                             act_type="softrelu", name="soft1")
+    elu = mx.sym.LeakyReLU(pool1, act_type="elu", name="elu1")
+    add1 = mx.sym.elemwise_add(soft, elu, name="add1")
+    add2 = mx.sym.broadcast_add(pool1, mx.sym.var("offset"), name="add2")
+    cat = mx.sym.Concat(add1, mx.sym.relu(add2, name="relu2"), dim=1, name="cat1")
+    halves = mx.sym.SliceChannel(cat, num_outputs=2, name="split1")
+    add3 = mx.sym.elemwise_add(halves[0], halves[1], name="add3")
+    fc1 = mx.sym.FullyConnected(mx.sym.Flatten(add3, name="flat1"), num_hidden=5, name="fc1")
+    return mx.sym.Group([mx.sym.softmax(fc1, name="prob"), fc1])
+
+
+AMP_CASES = {   # case -> convert_symbol keyword arguments (bfloat16 in every case)
+    "default": {},
+    "optional_params": {"cast_optional_params": True},
+    "excluded": {"excluded_sym_names": ["conv1", "add1", "fc1"]},
+    "own_lists": {"target_dtype_ops": ["Convolution"], "fp32_ops": ["FullyConnected"]},
+    "conditional": {"conditional_fp32_ops": [("LeakyReLU", "act_type", ["elu"])]},
+    "data_names": {"data_names": ["data"]},
+}
+
+
+def write_amp(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    structure = out.parent / "structure" / "resnet18_v1-symbol.json.gz"
+    nets = {"ampnet": build_ampnet(),
+            "resnet18_v1": mx.sym.load_json(gzip.decompress(structure.read_bytes()).decode())}
+    for net, sym in nets.items():
+        _write_gzip(out / f"{net}-symbol.json.gz", sym.tojson())
+        for case, kwargs in AMP_CASES.items():
+            try:
+                converted = amp.convert_symbol(sym, target_dtype="bfloat16", **kwargs)
+            except mx.MXNetError as exc:  # the converted graph's types contradict
+                message = re.sub(r"\[\d\d:\d\d:\d\d\] ", "", str(exc).splitlines()[0])
+                (out / f"{net}-{case}-error.txt").write_text(message + "\n")
+                continue
+            # tojson and save drop amp_cast nodes unless told not to
+            _write_gzip(out / f"{net}-{case}-amp.json.gz",
+                        converted.tojson(remove_amp_cast=False))
+    (out / "cases.json").write_text(json.dumps(AMP_CASES, indent=1) + "\n")
+    models = out.parent / "models"
+    sym, args, auxs = mx.model.load_checkpoint(str(models / "resnet18_v1_narrow"), 0)
+    with np.load(models / "resnet18_v1_narrow-io.npz") as io:
+        data = io["data"]
+    for optional in (False, True):
+        stem = out / f"resnet18_v1_narrow_bf16{'_optional' if optional else ''}"
+        csym, cargs, cauxs = amp.convert_model(
+            sym, dict(args), dict(auxs), target_dtype="bfloat16",
+            cast_optional_params=optional)
+        csym.save(f"{stem}-symbol.json", remove_amp_cast=False)
+        if optional:
+            mx.nd.save(f"{stem}-0000.params", {**{f"arg:{k}": v for k, v in cargs.items()},
+                                               **{f"aux:{k}": v for k, v in cauxs.items()}})
+        else:  # the parameters stay as they were: only the symbol is new
+            assert all((cargs[k].asnumpy() == v.asnumpy()).all() for k, v in args.items())
+        ex = csym.simple_bind(mx.cpu(), grad_req="null", data=data.shape)
+        ex.copy_params_from(cargs, cauxs)
+        output = ex.forward(is_train=False, data=mx.nd.array(data))[0].asnumpy()
+        np.savez(f"{stem}-io.npz", data=data, output=output)
+    _write_bf16_agreement(out)
+
+
+def _write_bf16_agreement(out: Path) -> None:
+    """Each ``models`` net converted by convert_model (bfloat16, defaults), run by MXNet on
+    the INT8 agreement's evaluation images: `bf16_outputs.npz` (`<name>:bf16`) and
+    `bf16_agreement.json` (figures against the fp32 outputs, as `agreement`)."""
+    images, outputs, record = AGREEMENT_IMAGES, {}, {}
+    for name, _, shape in _weight_models():
+        sym, args, auxs = mx.model.load_checkpoint(str(out.parent / "models" / name), 0)
+        evaluation = agreement_images(images["eval_seed"], images["eval_count"], shape[1:])
+        csym, cargs, cauxs = amp.convert_model(sym, dict(args), dict(auxs),
+                                               target_dtype="bfloat16")
+        fp32 = _forward(sym, args, auxs, evaluation)
+        outputs[f"{name}:bf16"] = _forward(csym, cargs, cauxs, evaluation)
+        record[name] = agreement(fp32, outputs[f"{name}:bf16"])
+    np.savez(out / "bf16_outputs.npz", **outputs)
+    (out / "bf16_agreement.json").write_text(json.dumps(record, indent=1) + "\n")
 
 
 # -- README ----------------------------------------------------------------------------------
@@ -1110,6 +1411,17 @@ GROUP_NOTES = {
                      "(the calibration data, in batches of 2). "
                      "`qnet-symbol.json`: the float net; "
                      "`qnet_fp32_mkldnn`: the float net as MXNet's MKLDNN backend partitions it.",
+    "amp": "`mx.contrib.amp.convert_symbol(sym, target_dtype='bfloat16', **kwargs)` of "
+           "`<net>-symbol.json.gz` (`ampnet`: `build_ampnet()` in the script; `resnet18_v1`: "
+           "the zoo's, from `structure/`) for each case of `cases.json`: "
+           "`<net>-<case>-amp.json.gz`. `resnet18_v1_narrow_bf16[_optional]`: "
+           "`convert_model` of `models/resnet18_v1_narrow` (cast_optional_params False / "
+           "True): its symbol, the checkpoint with bfloat16 parameters (True; with False "
+           "the parameters stay those of `models/`) and `-io.npz` (`data`, MXNet's "
+           "float32 `output` of the converted net). `bf16_outputs.npz` / "
+           "`bf16_agreement.json`: each `models` net converted (defaults) and run by MXNet "
+           "on the `int8_agreement` evaluation images (`<name>:bf16`), and its figures "
+           "against MXNet's fp32 outputs.",
     "int8_agreement": "Each `models` net quantized by `quantize_model_mkldnn` (naive, "
                       "`auto`, first convolution excluded) on 16 calibration images: "
                       "`<name>-int8-symbol.json.gz` (the quantized graph), `outputs.npz` "
@@ -1121,6 +1433,11 @@ GROUP_NOTES = {
                   "`<case>:in_<i>`, MXNet's outputs `:out_<i>` and, for cases that take "
                   "gradients, head gradients `:head_<i>` and input gradients `:grad_<i>`; "
                   "`cases.json` gives each case's operator and attributes.",
+    "model_ops": "One `<case>.npz` per case of `_model_op_cases()` in the script (issue 15's "
+                 "detection, resizing, sequence, attention and RNN operators): inputs `in_<i>`, "
+                 "MXNet's outputs `out_<i>`, and for some cases head gradients `head_<i>` and "
+                 "MXNet's input gradients `grad_<i>`; `cases.json` gives each case's operator and "
+                 "attributes.",
     "legacy": "`legacy08-symbol.json`: MXNet 0.8-style JSON written by hand (`legacy_json()` "
               "in the script). `legacy08-expected.json`: what MXNet 1.9.1 makes of it "
               "(names, attr_dict, shapes, upgraded JSON). `legacy08-0000.params` (arg:/aux: "
@@ -1199,7 +1516,8 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "handnet": write_handnet, "legacy": write_legacy, "io": write_io,
           "quantization_ops": write_quantization_ops, "quantized_net": write_quantized_net,
           "quantization": write_quantization, "int8_agreement": write_int8_agreement,
-          "families": write_families, "tensor_ops": write_tensor_ops}
+          "families": write_families, "tensor_ops": write_tensor_ops,
+          "model_ops": write_model_ops, "amp": write_amp}
 
 
 def main(argv: list[str] | None = None) -> int:

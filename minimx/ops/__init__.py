@@ -5,6 +5,9 @@ Importing this package registers every operator module below.
 # Imported for their side effect: each module registers its operators.
 from . import (  # noqa: F401
     activation,
+    amp,
+    attention,
+    boxes,
     broadcast,
     conv,
     creation,
@@ -18,6 +21,10 @@ from . import (  # noqa: F401
     pooling,
     quantization,
     reduce,
+    resampling,
+    rnn,
+    roi,
+    sequence,
     slicing,
     tensor,
 )

@@ -48,6 +48,10 @@ CASES = {
     "_rminus_scalar": lambda: S._rminus_scalar(D, scalar=2.0),
     "abs": lambda: S.abs(D),
     "add_n": lambda: S.add_n(D, D, D),
+    # through bfloat16 and back: MXNet's MKLDNN build has no float16 kernels
+    "amp_cast": lambda: S.amp_cast(S.amp_cast(D, dtype="bfloat16"), dtype="float32"),
+    "amp_multicast": lambda: S.amp_multicast(D, S.amp_cast(D, dtype="bfloat16"),
+                                             num_outputs=2)[1],
     "batch_dot": lambda: S.batch_dot(V.reshape((2, 2, 2)), V.reshape((2, 2, 2))),
     "broadcast_add": lambda: S.broadcast_add(D, S.sum(D, axis=1, keepdims=True)),
     "broadcast_div": lambda: S.broadcast_div(D, S.exp(S.mean(D, axis=0, keepdims=True))),
@@ -106,6 +110,46 @@ CASES = {
     "tile": lambda: S.tile(V, reps=(2, 1, 2)),
     "topk": lambda: S.topk(D, axis=1, k=2, ret_typ="both"),
     "where": lambda: S.where(D - 0.5, D, S.exp(D)),
+    # Model operators (issue 15).
+    "_contrib_box_nms": lambda: S._contrib_box_nms(S.Reshape(D, shape=(2, -1, 6)), topk=5,
+                                                   out_format="center"),
+    "_contrib_box_iou": lambda: S._contrib_box_iou(V, S.Reshape(D, shape=(-1, 4)),
+                                                   format="center"),
+    "_contrib_box_encode": lambda: S._contrib_box_encode(V, S.zeros_like(V), _boxes(), _boxes(),
+                                                         S.Variable("means"),
+                                                         S.Variable("stds")),
+    "_contrib_box_decode": lambda: S._contrib_box_decode(
+        _boxes(), S.slice_axis(_boxes(), axis=0, begin=0, end=1), std0=0.1, clip=2.0),
+    "_contrib_ROIAlign": lambda: S._contrib_ROIAlign(D, _rois(), pooled_size=(2, 2),
+                                                     spatial_scale=2.0, sample_ratio=2),
+    "ROIPooling": lambda: S.ROIPooling(D, _rois(), pooled_size=(2, 3), spatial_scale=4.0),
+    "_contrib_BilinearResize2D": lambda: S._contrib_BilinearResize2D(
+        D, height=9, width=4, align_corners=False),
+    "_contrib_AdaptiveAvgPooling2D": lambda: S._contrib_AdaptiveAvgPooling2D(D,
+                                                                             output_size=(2, 3)),
+    "SequenceMask": lambda: S.SequenceMask(D, _lengths(), use_sequence_length=True, axis=1,
+                                           value=-1.0),
+    "SequenceLast": lambda: S.SequenceLast(D, _lengths(), use_sequence_length=True, axis=1),
+    "SequenceReverse": lambda: S.SequenceReverse(S.transpose(D, axes=(1, 0, 2, 3)), _lengths(),
+                                                 use_sequence_length=True),
+    "_contrib_interleaved_matmul_selfatt_qk": lambda: S._contrib_interleaved_matmul_selfatt_qk(
+        _qkv(), heads=2),
+    "_contrib_interleaved_matmul_selfatt_valatt":
+        lambda: S._contrib_interleaved_matmul_selfatt_valatt(
+            _qkv(), S._contrib_interleaved_matmul_selfatt_qk(_qkv(), heads=2), heads=2),
+    "_contrib_interleaved_matmul_encdec_qk": lambda: S._contrib_interleaved_matmul_encdec_qk(
+        S.slice_axis(_qkv(), axis=2, begin=0, end=12), _qkv(), heads=2),
+    "_contrib_interleaved_matmul_encdec_valatt":
+        lambda: S._contrib_interleaved_matmul_encdec_valatt(
+            _qkv(), S._contrib_interleaved_matmul_encdec_qk(
+                S.slice_axis(_qkv(), axis=2, begin=0, end=12), _qkv(), heads=2), heads=2),
+    "_contrib_div_sqrt_dim": lambda: S._contrib_div_sqrt_dim(D),
+    "RNN": lambda: S.RNN(_qkv(), S.Variable("rnn_params"), S.Variable("h0"), S.Variable("c0"),
+                         mode="lstm", state_size=3, num_layers=2, bidirectional=True,
+                         state_outputs=True),
+    "_rnn_param_concat": lambda: S._rnn_param_concat(S.Reshape(V, shape=(-1,)),
+                                                     S.Reshape(D, shape=(-1,)), num_args=2,
+                                                     dim=0),
 }
 # The table-driven elementwise families: every row once, on the same inputs.
 CASES.update({name: (lambda n=name: getattr(S, n)(D)) for name in UNARY if name not in CASES})
@@ -115,6 +159,26 @@ CASES.update({f"broadcast_{key}": (lambda k=key: getattr(S, f"broadcast_{k}")(
     D, S.exp(V).reshape((2, 4, 1, 1)))) for key in BINARY if f"broadcast_{key}" not in CASES})
 CASES.update({name: (lambda n=name: getattr(S, n)(D, scalar=0.5)) for name in SCALAR_OPS
               if name not in CASES})
+
+
+def _boxes():
+    """(2, 4, 4) boxes from the data."""
+    return S.slice_axis(S.Reshape(D, shape=(2, 4, -1)), axis=2, begin=0, end=4)
+
+
+def _rois():
+    """(2, 5) rois: batch index int(0.1 .. 1) = 0, small corners."""
+    return S.Concat(S.slice_axis(V, axis=1, begin=0, end=1), V, dim=1)
+
+
+def _lengths():
+    """Lengths 1 or 2 (int(1.2 .. 3)) for a batch of 2."""
+    return S.Reshape(S.slice_axis(V, axis=1, begin=0, end=1), shape=(-1,)) * 2.0 + 1.0
+
+
+def _qkv():
+    """(6, 2, 24): self-attention projections of 2 heads of 4."""
+    return S.Reshape(D, shape=(6, 2, -1))
 def _holds_subgraph(name: str) -> bool:
     """Subgraph operators (_subgraph_op, the DNNL backend's _sg_*) have round-trip
     tests of their own, in tests/subgraph and tests/backends/dnnl; the quantization

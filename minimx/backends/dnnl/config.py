@@ -115,14 +115,6 @@ def _deconv_adj(node: SelectorNode) -> str | None:
     return f"adj {tuple(p.adj)} larger than pad {tuple(p.pad or ())}"
 
 
-def _keeps_batch(node: SelectorNode) -> str | None:
-    # A view FullyConnected can read without knowing it: the batch axis stays.
-    (data,), (out,) = node.input_shapes, node.output_shapes[:1]
-    if not (_known(data) and _known(out)) or (len(data) >= 2 and data[0] == out[0]):
-        return None
-    return f"moves the batch axis ({data} to {out})"
-
-
 # The operators whose range outputs a subgraph knows when it compiles: calibrated,
 # or passing their input's range on.
 RANGE_MAKERS = frozenset({"_contrib_quantize_v2", "_sg_mkldnn_conv",
@@ -202,7 +194,6 @@ def _chain_refusal(node: SelectorNode) -> str | None:
 
 CHECKS: dict[str, Callable[[SelectorNode], str | None]] = {
     "calibrated": _calibrated,
-    "keeps_batch": _keeps_batch,
     "same_shapes": _same_shapes,
     "broadcast_to_first": _broadcast_to_first,
     "pooling_window": _pooling_window,
@@ -221,12 +212,14 @@ class Support:
         except (KeyError, TypeError, AttributeError) as exc:
             raise BackendError(f"DNNL config: malformed ({exc!r})") from None
         for op, rule in self.ops.items():
-            unknown = set(rule) - {"lower", "ndim", "params", "check", "dtypes"}
+            unknown = set(rule) - {"lower", "ndim", "params", "check", "dtypes", "dtypes_of"}
             if unknown or "lower" not in rule or rule.get("check", "same_shapes") not in CHECKS:
                 raise BackendError(f"DNNL config: bad rule for {op}: {rule}")
             rule["params"] = {k: {_normal(v) for v in vs}
                               for k, vs in (rule.get("params") or {}).items()}
             rule["dtypes"] = frozenset(np.dtype(t) for t in rule.get("dtypes", ())) or self.dtypes
+            rule["dtypes_of"] = {name: frozenset(np.dtype(t) for t in types)
+                                 for name, types in rule.get("dtypes_of", {}).items()}
 
     def lowering(self, op: str | None) -> str | None:
         """How the operator `op` is lowered (a key of `lower.LOWERINGS`), or None
@@ -263,10 +256,16 @@ class Support:
         return self.dtypes if rule is None else rule["dtypes"]
 
     def foreign_dtypes(self, node: SelectorNode) -> set[str]:
-        """The names of the node's known dtypes (inputs, outputs) not in its row's."""
+        """The names of the node's known dtypes (inputs, outputs) not in its row's
+        (for an input its row's `dtypes_of` names: not in those)."""
         allowed = self._dtypes(node)
-        return {np.dtype(t).name for t in (*node.input_dtypes, *node.output_dtypes)
-                if t is not None and np.dtype(t) not in allowed}
+        rule = self.ops.get(node.op) if node.op else None
+        by_name = rule["dtypes_of"] if rule else {}
+        names = node.node.input_names() if by_name else [""] * len(node.input_dtypes)
+        checked = [(t, by_name.get(name, allowed))
+                   for name, t in zip(names, node.input_dtypes, strict=False)]
+        checked += [(t, allowed) for t in node.output_dtypes]
+        return {np.dtype(t).name for t, ok in checked if t is not None and np.dtype(t) not in ok}
 
     def op_refusal(self, node: SelectorNode) -> str | None:
         """`refusal`, whatever the node's dtypes."""

@@ -3,8 +3,9 @@
 One table serves both the standalone eltwise primitive and the post-ops of
 fused convolutions, fully connected layers and deconvolutions, so that an
 activation means the same thing wherever it is lowered. Only activations
-whose oneDNN results on NaN and +-inf are the numpy path's are here: not gelu
-(gelu_erf gives NaN for +inf) nor exp (NaN becomes inf). clip's NaN gives
+whose oneDNN results on NaN and +-inf are the numpy path's are here (not exp:
+NaN becomes inf), but for gelu, whose +inf gives NaN in oneDNN (inf on numpy):
+it is here because MXNet's backend fuses FullyConnected + GELU. clip's NaN gives
 a_min on both paths (see `ops.elemwise`).
 """
 from __future__ import annotations
@@ -53,7 +54,8 @@ ALGORITHMS: dict[str, _Algorithm | dict[str, _Algorithm]] = {
     "Activation": {"relu": _Algorithm("relu"), "sigmoid": _Algorithm("logistic"),
                    "tanh": _Algorithm("tanh"), "softrelu": _Algorithm("soft_relu")},
     # relu's alpha is the negative slope
-    "LeakyReLU": {"leaky": _Algorithm("relu", "slope"), "elu": _Algorithm("elu", "slope")},
+    "LeakyReLU": {"leaky": _Algorithm("relu", "slope"), "elu": _Algorithm("elu", "slope"),
+                  "gelu": _Algorithm("gelu_erf")},
     "clip": _Algorithm("clip", "a_min", "a_max"),
     "relu": _Algorithm("relu"), "sigmoid": _Algorithm("logistic"), "tanh": _Algorithm("tanh"),
     "sqrt": _Algorithm("sqrt"), "square": _Algorithm("square"), "abs": _Algorithm("abs"),

@@ -27,9 +27,13 @@ from .config import Support, default_support
 from .lower import IDENTITIES, VIEWS
 from .patterns import fuse_chains
 
-# The operators that may read a view inside a group (they flatten anyway).
-VIEW_READERS = frozenset({"FullyConnected", "_sg_mkldnn_fully_connected"})
-PARAM_INPUTS = frozenset({"weight", "bias", "gamma", "beta", "moving_mean", "moving_var"})
+# MXNet's quantized flatten, whose INT8 data only its quantized FullyConnected reads.
+FC_ONLY_VIEWS = frozenset({"_contrib_quantized_flatten"})
+FC_READERS = frozenset({"FullyConnected", "_sg_mkldnn_fully_connected"})
+# Inputs a lowering reads as values computed before the plan runs (the weight cache),
+# so their producers stay outside the subgraph.
+PARAM_INPUTS = frozenset({"weight", "bias", "gamma", "beta", "moving_mean", "moving_var",
+                          "length"})
 
 
 def _edge_ok(producer: SelectorNode, reader: SelectorNode) -> bool:
@@ -39,7 +43,7 @@ def _edge_ok(producer: SelectorNode, reader: SelectorNode) -> bool:
                    for name, e in zip(names, reader.inputs, strict=False))
     if as_param:
         return False
-    return producer.op not in VIEWS or reader.op in VIEW_READERS
+    return producer.op not in FC_ONLY_VIEWS or reader.op in FC_READERS
 
 
 class DnnlSelector(SubgraphSelector):

@@ -27,7 +27,8 @@ from .thread import on_onednn_thread
 from .winograd import WINOGRAD
 
 # What a plan takes: float32, and int8/uint8 (quantized data and weights).
-PLAN_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.int8, np.uint8))
+# int32 / int64: softmax lengths, read by the weight cache, never by oneDNN.
+PLAN_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.int8, np.uint8, np.int32, np.int64))
 
 
 class DnnlState:
