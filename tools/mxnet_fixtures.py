@@ -43,6 +43,8 @@ Then, from the repository root:
 - ``amp``: ``mx.contrib.amp.convert_symbol`` (bfloat16) of the zoo's ResNet-18 v1 and of a
   hand net, with several arguments, and ``convert_model`` of ``resnet18_v1_narrow`` with its
   bfloat16 parameters and MXNet's bfloat16 output.
+- ``training``: initializer statistics, optimizer updates on fixed gradients, learning-rate
+  schedules, lr/wd multipliers, metrics on fixed predictions, and a small Module.fit.
 - ``int8_agreement``: the ``models`` nets quantized by ``quantize_model_mkldnn`` (naive, first
   convolution excluded), MXNet's INT8 and fp32 outputs on a fixed set of images, and how
   well they agree (``benchmarks/int8_agreement.py`` measures minimx the same way).
@@ -1365,6 +1367,191 @@ def _write_bf16_agreement(out: Path) -> None:
         record[name] = agreement(fp32, outputs[f"{name}:bf16"])
     np.savez(out / "bf16_outputs.npz", **outputs)
     (out / "bf16_agreement.json").write_text(json.dumps(record, indent=1) + "\n")
+# -- training: initializers, optimizers, schedulers, metrics, Module.fit ---------------------
+INIT_CASES = [  # (name, initializer expression, parameter name, shape)
+    ("uniform", "mx.init.Uniform(0.07)", "fc_weight", (64, 50)),
+    ("normal", "mx.init.Normal(0.5)", "fc_weight", (64, 50)),
+    ("xavier_avg", "mx.init.Xavier()", "conv_weight", (32, 16, 3, 3)),
+    ("xavier_in_gauss", "mx.init.Xavier('gaussian', 'in', 2)", "conv_weight", (32, 16, 3, 3)),
+    ("xavier_out", "mx.init.Xavier(factor_type='out', magnitude=1.5)", "fc_weight", (40, 30)),
+    ("msraprelu", "mx.init.MSRAPrelu()", "conv_weight", (32, 16, 3, 3)),
+    ("msraprelu_in", "mx.init.MSRAPrelu('in', 0.1)", "fc_weight", (50, 60)),
+    ("constant", "mx.init.Constant(0.25)", "fc_weight", (3, 4)),
+    ("one", "mx.init.One()", "fc_weight", (2, 3)),
+    ("zero", "mx.init.Zero()", "fc_weight", (2, 3)),
+    ("xavier_bias", "mx.init.Xavier()", "fc_bias", (5,)),
+    ("xavier_gamma", "mx.init.Xavier()", "bn_gamma", (5,)),
+    ("xavier_beta", "mx.init.Xavier()", "bn_beta", (5,)),
+    ("mixed_bias", "mx.init.Mixed(['.*bias', '.*'], [mx.init.One(), mx.init.Zero()])",
+     "fc_bias", (4,)),
+]
+
+OPTIMIZER_CASES = [  # (name, optimizer, kwargs, updates)
+    ("sgd", "sgd", {"learning_rate": 0.1}, 2),
+    ("sgd_wd_clip", "sgd", {"learning_rate": 0.1, "wd": 0.01, "clip_gradient": 0.3,
+                            "rescale_grad": 0.5}, 2),
+    ("sgd_momentum", "sgd", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.001,
+                             "rescale_grad": 0.25}, 3),
+    ("sgd_momentum_clip", "sgd", {"learning_rate": 0.05, "momentum": 0.8, "wd": 0.01,
+                                  "clip_gradient": 0.2}, 3),
+    ("nag", "nag", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.01}, 3),
+    ("adam", "adam", {}, 3),
+    ("adam_wd_clip", "adam", {"learning_rate": 0.01, "wd": 0.1, "clip_gradient": 0.5,
+                              "beta1": 0.8, "rescale_grad": 2.0}, 3),
+    ("rmsprop", "rmsprop", {"learning_rate": 0.01, "wd": 0.01}, 3),
+    ("rmsprop_centered", "rmsprop", {"learning_rate": 0.01, "centered": True,
+                                     "clip_weights": 0.9, "clip_gradient": 1.0}, 3),
+]
+
+SCHEDULER_CASES = [  # (name, scheduler expression, updates asked for, in order)
+    ("factor", "mx.lr_scheduler.FactorScheduler(step=3, factor=0.5, base_lr=1.0, "
+               "stop_factor_lr=0.1)", list(range(0, 20))),
+    ("factor_warmup", "mx.lr_scheduler.FactorScheduler(step=2, factor=0.9, base_lr=0.5, "
+                      "warmup_steps=4, warmup_begin_lr=0.1)", list(range(0, 12))),
+    ("multifactor", "mx.lr_scheduler.MultiFactorScheduler(step=[2, 5, 9], factor=0.1, "
+                    "base_lr=1.0)", list(range(0, 12))),
+    ("cosine", "mx.lr_scheduler.CosineScheduler(max_update=10, base_lr=1.0, final_lr=0.1, "
+               "warmup_steps=3, warmup_mode='constant', warmup_begin_lr=0.05)",
+     list(range(0, 14))),
+    ("poly", "mx.lr_scheduler.PolyScheduler(max_update=8, base_lr=0.5, pwr=3, final_lr=0.01, "
+             "warmup_steps=2, warmup_begin_lr=0.1)", list(range(0, 11))),
+]
+
+METRIC_CASES = [  # (name, create arguments, kind of predictions)
+    ("acc", ["acc"], "probs"), ("acc_labels", ["acc"], "labels"),
+    ("top_k", ["top_k_accuracy", {"top_k": 3}], "probs"), ("ce", ["ce"], "probs"),
+    ("mse", ["mse"], "regression"), ("mae", ["mae"], "regression"),
+    ("f1_macro", ["f1"], "binary"), ("f1_micro", ["f1", {"average": "micro"}], "binary"),
+    ("composite", [["acc", "ce"]], "probs"),
+]
+
+
+def _init_record(rng: np.random.RandomState) -> dict:
+    cases = {}
+    for name, expr, param, shape in INIT_CASES:
+        mx.random.seed(int(rng.randint(1 << 30)))
+        arr = mx.nd.zeros(shape)
+        eval(expr)(mx.init.InitDesc(param), arr)  # noqa: S307  (our own table)
+        v = arr.asnumpy().astype(np.float64)
+        cases[name] = {"init": expr, "param": param, "shape": list(shape),
+                       "mean": v.mean(), "std": v.std(), "min": v.min(), "max": v.max(),
+                       "values": v.ravel().tolist() if v.size <= 16 else None}
+    return cases
+
+
+def _optimizer_record(rng: np.random.RandomState, arrays: dict) -> dict:
+    cases = {}
+    for name, opt_name, kwargs, updates in OPTIMIZER_CASES:
+        weight = rng.uniform(-1, 1, (4, 5)).astype(np.float32)
+        grads = [rng.normal(0, 1, (4, 5)).astype(np.float32) for _ in range(updates)]
+        arrays[f"{name}:weight"] = weight
+        updater = mx.optimizer.get_updater(mx.optimizer.create(opt_name, **kwargs))
+        w = mx.nd.array(weight)
+        for k, grad in enumerate(grads):
+            arrays[f"{name}:grad_{k}"] = grad
+            updater(0, mx.nd.array(grad), w)
+            arrays[f"{name}:after_{k}"] = w.asnumpy()
+        cases[name] = {"optimizer": opt_name, "kwargs": kwargs, "updates": updates}
+    return cases
+
+
+def _mult_record() -> dict:
+    """lr and wd multipliers an optimizer takes from a symbol's attributes and names."""
+    data = mx.sym.Variable("data")
+    weight = mx.sym.Variable("fc_weight", lr_mult=0.5, wd_mult=2.0)
+    bias = mx.sym.Variable("fc_bias", lr_mult=3.0)
+    net = mx.sym.FullyConnected(data, weight=weight, bias=bias, num_hidden=4, name="fc")
+    net = mx.sym.BatchNorm(net, name="bn")
+    net = mx.sym.FullyConnected(net, num_hidden=2, name="out")
+    names = [n for n in net.list_arguments() if n != "data"]
+    opt = mx.optimizer.create("sgd", learning_rate=0.1, wd=0.01, sym=net,
+                              param_idx2name=dict(enumerate(names)))
+    return {"names": names, "lr": [opt._get_lr(i) for i in range(len(names))],
+            "wd": [opt._get_wd(i) for i in range(len(names))]}
+
+
+def _metric_inputs(kind: str, rng: np.random.RandomState) -> tuple[list, list]:
+    """Two batches of (labels, predictions) of `kind`."""
+    batches = []
+    for size in (6, 5):
+        if kind == "regression":
+            batches.append((rng.normal(0, 1, (size,)), rng.normal(0, 1, (size,))))
+            continue
+        classes = 2 if kind == "binary" else 5
+        labels = rng.randint(0, classes, size).astype(np.float32)
+        probs = rng.dirichlet(np.ones(classes), size).astype(np.float32)
+        batches.append((labels, probs.argmax(1).astype(np.float32) if kind == "labels"
+                        else probs))
+    return [b[0] for b in batches], [b[1] for b in batches]
+
+
+def _metric_record(rng: np.random.RandomState, arrays: dict) -> dict:
+    cases = {}
+    for name, args, kind in METRIC_CASES:
+        labels, preds = _metric_inputs(kind, rng)
+        metric = mx.metric.create(*[a for a in args if not isinstance(a, dict)],
+                                  **next((a for a in args if isinstance(a, dict)), {}))
+        results = []
+        for k, (label, pred) in enumerate(zip(labels, preds, strict=True)):
+            arrays[f"{name}:label_{k}"], arrays[f"{name}:pred_{k}"] = label, pred
+            metric.update([mx.nd.array(label)], [mx.nd.array(pred)])
+            results.append({"get": metric.get(), "global": metric.get_global()})
+        metric.reset_local()
+        results.append({"get": metric.get(), "global": metric.get_global()})
+        cases[name] = {"args": args, "results": results}
+    return cases
+
+
+def build_fitnet() -> mx.sym.Symbol:
+    """FullyConnected-relu-FullyConnected-SoftmaxOutput, for the Module.fit record."""
+    net = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=8, name="fc1")
+    net = mx.sym.Activation(net, act_type="relu", name="relu1")
+    net = mx.sym.FullyConnected(net, num_hidden=3, name="fc2")
+    return mx.sym.SoftmaxOutput(net, name="softmax")
+
+
+def _fit_record(rng: np.random.RandomState, arrays: dict) -> dict:
+    """Module.fit from fixed parameters on fixed data (no shuffle, a padded last batch)."""
+    data = rng.normal(0, 1, (22, 4)).astype(np.float32)
+    label = rng.randint(0, 3, 22).astype(np.float32)
+    arrays["fit:data"], arrays["fit:label"] = data, label
+    net = build_fitnet()
+    shapes, _, _ = net.infer_shape(data=(5, 4))
+    init = {n: rng.normal(0, 0.5, s).astype(np.float32)
+            for n, s in zip(net.list_arguments(), shapes, strict=True)
+            if n not in ("data", "softmax_label")}
+    arrays.update({f"fit:init:{n}": v for n, v in init.items()})
+    record = {}
+    for opt_name, params in (("sgd", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.001}),
+                             ("adam", {"learning_rate": 0.01})):
+        mod = mx.mod.Module(net, context=mx.cpu())
+        train = mx.io.NDArrayIter(data, label, batch_size=5)
+        mod.fit(train, eval_data=mx.io.NDArrayIter(data, label, batch_size=5),
+                optimizer=opt_name, optimizer_params=params, num_epoch=2,
+                arg_params={n: mx.nd.array(v) for n, v in init.items()})
+        args, _ = mod.get_params()
+        arrays.update({f"fit:{opt_name}:{n}": v.asnumpy() for n, v in args.items()})
+        record[opt_name] = {"optimizer_params": params,
+                            "score": mod.score(mx.io.NDArrayIter(data, label, batch_size=5),
+                                               ["acc", "ce"])}
+        arrays[f"fit:{opt_name}:predict"] = mod.predict(
+            mx.io.NDArrayIter(data, label, batch_size=5)).asnumpy()
+    return record
+
+
+def write_training(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.RandomState(19)
+    arrays: dict[str, np.ndarray] = {}
+    record = {"mxnet_version": mx.__version__, "init": _init_record(rng),
+              "optimizers": _optimizer_record(rng, arrays), "mults": _mult_record(),
+              "schedulers": {name: {"scheduler": expr, "updates": updates,
+                                    "lr": [sched(n) for sched in [eval(expr)]  # noqa: S307
+                                           for n in updates]}
+                             for name, expr, updates in SCHEDULER_CASES},
+              "metrics": _metric_record(rng, arrays), "fit": _fit_record(rng, arrays)}
+    (out / "training.json").write_text(json.dumps(record, indent=1) + "\n")
+    np.savez_compressed(out / "training-arrays.npz", **arrays)
 
 
 # -- README ----------------------------------------------------------------------------------
@@ -1442,6 +1629,14 @@ GROUP_NOTES = {
               "in the script). `legacy08-expected.json`: what MXNet 1.9.1 makes of it "
               "(names, attr_dict, shapes, upgraded JSON). `legacy08-0000.params` (arg:/aux: "
               "names) and `legacy08-io.npz` (`data`, `output`) give a numeric check.",
+    "training": "`training.json` (with `training-arrays.npz`): statistics (values when "
+                "small) of each initializer of `INIT_CASES` under a seed; `OPTIMIZER_CASES`: "
+                "the weight after each update on fixed gradients; `SCHEDULER_CASES`: the "
+                "learning rate at each update; the lr / wd multipliers an optimizer takes "
+                "from a symbol's attributes and names; `METRIC_CASES`: get / get_global "
+                "after each of two batches and after reset_local; `build_fitnet()` trained "
+                "by Module.fit (2 epochs, SGD with momentum and Adam) from fixed parameters: "
+                "parameters, score and predictions.",
     "io": "`ndarrayiter.json`: `mx.io.NDArrayIter` cases (`_io_cases()` in the script): "
           "each input (kind single/list/dict, values, dtype, whether an NDArray), the "
           "arguments, the steps taken (epoch, next, reset, hard_reset), provide_data / "
@@ -1517,7 +1712,7 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "quantization_ops": write_quantization_ops, "quantized_net": write_quantized_net,
           "quantization": write_quantization, "int8_agreement": write_int8_agreement,
           "families": write_families, "tensor_ops": write_tensor_ops,
-          "model_ops": write_model_ops, "amp": write_amp}
+          "model_ops": write_model_ops, "amp": write_amp, "training": write_training}
 
 
 def main(argv: list[str] | None = None) -> int:

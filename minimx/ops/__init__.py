@@ -28,6 +28,15 @@ from . import (  # noqa: F401
     slicing,
     tensor,
 )
-from .registry import OpContext, OpDef, canonical_ops, get_op, list_ops, register
+from .registry import (
+    OpContext,
+    OpDef,
+    canonical_ops,
+    contrib_names,
+    get_op,
+    list_ops,
+    register,
+)
 
-__all__ = ["OpContext", "OpDef", "canonical_ops", "get_op", "list_ops", "register"]
+__all__ = ["OpContext", "OpDef", "canonical_ops", "contrib_names", "get_op", "list_ops",
+           "register"]

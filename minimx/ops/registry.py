@@ -281,10 +281,18 @@ def list_ops() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def contrib_names() -> dict[str, str]:
+    """MXNet's ``contrib`` namespaces (``mx.sym.contrib.box_nms``): each
+    ``_contrib_`` name without its prefix, mapped to the registered name."""
+    prefix = "_contrib_"
+    return {name[len(prefix):]: name for name in _REGISTRY if name.startswith(prefix)}
+
+
 def canonical_ops() -> list[OpDef]:
     """Each registered operator once."""
     return sorted({id(op): op for op in _REGISTRY.values()}.values(), key=lambda o: o.name)
 
 
 __all__ = ["GradReads", "OpDef", "OpContext", "Unread", "Param", "Params", "REQUIRED", "register",
-           "get_op", "list_ops", "canonical_ops", "is_hidden_attr", "zero_gradients"]
+           "get_op", "list_ops", "contrib_names", "canonical_ops", "is_hidden_attr",
+           "zero_gradients"]

@@ -53,13 +53,25 @@ def _same_shapes(node: SelectorNode) -> str | None:
     return f"inputs of different shapes {', '.join(map(str, shapes))}"
 
 
+def _broadcasts(a: Any, b: Any) -> bool:
+    """Whether shape `b` broadcasts to `a` over size-1 dims (oneDNN's rule)."""
+    return len(a) == len(b) and all(y in (x, 1) for x, y in zip(a, b, strict=True))
+
+
 def _broadcast_to_first(node: SelectorNode) -> str | None:
     # oneDNN's binary broadcasts its second operand only, over size-1 dims.
     a, b = node.input_shapes
-    if not (_known(a) and _known(b)) or (
-            len(a) == len(b) and all(y in (x, 1) for x, y in zip(a, b, strict=True))):
+    if not (_known(a) and _known(b)) or _broadcasts(a, b):
         return None
     return f"broadcasts its first operand ({a} with {b}; oneDNN broadcasts the second only)"
+
+
+def _broadcast_either(node: SelectorNode) -> str | None:
+    # Commutative: the lowering swaps the operands when the first one broadcasts.
+    a, b = node.input_shapes
+    if not (_known(a) and _known(b)) or _broadcasts(a, b) or _broadcasts(b, a):
+        return None
+    return f"broadcasts both operands ({a} with {b}; oneDNN broadcasts one only)"
 
 
 def _pool_geometry(p, size: tuple) -> tuple[tuple, tuple, tuple]:
@@ -196,6 +208,7 @@ CHECKS: dict[str, Callable[[SelectorNode], str | None]] = {
     "calibrated": _calibrated,
     "same_shapes": _same_shapes,
     "broadcast_to_first": _broadcast_to_first,
+    "broadcast_either": _broadcast_either,
     "pooling_window": _pooling_window,
     "deconv_adj": _deconv_adj,
 }

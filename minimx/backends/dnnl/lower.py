@@ -30,6 +30,7 @@ from ...graph.infer import infer_shapes
 from ...graph.plan_memory import MemoryPlan, Step, last_reads, plan_memory
 from ...ops.activation import length_mask
 from ...ops.attention import attention_scale
+from ...ops.layout import swapped_axes
 from ...ops.quantization import scalar as q_scalar
 from ...ops.resampling import SEPARABLE_WEIGHTS
 from ...ops.tensor import slice_axis_range
@@ -546,8 +547,14 @@ class Lowering:
             self.shape(self.g.entry_ptr[nid]), self.dtype(ins[0])))
 
     def transpose(self, node, nid, ins, inputs):
-        axes = node.params.axes or tuple(reversed(range(len(self.shape(ins[0])))))
-        return self.plan.reorder(self.permuted(ins[0], [a % len(axes) for a in axes]))
+        ndim = len(self.shape(ins[0]))
+        if node.op == "SwapAxis":
+            axes = list(range(ndim))
+            a, b = swapped_axes(node.params, ndim)
+            axes[a], axes[b] = b, a
+        else:
+            axes = [a % ndim for a in node.params.axes] or list(reversed(range(ndim)))
+        return self.plan.reorder(self.permuted(ins[0], axes))
 
     def slice_axis(self, node, nid, ins, inputs):
         # The part read in place, then copied out plain.
@@ -616,6 +623,8 @@ class Lowering:
     def binary(self, node, nid, ins, inputs):
         # add_n folds its inputs left to right, as the numpy kernel adds them.
         alg = BINARY_ALGS[node.op]
+        if alg in COMMUTATIVE and self.shape(ins[0]) != self.shape(self.g.entry_ptr[nid]):
+            ins = ins[::-1]   # oneDNN broadcasts the second operand only
         acc = self.value(ins[0])
         for e in ins[1:]:
             other = self.value(e)
@@ -629,6 +638,7 @@ def _last_two_swapped(ndim: int) -> list[int]:
     return [*range(ndim - 2), ndim - 1, ndim - 2]
 
 
+COMMUTATIVE = frozenset({"add", "mul"})
 # The oneDNN algorithm of each operator configs/dnnl.yaml lowers as `binary`.
 BINARY_ALGS = {"elemwise_add": "add", "add_n": "add", "broadcast_add": "add",
                "elemwise_sub": "sub", "broadcast_sub": "sub",

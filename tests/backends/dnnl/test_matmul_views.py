@@ -149,3 +149,9 @@ def test_a_reshape_moving_the_batch_axis_before_a_flattening_fc_is_a_real_view()
     r = mx.sym.Reshape(mx.sym.relu(x), shape=(5, -1))
     part = check(mx.sym.FullyConnected(r, num_hidden=3), SEQ)
     assert outer_ops(part) == ["_sg_dnnl"]
+
+
+@pytest.mark.parametrize("dims", [(1, 2), (0, -1), (2, 2)])
+def test_swapaxis(dims):
+    y = mx.sym.SwapAxis(mx.sym.relu(x), dim1=dims[0], dim2=dims[1])
+    assert outer_ops(check(mx.sym.softmax(y, axis=-1), SEQ)) == ["_sg_dnnl"]
