@@ -1081,6 +1081,7 @@ def _tensor_op_cases(rng: np.random.RandomState) -> list[tuple[str, str, dict, l
             "arcsin", "arccos", "arctanh", "rsqrt", "rcbrt", "log2", "log10") else halves
         cases.append((f"unary_{name}", name, {}, [domain]))
     cases.append(("unary_arccosh", "arccosh", {}, [np.abs(halves) + 1.5]))
+    cases += [(f"unary_{name}", name, {}, [np.abs(halves) + 0.25]) for name in ("gamma", "gammaln")]
     return cases
 
 

@@ -1,5 +1,7 @@
-"""Elementwise operators: unary math, binary (same shape and broadcasting),
-scalar arithmetic, `add_n`, `zeros_like` / `ones_like`, `clip` and `Cast`.
+"""Elementwise operators: unary math (with erf, gamma and gammaln, which numpy
+lacks), binary arithmetic, maximum / minimum / power, comparisons and logical
+operators (same shape, broadcasting, and with a scalar), `add_n`, `zeros_like` /
+`ones_like`, `BlockGrad`, `clip` and `Cast`.
 
 Each family is a table feeding one small factory: a row names the operator, its
 numpy rule and the derivative its gradient uses. Names, aliases and parameters
@@ -60,6 +62,55 @@ def erf(x: Array) -> Array:
     return np.copysign(out, x).astype(x.dtype if x.dtype.kind == "f" else np.float64)
 
 
+def _scalar_gamma(v: float) -> float:
+    """math.gamma, with MXNet's values where it raises: inf at 0 and on overflow, NaN at
+    the negative integers."""
+    try:
+        return math.gamma(v)
+    except ValueError:
+        return math.inf if v == 0 else math.nan
+    except OverflowError:
+        return math.inf
+
+
+def _scalar_lgamma(v: float) -> float:
+    """log |gamma(v)|; inf at the poles, as MXNet."""
+    try:
+        return math.lgamma(v)
+    except ValueError:
+        return math.inf
+
+
+def gamma(x: Array) -> Array:
+    """The gamma function, elementwise (numpy has none)."""
+    with np.errstate(over="ignore"):  # inf is the value, as in MXNet
+        return np.asarray(np.frompyfunc(_scalar_gamma, 1, 1)(np.asarray(x, np.float64)), np.float64)
+
+
+def gammaln(x: Array) -> Array:
+    """log |gamma(x)|, elementwise."""
+    return np.asarray(np.frompyfunc(_scalar_lgamma, 1, 1)(np.asarray(x, np.float64)), np.float64)
+
+
+def digamma(x: Array) -> Array:
+    """The derivative of gammaln, to about 1e-12: six steps of psi(z) = psi(z + 1) - 1/z,
+    then the asymptotic series; below 1/2 the reflection psi(1 - x) - pi / tan(pi x).
+    inf at the poles (0 and the negative integers), as MXNet's gradient gives."""
+    x = np.asarray(x, np.float64)
+    reflect = x < 0.5
+    z = np.where(reflect, 1 - x, x)
+    acc = np.zeros_like(z)
+    for _ in range(6):
+        acc -= 1 / z
+        z = z + 1
+    w = 1 / (z * z)
+    acc += np.log(z) - 0.5 / z - w * (1 / 12 - w * (1 / 120 - w * (1 / 252 - w * (
+        1 / 240 - w / 132))))
+    with np.errstate(divide="ignore"):
+        out = np.where(reflect, acc - math.pi / np.tan(math.pi * x), acc)
+    return np.where((x <= 0) & (x == np.floor(x)), np.inf, out)
+
+
 # -- unary ------------------------------------------------------------------------
 
 class Unary(NamedTuple):
@@ -105,6 +156,8 @@ UNARY: dict[str, Unary] = {
     "expm1": Unary(np.expm1, lambda x, y: y + 1, "y"),
     "log2": Unary(np.log2, lambda x, y: 1 / (x * math.log(2)), "x"),
     "log10": Unary(np.log10, lambda x, y: 1 / (x * math.log(10)), "x"),
+    "gamma": Unary(gamma, lambda x, y: gamma(x) * digamma(x), "x"),
+    "gammaln": Unary(gammaln, lambda x, y: digamma(x), "x"),
     # Steps: their gradient is zero, as MXNet's.
     "sign": Unary(np.sign, lambda x, y: 0, ""),
     "floor": Unary(np.floor, lambda x, y: 0, ""),

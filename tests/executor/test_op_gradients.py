@@ -151,7 +151,7 @@ NOT_HERE = {op.name for op in canonical_ops()
 # The elementwise tables: each row not above, on inputs inside its domain.
 _DOMAINS = {"arcsin": (-0.9, 0.9), "arccos": (-0.9, 0.9), "arctanh": (-0.9, 0.9),
             "arccosh": (1.2, 3.0), "tan": (-1.2, 1.2), "log1p": (-0.5, 2.0)}
-_POSITIVE = {"rsqrt", "rcbrt", "cbrt", "reciprocal", "log2", "log10"}
+_POSITIVE = {"rsqrt", "rcbrt", "cbrt", "reciprocal", "log2", "log10", "gamma", "gammaln"}
 _CASE_NAMES = {c[0] for c in CASES}
 CASES += [(name, {}, [("range", (2, 3), *_DOMAINS[name]) if name in _DOMAINS
                       else ("pos", (2, 3)) if name in _POSITIVE else (2, 3)], {})

@@ -63,6 +63,8 @@ UNARY_REFS = {
     "expm1": (vectorized(math.expm1), -5.0, 5.0),
     "log2": (vectorized(math.log2), 0.125, 5.0),
     "log10": (vectorized(math.log10), 0.125, 5.0),
+    "gamma": (vectorized(math.gamma), 0.125, 5.0),
+    "gammaln": (vectorized(math.lgamma), 0.125, 5.0),
     "sign": (lambda x: (x > 0) * 1.0 - (x < 0), -5.0, 5.0),
     "floor": (vectorized(math.floor), -5.0, 5.0),
     "ceil": (vectorized(math.ceil), -5.0, 5.0),
@@ -108,6 +110,21 @@ def test_unary_zero_gradient(name):
     p = op.parse_params({})
     assert op.backward(p, OpContext(), *op.backward_view(p, [x], [run(name, {}, x)]),
                        [np.ones(7)]) == [pytest.approx(np.zeros(7))]
+
+
+def test_gamma_poles_and_reflection_as_mxnet():
+    # MXNet 1.9.1's values: NaN / inf at the poles, inf on overflow; digamma (the
+    # gradient of gammaln) by reflection below 1/2.
+    x = np.array([-2, -1.5, 0, 0.5, 40, 200], np.float32)
+    np.testing.assert_allclose(run("gamma", {}, x), [np.nan, 2.3632717, np.inf, 1.7724538,
+                                                    np.inf, np.inf], rtol=1e-6)
+    np.testing.assert_allclose(run("gammaln", {}, x), [np.inf, 0.86004704, np.inf, 0.57236493,
+                                                      106.63176, 857.93372], rtol=1e-6)
+    op = get_op("gammaln")
+    p = op.parse_params({})
+    grad = op.backward(p, OpContext(), [x], [run("gammaln", {}, x)], [np.ones(6, np.float32)])
+    np.testing.assert_allclose(grad[0], [np.inf, 0.70315677, np.inf, -1.9635108, 3.6763275,
+                                         5.2958155], rtol=1e-6)
 
 
 def test_rounding_ties_as_mxnet():
