@@ -76,8 +76,14 @@ SAME_VALUE(MMX_POOLING_MAX, dnnl_pooling_max);
 SAME_VALUE(MMX_POOLING_AVG_INCLUDE_PADDING, dnnl_pooling_avg_include_padding);
 SAME_VALUE(MMX_POOLING_AVG_EXCLUDE_PADDING, dnnl_pooling_avg_exclude_padding);
 SAME_VALUE(MMX_LRN_ACROSS_CHANNELS, dnnl_lrn_across_channels);
+SAME_VALUE(MMX_RESAMPLING_NEAREST, dnnl_resampling_nearest);
+SAME_VALUE(MMX_RESAMPLING_LINEAR, dnnl_resampling_linear);
 SAME_VALUE(MMX_BINARY_ADD, dnnl_binary_add);
 SAME_VALUE(MMX_BINARY_MUL, dnnl_binary_mul);
+SAME_VALUE(MMX_BINARY_MAX, dnnl_binary_max);
+SAME_VALUE(MMX_BINARY_MIN, dnnl_binary_min);
+SAME_VALUE(MMX_BINARY_DIV, dnnl_binary_div);
+SAME_VALUE(MMX_BINARY_SUB, dnnl_binary_sub);
 SAME_VALUE(MMX_SOFTMAX_ACCURATE, dnnl_softmax_accurate);
 SAME_VALUE(MMX_SOFTMAX_LOG, dnnl_softmax_log);
 
@@ -129,6 +135,16 @@ int mmx_md_create_strided(mmx_md **md, int ndims, const int64_t *dims,
     memcpy(s, strides, sizeof(int64_t) * ndims);
     CHECK(dnnl_memory_desc_create_with_strides(
             md, ndims, d, (dnnl_data_type_t)dtype, s));
+    return dnnl_success;
+}
+
+int mmx_md_create_submemory(mmx_md **md, const mmx_md *parent, int ndims,
+        const int64_t *dims, const int64_t *offsets) {
+    REQUIRE(ndims > 0 && ndims <= DNNL_MAX_NDIMS, dnnl_invalid_arguments);
+    dnnl_dims_t d, o;
+    memcpy(d, dims, sizeof(int64_t) * ndims);
+    memcpy(o, offsets, sizeof(int64_t) * ndims);
+    CHECK(dnnl_memory_desc_create_submemory(md, parent, d, o));
     return dnnl_success;
 }
 
@@ -418,6 +434,45 @@ int mmx_inner_product_init(mmx_prim *prim, mmx_engine *engine,
     CHECK(dnnl_inner_product_forward_primitive_desc_create(&prim->pd, engine,
             dnnl_forward_inference, src, weights, bias, dst, prim->attr));
     return finish_weighted(prim, bias);
+}
+
+int mmx_matmul_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
+        const mmx_md *weights, const mmx_md *bias, const mmx_md *dst, int npost,
+        const mmx_post_op *post) {
+    PASS(make_attr(prim, npost, post, NULL));
+    CHECK(dnnl_matmul_primitive_desc_create(&prim->pd, engine, src, weights,
+            bias, dst, prim->attr));
+    return finish_weighted(prim, bias);
+}
+
+int mmx_layer_norm_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
+        float epsilon, int use_scale, int use_shift) {
+    unsigned flags = 0;
+    if (use_scale) flags |= dnnl_use_scale;
+    if (use_shift) flags |= dnnl_use_shift;
+
+    PASS(make_attr(prim, 0, NULL, NULL));
+    CHECK(dnnl_layer_normalization_forward_primitive_desc_create(&prim->pd,
+            engine, dnnl_forward_inference, src, src, NULL, epsilon, flags,
+            prim->attr));
+
+    int args[4] = {DNNL_ARG_SRC};
+    int nargs = 1;
+    if (use_scale) args[nargs++] = DNNL_ARG_SCALE;
+    if (use_shift) args[nargs++] = DNNL_ARG_SHIFT;
+    args[nargs++] = DNNL_ARG_DST;
+    return finish(prim, nargs, args);
+}
+
+int mmx_resampling_init(mmx_prim *prim, mmx_engine *engine, int alg,
+        const mmx_md *src, const mmx_md *dst) {
+    PASS(make_attr(prim, 0, NULL, NULL));
+    CHECK(dnnl_resampling_forward_primitive_desc_create(&prim->pd, engine,
+            dnnl_forward_inference, (dnnl_alg_kind_t)alg, NULL, src, dst,
+            prim->attr));
+
+    const int args[] = {DNNL_ARG_SRC, DNNL_ARG_DST};
+    return finish(prim, 2, args);
 }
 
 int mmx_batch_norm_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,

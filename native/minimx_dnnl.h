@@ -69,8 +69,14 @@ enum mmx_alg {
     MMX_POOLING_AVG_INCLUDE_PADDING = 0x2ff,
     MMX_POOLING_AVG_EXCLUDE_PADDING = 0x3ff,
     MMX_LRN_ACROSS_CHANNELS = 0xaff,
+    MMX_RESAMPLING_NEAREST = 0x2fff0,
+    MMX_RESAMPLING_LINEAR = 0x2fff1,
     MMX_BINARY_ADD = 0x1fff0,
     MMX_BINARY_MUL = 0x1fff1,
+    MMX_BINARY_MAX = 0x1fff2,
+    MMX_BINARY_MIN = 0x1fff3,
+    MMX_BINARY_DIV = 0x1fff4,
+    MMX_BINARY_SUB = 0x1fff5,
     MMX_SOFTMAX_ACCURATE = 0x30000,
     MMX_SOFTMAX_LOG = 0x30001
 };
@@ -135,6 +141,10 @@ int mmx_md_create_any(mmx_md **md, int ndims, const int64_t *dims, int dtype);
 int mmx_md_create_strided(mmx_md **md, int ndims, const int64_t *dims,
         const int64_t *strides, int dtype);
 int mmx_md_clone(mmx_md **md, const mmx_md *existing);
+/* The part of a parent descriptor with ``dims`` from ``offsets`` on: a view of
+ * the parent's buffer (same strides, an offset). */
+int mmx_md_create_submemory(mmx_md **md, const mmx_md *parent, int ndims,
+        const int64_t *dims, const int64_t *offsets);
 void mmx_md_destroy(mmx_md *md);
 int mmx_md_layout(const mmx_md *md, mmx_layout *out);
 int mmx_md_equal(const mmx_md *a, const mmx_md *b);
@@ -185,6 +195,19 @@ int mmx_inner_product_init(mmx_prim *prim, mmx_engine *engine,
         const mmx_md *src, const mmx_md *weights, const mmx_md *bias,
         const mmx_md *dst, int npost, const mmx_post_op *post,
         const mmx_scales *scales);
+/* args: src, weights, [bias], dst, binary post-op src1s. src (.., M, K),
+ * weights (.., K, N), dst (.., M, N) of one number of dims; a size-1 batch
+ * dim of src or weights broadcasts. Any strides (a transposed view). */
+int mmx_matmul_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
+        const mmx_md *weights, const mmx_md *bias, const mmx_md *dst, int npost,
+        const mmx_post_op *post);
+/* Over the last dim, statistics computed. args: src, [scale], [shift], dst
+ * (dst in the src layout). */
+int mmx_layer_norm_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
+        float epsilon, int use_scale, int use_shift);
+/* args: src, dst (dst's spatial dims give the output size). */
+int mmx_resampling_init(mmx_prim *prim, mmx_engine *engine, int alg,
+        const mmx_md *src, const mmx_md *dst);
 /* Global statistics. args: src, mean, variance, [scale], [shift], dst. */
 int mmx_batch_norm_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
         float epsilon, int use_scale, int use_shift);

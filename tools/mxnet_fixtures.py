@@ -43,6 +43,8 @@ Then, from the repository root:
 - ``int8_agreement``: the ``models`` nets quantized by ``quantize_model_mkldnn`` (naive, first
   convolution excluded), MXNet's INT8 and fp32 outputs on a fixed set of images, and how
   well they agree (``benchmarks/int8_agreement.py`` measures minimx the same way).
+- ``tensor_ops``: issue 15's tensor operators on fixed inputs (ties, clamped slices,
+  out-of-range indices), with MXNet's outputs and input gradients.
 
 ``.npz`` convention (shared with ``--check-minimx-params``): a list file's arrays are
 ``arr_0, arr_1, ...`` (``np.savez(path, *arrays)``); a dict file's are keyed by name, in
@@ -949,6 +951,120 @@ def write_io(out: Path) -> None:
     (out / "ndarrayiter.json").write_text(json.dumps(record, separators=(",", ":")) + "\n")
 
 
+# -- tensor operators (issue 15) ---------------------------------------------------------------
+def _tensor_op_cases(rng: np.random.RandomState) -> list[tuple[str, str, dict, list[np.ndarray]]]:
+    """(case, operator, attributes, inputs) where MXNet's rules are easy to get wrong:
+    clamped and negative slices, ties, out-of-range indices, hidden outputs."""
+    def floats(*shape: int, low: float = -2.0, high: float = 2.0) -> np.ndarray:
+        return rng.uniform(low, high, shape).astype("float32")
+
+    x = floats(2, 3, 4)
+    ties = np.array([[1, 3, 3, 0, 3], [2, 2, 1, 1, 0]], "float32")
+    halves = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.7, -2.7, 0.0], "float32")
+    idx = np.array([[-1, 7.5], [2.6, 2]], "float32")
+    cases = [
+        ("slice_neg_step", "slice", {"begin": "(None, 2)", "end": "(None, -5)",
+                                     "step": "(1, -1)"}, [x]),
+        ("slice_clamped", "slice", {"begin": "(-9, 1, -20)", "end": "(9, None, 20)",
+                                    "step": "(1, 2, 3)"}, [x]),
+        ("slice_like_axes", "slice_like", {"axes": "(-1, 0)"}, [x, floats(1, 5, 2)]),
+        ("arange_repeat", "_arange", {"start": "2", "stop": "7", "step": "1.5",
+                                      "repeat": "2"}, []),
+        ("arange_one_bound_int", "_arange", {"start": "5", "dtype": "int32"}, []),
+        ("arange_like_axis", "_contrib_arange_like", {"axis": "-1", "start": "1",
+                                                      "step": "0.5", "repeat": "3"}, [x]),
+        ("arange_like_all", "_contrib_arange_like", {"start": "-1", "step": "0.25"}, [x]),
+        ("where_vector", "where", {}, [np.array([1, 0], "float32"), x, floats(2, 3, 4)]),
+        ("where_full", "where", {}, [(x > 0).astype("float32"), x, floats(2, 3, 4)]),
+        ("broadcast_axis", "broadcast_axis", {"axis": "(0, 2)", "size": "(3, 2)"},
+         [floats(1, 2, 1)]),
+        ("broadcast_to", "broadcast_to", {"shape": "(2, 0, 4)"}, [floats(1, 3, 1)]),
+        ("broadcast_like_axes", "broadcast_like", {"lhs_axes": "(0,)", "rhs_axes": "(2,)"},
+         [floats(1, 3), x]),
+        ("stack_last", "stack", {"num_args": "2", "axis": "-1"}, [x, floats(2, 3, 4)]),
+        ("repeat_flat", "repeat", {"repeats": "2"}, [floats(2, 3)]),
+        ("repeat_axis", "repeat", {"repeats": "3", "axis": "-2"}, [x]),
+        ("tile_longer", "tile", {"reps": "(2, 1, 1, 2)"}, [x]),
+        ("tile_shorter", "tile", {"reps": "(2,)"}, [x]),
+        ("swapaxis", "SwapAxis", {"dim1": "0", "dim2": "2"}, [x]),
+        ("reverse", "reverse", {"axis": "(0, 2)"}, [x]),
+        ("squeeze_all", "squeeze", {}, [floats(1, 3, 1)]),
+        ("one_hot", "one_hot", {"depth": "4", "on_value": "2", "off_value": "-1"},
+         [np.array([0, -1, 3, 5, 2.7], "float32")]),
+        ("take_clip", "take", {"axis": "1"}, [x, idx]),
+        ("take_wrap", "take", {"axis": "-1", "mode": "wrap"}, [x, idx]),
+        ("pick_clip", "pick", {"axis": "1"}, [floats(2, 5), np.array([-1, 7.5], "float32")]),
+        ("pick_wrap_keep", "pick", {"axis": "0", "mode": "wrap", "keepdims": "True"},
+         [floats(3, 4), np.array([-1, 4, 2, 7], "float32")]),
+        ("topk_value", "topk", {"k": "2", "ret_typ": "value"}, [ties]),
+        ("topk_indices_ascend", "topk", {"k": "3", "is_ascend": "True"}, [ties]),
+        ("topk_mask_axis0", "topk", {"k": "1", "axis": "0", "ret_typ": "mask"}, [ties]),
+        ("topk_both_flat", "topk", {"k": "4", "axis": "None", "ret_typ": "both",
+                                    "dtype": "int32"}, [ties]),
+        ("topk_all", "topk", {"k": "0", "ret_typ": "value"}, [x]),
+        ("sort_desc", "sort", {"is_ascend": "False", "axis": "-1"}, [ties]),
+        ("argsort_desc", "argsort", {"is_ascend": "False", "axis": "0"}, [ties]),
+        ("argmax_ties", "argmax", {"axis": "1", "keepdims": "True"}, [ties]),
+        ("argmin_flat", "argmin", {}, [ties]),
+        ("shape_array", "shape_array", {}, [x]),
+        ("size_array", "size_array", {}, [x]),
+        ("full", "_full", {"shape": "(2, 3)", "value": "1.5", "dtype": "float16"}, []),
+        ("maximum_ties", "broadcast_maximum", {}, [ties, ties[:1]]),
+        ("minimum_ties", "_minimum", {}, [ties, ties[::-1]]),
+        ("maximum_scalar_ties", "_maximum_scalar", {"scalar": "2"}, [ties]),
+        ("power", "broadcast_power", {}, [floats(2, 3, low=0.5), floats(1, 3)]),
+        ("rpower_scalar", "_rpower_scalar", {"scalar": "1.5"}, [floats(2, 3)]),
+        ("greater_scalar", "_greater_scalar", {"scalar": "2"}, [ties]),
+        ("lesser_equal", "broadcast_lesser_equal", {}, [ties, ties[:1]]),
+        ("not_equal", "_not_equal", {}, [ties, ties[::-1]]),
+        ("logical_xor_scalar", "_logical_xor_scalar", {"scalar": "0"}, [ties]),
+        ("blockgrad", "BlockGrad", {}, [x]),
+    ]
+    unary = ["sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh",
+             "arctanh", "rsqrt", "rcbrt", "cbrt", "reciprocal", "erf", "log1p", "expm1", "log2",
+             "log10", "degrees", "radians", "sign", "floor", "ceil", "round", "rint", "fix",
+             "trunc", "logical_not"]
+    for name in unary:
+        domain = np.abs(halves) / 3.0 + 0.05 if name in (
+            "arcsin", "arccos", "arctanh", "rsqrt", "rcbrt", "log2", "log10") else halves
+        cases.append((f"unary_{name}", name, {}, [domain]))
+    cases.append(("unary_arccosh", "arccosh", {}, [np.abs(halves) + 1.5]))
+    return cases
+
+
+def _nd_function(op: str) -> Callable:
+    for space in (mx.nd, mx.nd._internal, mx.nd.contrib):
+        fn = getattr(space, op.removeprefix("_contrib_") if space is mx.nd.contrib else op, None)
+        if fn is not None:
+            return fn
+    raise KeyError(op)
+
+
+def write_tensor_ops(out: Path) -> None:
+    """Each case of `_tensor_op_cases` run by MXNet: outputs and, where a float input
+    takes a gradient, the input gradients for seeded head gradients, all in one
+    `cases.npz` (`<case>:in_<i>`, `:out_<i>`, `:head_<i>`, `:grad_<i>`) and `cases.json`."""
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.RandomState(15)
+    arrays, cases = {}, {}
+    for case, op, attrs, inputs in _tensor_op_cases(rng):
+        nds = list(map(_nd, inputs))
+        for a in nds:
+            a.attach_grad()
+        with mx.autograd.record():
+            outputs = _nd_function(op)(*nds, **attrs)
+        outputs = outputs if isinstance(outputs, list) else [outputs]
+        heads = [rng.uniform(-1, 1, y.shape).astype(y.dtype) for y in outputs]
+        graded = all(y.dtype.kind == "f" for y in heads) and nds
+        if graded:
+            mx.autograd.backward(outputs, list(map(_nd, heads)))
+        arrays.update({f"{case}:in_{i}": a for i, a in enumerate(inputs)})
+        arrays.update({f"{case}:out_{i}": y.asnumpy() for i, y in enumerate(outputs)})
+        if graded:
+            arrays.update({f"{case}:head_{i}": h for i, h in enumerate(heads)})
+            arrays.update({f"{case}:grad_{i}": a.grad.asnumpy() for i, a in enumerate(nds)})
+        cases[case] = {"op": op, "attrs": attrs, "graded": bool(graded)}
+    np.savez_compressed(out / "cases.npz", **arrays)
 # -- model operators (issue 15) --------------------------------------------------------------
 def _boxes(rng: np.random.RandomState, *lead: int, width: int = 6) -> np.ndarray:
     """Detection rows [class, score, xmin, ymin, xmax, ymax] (corner), clustered so that
@@ -1201,6 +1317,11 @@ GROUP_NOTES = {
                       "(`<name>:fp32`, `<name>:int8`: MXNet's outputs on 48 evaluation "
                       "images) and `agreement.json` (the images' seeds, `agreement_images()` "
                       "in the script; top-1 agreement and cosines of INT8 against fp32).",
+    "tensor_ops": "`cases.npz`: each case of `_tensor_op_cases()` in the script (slices, "
+                  "broadcasts, indexing, ordering, comparisons, unary math): inputs "
+                  "`<case>:in_<i>`, MXNet's outputs `:out_<i>` and, for cases that take "
+                  "gradients, head gradients `:head_<i>` and input gradients `:grad_<i>`; "
+                  "`cases.json` gives each case's operator and attributes.",
     "model_ops": "One `<case>.npz` per case of `_model_op_cases()` in the script (issue 15's "
                  "detection, resizing, sequence, attention and RNN operators): inputs `in_<i>`, "
                  "MXNet's outputs `out_<i>`, and for some cases head gradients `head_<i>` and "
@@ -1284,7 +1405,8 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "handnet": write_handnet, "legacy": write_legacy, "io": write_io,
           "quantization_ops": write_quantization_ops, "quantized_net": write_quantized_net,
           "quantization": write_quantization, "int8_agreement": write_int8_agreement,
-          "families": write_families, "model_ops": write_model_ops}
+          "families": write_families, "tensor_ops": write_tensor_ops,
+          "model_ops": write_model_ops}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..ops import get_op, list_ops
 from .creation import arange, array, full, ones, random, zeros
+from .functions import maximum, minimum, pow, power
 from .imperative import invoke, invoke_by_name, make_op_function
 from .ndarray import NDArray, empty, waitall
 from .serialization import load, save
@@ -15,7 +16,8 @@ for _name in list_ops():
 del _name
 
 __all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "random",
-           "invoke", "invoke_by_name", "save", "load", "waitall"]
+           "invoke", "invoke_by_name", "save", "load", "waitall", "maximum", "minimum", "power",
+           "pow"]
 
 
 def __getattr__(name: str) -> Any:

@@ -227,6 +227,13 @@ class NDArray:
     def __imul__(self, o): return self._inplace(o, "broadcast_mul", "_mul_scalar")
     def __itruediv__(self, o): return self._inplace(o, "broadcast_div", "_div_scalar")
     def __neg__(self): return self._arith(-1.0, "broadcast_mul", "_mul_scalar")
+    def __pow__(self, o): return self._arith(o, "broadcast_power", "_power_scalar")
+    def __rpow__(self, o): return self._arith(o, "broadcast_power", "_rpower_scalar", True)
+    # 1 where the comparison holds, else 0, as MXNet's (== and != stay identity).
+    def __gt__(self, o): return self._arith(o, "broadcast_greater", "_greater_scalar")
+    def __ge__(self, o): return self._arith(o, "broadcast_greater_equal", "_greater_equal_scalar")
+    def __lt__(self, o): return self._arith(o, "broadcast_lesser", "_lesser_scalar")
+    def __le__(self, o): return self._arith(o, "broadcast_lesser_equal", "_lesser_equal_scalar")
 
     def __len__(self) -> int:
         return self.shape[0]

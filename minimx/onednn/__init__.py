@@ -50,19 +50,23 @@ from .primitives import (
     deconv,
     eltwise,
     inner_product,
+    layer_norm,
     lrn,
+    matmul,
     pool_output_size,
     pooling,
     reorder,
+    resampling,
     softmax,
 )
-from .runtime import Memory, MemoryDesc, engine
+from .runtime import Memory, MemoryDesc, c_order_strides, engine
 from .winograd import wino_conv, winograd_supports, winograd_weights
 
 __all__ = ["BackendError", "ELTWISE_ALGS", "Int8", "Memory", "MemoryDesc", "Plan", "PostOp",
-           "Primitive", "Slot", "available", "batch_norm", "binary", "concat", "constant", "conv",
-           "deconv", "eltwise", "engine", "inner_product", "isa", "lrn", "pool_output_size",
-           "pooling", "reorder", "require", "softmax", "to_layout", "to_numpy",
+           "Primitive", "Slot", "available", "batch_norm", "binary", "c_order_strides", "concat",
+           "constant", "conv", "deconv", "eltwise", "engine", "inner_product", "isa",
+           "layer_norm", "lrn", "matmul", "pool_output_size", "pooling", "reorder", "require",
+           "resampling", "softmax", "to_layout", "to_numpy",
            "unavailable_reason", "version", "wino_conv", "winograd_supports", "winograd_weights"]
 
 

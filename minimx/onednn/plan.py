@@ -39,16 +39,17 @@ IN_PLACE_KINDS = frozenset({"eltwise", "batch_norm", "binary"})
 class Slot:
     """One memory of a plan: an input, an output, a constant, or a temporary."""
 
-    __slots__ = ("plan", "name", "desc", "kind", "memory", "written")
+    __slots__ = ("plan", "name", "desc", "kind", "memory", "written", "base")
 
     def __init__(self, plan: Plan, name: str, desc: MemoryDesc, kind: str,
-                 memory: Memory | None = None) -> None:
+                 memory: Memory | None = None, base: Slot | None = None) -> None:
         self.plan = plan
         self.name = name
         self.desc = desc
         self.kind = kind
         self.memory = memory
-        self.written = kind in ("input", "constant")
+        self.written = kind in ("input", "constant") or base is not None
+        self.base = base  # a view's: the temporary whose bytes it reads
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -83,10 +84,10 @@ class Plan:
     # ---- building ----
 
     def _slot(self, prefix: str, desc: MemoryDesc, kind: str, memory: Memory | None = None,
-              name: str | None = None) -> Slot:
+              name: str | None = None, base: Slot | None = None) -> Slot:
         if self._cplan is not None:
             raise BackendError(f"plan {self.name!r} is already compiled")
-        slot = Slot(self, name or f"{prefix}{len(self.slots)}", desc, kind, memory)
+        slot = Slot(self, name or f"{prefix}{len(self.slots)}", desc, kind, memory, base)
         self.slots.append(slot)
         return slot
 
@@ -139,9 +140,10 @@ class Plan:
             dst = self._slot("t", op.desc("dst"), "temp")
         else:
             self._own(dst, f"plan.add({op.kind}) dst")
-            if dst.kind == "input":
-                raise BackendError(f"plan.add({op.kind}): dst {dst.name} is an input, whose "
-                                   "buffer belongs to the caller; copy it with "
+            if dst.kind in ("input", "view"):
+                what = "an input" if dst.kind == "input" else "a view"
+                raise BackendError(f"plan.add({op.kind}): dst {dst.name} is {what}, "
+                                   "which steps only read; copy it with "
                                    "plan.reorder(slot, copy=True) first")
             if dst.desc != op.desc("dst"):
                 raise BackendError(f"plan.add({op.kind}): dst slot {dst.name} has layout "
@@ -171,12 +173,37 @@ class Plan:
             return src
         return self.add(reorder(src.desc, target), src=src)
 
+    def view(self, slot: Slot, desc: MemoryDesc) -> Slot:
+        """The bytes of the written temporary ``slot`` read through another
+        descriptor of the same size (a reshape, or strides that transpose), no
+        copy. Steps may read a view, not write it; it keeps ``slot`` alive."""
+        if not slot.desc.is_plain or desc.nbytes != slot.desc.nbytes or desc.layout == "any":
+            raise BackendError(f"plan.view: {desc.brief} cannot view {slot.desc.brief} (a plain "
+                               "slot viewed through a concrete descriptor of its size)")
+        return self._view(slot, desc, "plan.view")
+
+    def part(self, slot: Slot, shape: Sequence[int], offsets: Sequence[int]) -> Slot:
+        """A view of the part of ``slot`` of ``shape`` from ``offsets`` on (a slice)."""
+        return self._view(slot, MemoryDesc.sub(slot.desc, shape, offsets), "plan.part")
+
+    def _view(self, slot: Slot, desc: MemoryDesc, what: str) -> Slot:
+        self._own(slot, what)
+        base = slot.base or slot
+        if base.kind != "temp" or not base.written:
+            raise BackendError(f"{what}: {slot.name} ({base.kind}, written: {base.written}) "
+                               "is not a written temporary, the only kind a view may read "
+                               "(copy it with plan.reorder first)")
+        return self._slot("v", desc, "view", base=base)
+
     def output(self, slot: Slot, name: str | None = None) -> Slot:
         """Mark ``slot`` as an output, returned by (or written into the arrays
         given to) each run in plain layout. A plain temporary becomes the
-        caller's buffer itself; anything else gets a final reorder."""
+        caller's buffer itself; anything else (a viewed one too) gets a final
+        reorder."""
         self._own(slot, "plan.output")
-        if slot.kind != "temp" or not slot.desc.is_plain:
+        # A viewed temporary keeps a buffer of its own: the caller's changes each run.
+        if (slot.kind != "temp" or not slot.desc.is_plain
+                or any(s.base is slot for s in self.slots)):
             slot = self.reorder(slot, copy=True)
         slot.kind = "output"
         slot.name = name or f"out{len(self.outputs)}"
@@ -210,7 +237,8 @@ class Plan:
         for op, bound in self.steps:
             dst = index[id(bound[op.args.index("dst")])]
             names = [n for n in op.args if n != "dst"]
-            reads = [index[id(s)] for n, s in zip(op.args, bound, strict=True) if n != "dst"]
+            reads = [index[id(s.base or s)] for n, s in zip(op.args, bound, strict=True)
+                     if n != "dst"]
             pairs: tuple[tuple[int, int], ...] = ()
             if dst in written:
                 reads.append(dst)
@@ -219,7 +247,7 @@ class Plan:
             writes = () if dst in written else (dst,)
             written.add(dst)
             steps.append((f"{op.kind} {self.slots[dst].name}", tuple(reads), writes, pairs))
-        return ([s.desc.nbytes for s in self.slots], steps,
+        return ([0 if s.base else s.desc.nbytes for s in self.slots], steps,
                 {k for k, s in enumerate(self.slots) if s.kind != "temp"})
 
     def _share(self, storage: Sequence[int], block_bytes: Sequence[int]) -> None:
@@ -234,17 +262,22 @@ class Plan:
                 if block.nbytes < slot.desc.nbytes:
                     raise BackendError(f"plan {self.name!r}: block {sid} of {block.nbytes} "
                                        f"bytes cannot hold {slot.name} ({slot.desc.nbytes})")
-                slot.memory = Memory(slot.desc, native().ffi.from_buffer(block), allocate=False)
-                slot.memory.array = block  # keeps the buffer alive with the memory
+                slot.memory = _over(slot.desc, block)
 
     def _build(self, storage: Sequence[int] | None, block_bytes: Sequence[int]):
         ffi, lib = native().ffi, native().lib
         if storage is not None:
             self._share(storage, block_bytes)
+        viewed = {id(s.base) for s in self.slots if s.base is not None}
         for slot in self.slots:
-            if slot.memory is None:
+            if slot.memory is None and slot.base is None:
                 is_io = slot.kind in ("input", "output")
-                slot.memory = Memory.unbound(slot.desc) if is_io else Memory.allocate(slot.desc)
+                slot.memory = (Memory.unbound(slot.desc) if is_io
+                               else _own_buffer(slot.desc) if id(slot) in viewed
+                               else Memory.allocate(slot.desc))
+        for slot in self.slots:
+            if slot.base is not None:
+                slot.memory = _over(slot.desc, slot.base.bound_memory().array)
         cplan = ffi.gc(lib.mmx_plan_new(), lib.mmx_plan_destroy)
         if cplan == ffi.NULL:
             raise BackendError("plan: out of memory")
@@ -328,6 +361,20 @@ def _buffers(from_buffer: Callable, arrays: Sequence[np.ndarray], slots: list[Sl
             raise BackendError(
                 f"{slot.name}: cannot use the buffer of {type(array).__name__}") from err
     return handles
+
+
+def _over(desc: MemoryDesc, buffer: np.ndarray | None) -> Memory:
+    """A memory of `desc` over `buffer`, which it keeps alive."""
+    if buffer is None:
+        raise BackendError(f"plan: no buffer to view as {desc.brief}")
+    memory = Memory(desc, native().ffi.from_buffer(buffer), allocate=False)
+    memory.array = buffer
+    return memory
+
+
+def _own_buffer(desc: MemoryDesc) -> Memory:
+    """A memory with a buffer of its own that views can share."""
+    return _over(desc, _aligned(desc.nbytes))
 
 
 def _aligned(nbytes: int, alignment: int = 64) -> np.ndarray:

@@ -422,6 +422,59 @@ def inner_product(src: SrcLike, num_hidden: int, *, bias: bool = False,
         scale_masks=masks)
 
 
+def matmul(src: SrcLike, weights: SrcLike, *, bias: bool = False,
+           post_ops: Sequence[PostOp] = (), user: dict | None = None) -> Primitive:
+    """Batched matrix product ``dst = src @ weights (+ bias)``: src ``(.., M, K)``,
+    weights ``(.., K, N)`` with as many dims (2 to 5; a size-1 batch dim
+    broadcasts), bias ``(N,)`` over the last dim, dst plain ``(.., M, N)``.
+    Descriptors may be strided views (a transposed operand); a weights shape
+    lets oneDNN choose the layout of constant weights, whose layout as the
+    user holds them ``user`` gives (see `build_primitive`).
+    Arguments: src, weights, [bias], dst."""
+    a = _desc(src, "matmul src", any_ok=False)
+    b = _desc(weights, "matmul weights", any_ok=True)
+    (*batch_a, m, k), (*batch_b, k2, n) = a.shape, b.shape
+    if not 2 <= len(a.shape) <= 5 or len(b.shape) != len(a.shape) or k != k2 or any(
+            x != y and 1 not in (x, y) for x, y in zip(batch_a, batch_b, strict=True)):
+        raise BackendError(f"matmul: src {a.shape} and weights {b.shape} do not multiply")
+    batch = tuple(max(x, y) for x, y in zip(batch_a, batch_b, strict=True))
+    dst_shape = (*batch, m, n)
+    user = dict(user or {})
+    bias_d = None
+    if bias:
+        bias_d = MemoryDesc.plain((1,) * len(batch) + (1, n))
+        user["bias"] = ((n,), lambda v: v.reshape(bias_d.shape))
+    return build_primitive(
+        "matmul", f"src {a} weights {b}", native().lib.mmx_matmul_init, a._md, b._md,
+        bias_d._md if bias_d else native().ffi.NULL, MemoryDesc.plain(dst_shape)._md,
+        *post_op_args(post_ops, dst_shape, "matmul"), post_ops=post_ops, user=user)
+
+
+def layer_norm(src: SrcLike, *, eps: float = 1e-5, use_scale: bool = True,
+               use_shift: bool = True) -> Primitive:
+    """Layer normalization over the last axis, statistics computed.
+    Arguments: src, [scale], [shift], dst (dst in src's layout)."""
+    src_d = _desc(src, "layer_norm src", any_ok=False)
+    if not 2 <= len(src_d.shape) <= 5:
+        raise BackendError(f"layer_norm: data {src_d.shape} must have 2 to 5 dims")
+    return build_primitive(
+        "layer_norm", f"src {src_d} eps {eps}", native().lib.mmx_layer_norm_init,
+        src_d._md, float(eps), int(use_scale), int(use_shift))
+
+
+def resampling(src: SrcLike, size: Sequence[int], alg: str = "linear") -> Primitive:
+    """Resampling of ``(N, C, spatial...)`` to the spatial ``size``, ``linear`` or
+    ``nearest``, with oneDNN's half-pixel centres. Arguments: src, dst."""
+    src_d = _desc(src, "resampling src", any_ok=False)
+    size = as_dims(size, "resampling size")
+    if len(src_d.shape) - 2 != len(size) or not 1 <= len(size) <= 3:
+        raise BackendError(f"resampling: size {size} does not fit data {src_d.shape}")
+    dst = MemoryDesc.any((*src_d.shape[:2], *size))
+    return build_primitive(
+        "resampling", f"{alg} src {src_d} size {size}", native().lib.mmx_resampling_init,
+        _alg("RESAMPLING", alg), src_d._md, dst._md)
+
+
 def batch_norm(src: SrcLike, *, eps: float = 1e-3, use_scale: bool = True,
                use_shift: bool = True) -> Primitive:
     """Batch normalization with given (global) statistics over axis 1.
@@ -519,7 +572,7 @@ def lrn(src: SrcLike, nsize: int, *, alpha: float = 1e-4, beta: float = 0.75,
 
 def binary(src0: SrcLike, src1: SrcLike, alg: str = "add", *,
            post_ops: Sequence[PostOp] = ()) -> Primitive:
-    """dst = alg(src0, src1), alg add or mul; src1 broadcasts over its size-1
+    """dst = alg(src0, src1), alg add, sub, mul, div, max or min; src1 broadcasts over its size-1
     dims (a shorter src1 shape is aligned to the right, numpy-style).
     Arguments: src, src1, dst."""
     a = _desc(src0, "binary src0", any_ok=False)

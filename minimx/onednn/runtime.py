@@ -138,6 +138,21 @@ class MemoryDesc:
         return cls(out[0])
 
     @classmethod
+    def sub(cls, parent: MemoryDesc, shape: Sequence[int], offsets: Sequence[int]) -> MemoryDesc:
+        """The part of ``parent`` of ``shape`` starting at ``offsets``: its bytes
+        read in place (a slice)."""
+        dims = as_dims(shape, "sub-memory descriptor")
+        if len(offsets) != len(dims) or len(dims) != len(parent.shape) or any(
+                o < 0 or o + d > p for o, d, p in zip(offsets, dims, parent.shape, strict=True)):
+            raise BackendError(f"sub-memory {dims} at {tuple(offsets)} is not inside "
+                               f"{parent.shape}")
+        ffi, lib = native().ffi, native().lib
+        out = ffi.new("mmx_md **")
+        check(lib.mmx_md_create_submemory(out, parent._md, len(dims), dims, list(offsets)),
+              f"sub-memory descriptor {dims} at {tuple(offsets)} of {parent}")
+        return cls(out[0])
+
+    @classmethod
     def any(cls, shape: Sequence[int], dtype: object = FLOAT32) -> MemoryDesc:
         """Layout left to the primitive that receives this descriptor."""
         dims = as_dims(shape, "memory descriptor")

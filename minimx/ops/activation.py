@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..base import OperatorError, ShapeError
-from .elemwise import UNARY, Unary, sigmoid, unary_reads, unbroadcast
+from .elemwise import UNARY, Unary, erf, sigmoid, unary_reads, unbroadcast
 from .infer import merge, merge_dtype
 from .params import Param, Params
 from .registry import REQUIRED, GradReads, OpContext, OpDef, register
@@ -24,32 +24,6 @@ Array = np.ndarray
 Shape = tuple[int, ...] | None
 
 _SQRT2 = math.sqrt(2.0)
-
-
-def erf(x: Array) -> Array:
-    """The error function, elementwise, to about 1e-15 (numpy has none).
-
-    Below 2.5 a series of positive terms, erf(z) = 2/sqrt(pi) exp(-z^2)
-    sum_n 2^n z^(2n+1) / (2n+1)!!; above, the Laplace continued fraction of
-    erfc. Forty terms of either reach float64 precision.
-    """
-    x = np.asarray(x)
-    a = np.abs(x).astype(np.float64)
-    out = np.empty_like(a)
-    small = a < 2.5
-    z = a[small]
-    z2 = z * z
-    term, total = z.copy(), z.copy()
-    for n in range(1, 40):
-        term *= 2 * z2 / (2 * n + 1)
-        total += term
-    out[small] = 2 / math.sqrt(math.pi) * np.exp(-z2) * total
-    z = a[~small]
-    frac = z.copy()
-    for k in range(45, 0, -1):
-        frac = z + (k / 2) / frac
-    out[~small] = 1 - np.exp(-z * z) / (math.sqrt(math.pi) * frac)
-    return np.copysign(out, x).astype(x.dtype if x.dtype.kind == "f" else np.float64)
 
 
 def _axis(axis: int, ndim: int) -> int:

@@ -8,6 +8,7 @@ kernels compute in the input's type; `Cast` is the one exception.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from functools import reduce
 from typing import Any, NamedTuple
@@ -33,6 +34,32 @@ def sigmoid(x: Array) -> Array:
     return np.exp(-np.logaddexp(0, -x))
 
 
+def erf(x: Array) -> Array:
+    """The error function, elementwise, to about 1e-15 (numpy has none).
+
+    Below 2.5 a series of positive terms, erf(z) = 2/sqrt(pi) exp(-z^2)
+    sum_n 2^n z^(2n+1) / (2n+1)!!; above, the Laplace continued fraction of
+    erfc. Forty terms of either reach float64 precision.
+    """
+    x = np.asarray(x)
+    a = np.abs(x).astype(np.float64)
+    out = np.empty_like(a)
+    small = a < 2.5
+    z = a[small]
+    z2 = z * z
+    term, total = z.copy(), z.copy()
+    for n in range(1, 40):
+        term *= 2 * z2 / (2 * n + 1)
+        total += term
+    out[small] = 2 / math.sqrt(math.pi) * np.exp(-z2) * total
+    z = a[~small]
+    frac = z.copy()
+    for k in range(45, 0, -1):
+        frac = z + (k / 2) / frac
+    out[~small] = 1 - np.exp(-z * z) / (math.sqrt(math.pi) * frac)
+    return np.copysign(out, x).astype(x.dtype if x.dtype.kind == "f" else np.float64)
+
+
 # -- unary ------------------------------------------------------------------------
 
 class Unary(NamedTuple):
@@ -56,6 +83,43 @@ UNARY: dict[str, Unary] = {
     "abs": Unary(np.abs, lambda x, y: np.sign(x), "x"),
     "negative": Unary(np.negative, lambda x, y: -1, ""),
     "_copy": Unary(np.copy, lambda x, y: 1, ""),
+    "sin": Unary(np.sin, lambda x, y: np.cos(x), "x"),
+    "cos": Unary(np.cos, lambda x, y: -np.sin(x), "x"),
+    "tan": Unary(np.tan, lambda x, y: 1 + y * y, "y"),
+    "arcsin": Unary(np.arcsin, lambda x, y: 1 / np.sqrt(1 - x * x), "x"),
+    "arccos": Unary(np.arccos, lambda x, y: -1 / np.sqrt(1 - x * x), "x"),
+    "arctan": Unary(np.arctan, lambda x, y: 1 / (1 + x * x), "x"),
+    "sinh": Unary(np.sinh, lambda x, y: np.cosh(x), "x"),
+    "cosh": Unary(np.cosh, lambda x, y: np.sinh(x), "x"),
+    "arcsinh": Unary(np.arcsinh, lambda x, y: 1 / np.sqrt(x * x + 1), "x"),
+    "arccosh": Unary(np.arccosh, lambda x, y: 1 / np.sqrt(x * x - 1), "x"),
+    "arctanh": Unary(np.arctanh, lambda x, y: 1 / (1 - x * x), "x"),
+    "degrees": Unary(np.degrees, lambda x, y: 180 / math.pi, ""),
+    "radians": Unary(np.radians, lambda x, y: math.pi / 180, ""),
+    "rsqrt": Unary(lambda x: 1 / np.sqrt(x), lambda x, y: -0.5 / (x * np.sqrt(x)), "x"),
+    "cbrt": Unary(np.cbrt, lambda x, y: 1 / (3 * y * y), "y"),
+    "rcbrt": Unary(lambda x: 1 / np.cbrt(x), lambda x, y: -1 / (3 * x * np.cbrt(x)), "x"),
+    "reciprocal": Unary(np.reciprocal, lambda x, y: -1 / (x * x), "x"),
+    "erf": Unary(erf, lambda x, y: 2 / math.sqrt(math.pi) * np.exp(-x * x), "x"),
+    "log1p": Unary(np.log1p, lambda x, y: 1 / (1 + x), "x"),
+    "expm1": Unary(np.expm1, lambda x, y: y + 1, "y"),
+    "log2": Unary(np.log2, lambda x, y: 1 / (x * math.log(2)), "x"),
+    "log10": Unary(np.log10, lambda x, y: 1 / (x * math.log(10)), "x"),
+    # Steps: their gradient is zero, as MXNet's.
+    "sign": Unary(np.sign, lambda x, y: 0, ""),
+    "floor": Unary(np.floor, lambda x, y: 0, ""),
+    "ceil": Unary(np.ceil, lambda x, y: 0, ""),
+    "trunc": Unary(np.trunc, lambda x, y: 0, ""),
+    "fix": Unary(np.fix, lambda x, y: 0, ""),
+    # C's round (halves away from zero), not numpy's (halves to even).
+    "round": Unary(lambda x: np.where(np.abs(x - np.trunc(x)) >= 0.5, np.trunc(x) + np.sign(x),
+                                      np.trunc(x)), lambda x, y: 0, ""),
+    # MXNet's rint takes the floor on a tie: rint(2.5) = 2, rint(-2.5) = -3.
+    "rint": Unary(lambda x: np.where(x - np.floor(x) <= np.ceil(x) - x, np.floor(x), np.ceil(x)),
+                  lambda x, y: 0, ""),
+    "logical_not": Unary(lambda x: x == 0, lambda x, y: 0, ""),
+    # The identity that stops gradients.
+    "BlockGrad": Unary(np.copy, lambda x, y: 0, ""),
 }
 
 
@@ -65,7 +129,7 @@ def unary_reads(u: Unary) -> GradReads:
                      outputs=("output",) if u.reads == "y" else ())
 
 
-_UNARY_ALIASES = {"_copy": ("identity",)}
+_UNARY_ALIASES = {"_copy": ("identity",), "BlockGrad": ("stop_gradient",)}
 
 
 def _elementwise(name: str, fn: Callable[[Params, Array], Any],
@@ -128,16 +192,43 @@ class Binary(NamedTuple):
     reads_operands: bool
 
 
+def _zero_grads(g: Array, a: Array, b: Array) -> tuple[Any, Any]:
+    return np.zeros(g.shape), np.zeros(g.shape)
+
+
 BINARY: dict[str, Binary] = {
     "add": Binary(np.add, lambda g, a, b: (g.copy(), g.copy()), False),
     "sub": Binary(np.subtract, lambda g, a, b: (g.copy(), -g), False),
     "mul": Binary(np.multiply, lambda g, a, b: (g * b, g * a), True),
     "div": Binary(np.divide, lambda g, a, b: (g / b, -g * a / (b * b)), True),
+    # On a tie the left operand takes the gradient, as in MXNet.
+    "maximum": Binary(np.maximum, lambda g, a, b: (g * (a >= b), g * (a < b)), True),
+    "minimum": Binary(np.minimum, lambda g, a, b: (g * (a <= b), g * (a > b)), True),
+    "power": Binary(np.power, lambda g, a, b: (g * b * a ** (b - 1), g * a ** b * np.log(a)),
+                    True),
+    # Comparisons and logical operators give 1 or 0 in the input's type; no gradient flows.
+    "equal": Binary(np.equal, _zero_grads, False),
+    "not_equal": Binary(np.not_equal, _zero_grads, False),
+    "greater": Binary(np.greater, _zero_grads, False),
+    "greater_equal": Binary(np.greater_equal, _zero_grads, False),
+    "lesser": Binary(np.less, _zero_grads, False),
+    "lesser_equal": Binary(np.less_equal, _zero_grads, False),
+    "logical_and": Binary(np.logical_and, _zero_grads, False),
+    "logical_or": Binary(np.logical_or, _zero_grads, False),
+    "logical_xor": Binary(np.logical_xor, _zero_grads, False),
 }
-# MXNet's names for the same-shape and the broadcasting forms of each row.
-_ELEMWISE_ALIASES = {"add": ("_add", "_plus", "_Plus"), "sub": ("_sub", "_minus", "_Minus"),
-                     "mul": ("_mul", "_Mul"), "div": ("_div", "_Div")}
+# MXNet's names for the same-shape form of each row (the first is the operator's name;
+# the arithmetic rows are elemwise_<key>, the others _<key>) and the broadcasting aliases.
+_ELEMWISE_NAMES = {"add": ("elemwise_add", "_add", "_plus", "_Plus"),
+                   "sub": ("elemwise_sub", "_sub", "_minus", "_Minus"),
+                   "mul": ("elemwise_mul", "_mul", "_Mul"),
+                   "div": ("elemwise_div", "_div", "_Div")}
 _BROADCAST_ALIASES = {"add": ("broadcast_plus",), "sub": ("broadcast_minus",)}
+
+
+def _elemwise_names(key: str) -> tuple[str, ...]:
+    """MXNet's name and legacy alias: _greater_equal and _Greater_Equal."""
+    return _ELEMWISE_NAMES.get(key, (f"_{key}", f"_{key.title()}"))
 
 
 def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
@@ -172,7 +263,7 @@ def _binary_ops(key: str, row: Binary) -> tuple[OpDef, OpDef]:
     def same_shape_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
         a, b = inputs
         if a.shape != b.shape:
-            raise ShapeError(f"elemwise_{key} needs equal shapes, got {a.shape} and {b.shape}")
+            raise ShapeError(f"{names[0]} needs equal shapes, got {a.shape} and {b.shape}")
         return _like(row.fn(a, b), a)
 
     def broadcast_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
@@ -185,11 +276,12 @@ def _binary_ops(key: str, row: Binary) -> tuple[OpDef, OpDef]:
         return [_like(unbroadcast(np.asarray(da), a.shape), a),
                 _like(unbroadcast(np.asarray(db), b.shape), b)]
 
+    names = _elemwise_names(key)
     doc = f"Elementwise {key} of two arrays"
     reads = GradReads(inputs=("lhs", "rhs") if row.reads_operands else ())
-    return (OpDef(f"elemwise_{key}", same_shape_forward, inputs=("lhs", "rhs"),
+    return (OpDef(names[0], same_shape_forward, inputs=("lhs", "rhs"),
                   backward=backward, backward_reads=reads, inplace=((0, 0),),
-                  aliases=_ELEMWISE_ALIASES[key], doc=doc + " of the same shape."),
+                  aliases=names[1:], doc=doc + " of the same shape."),
             OpDef(f"broadcast_{key}", broadcast_forward, inputs=("lhs", "rhs"),
                   infer_shape=_infer_broadcast, backward=backward, backward_reads=reads,
                   aliases=_BROADCAST_ALIASES.get(key, ()), doc=doc + " with broadcasting."))
@@ -210,6 +302,10 @@ SCALAR_OPS: dict[str, tuple[str, bool, str]] = {
     "_mul_scalar": ("mul", False, "_MulScalar"),
     "_div_scalar": ("div", False, "_DivScalar"),
     "_rdiv_scalar": ("div", True, "_RDivScalar"),
+    "_rpower_scalar": ("power", True, "_RPowerScalar"),
+    # the rest follow one pattern: _greater_equal_scalar, alias _GreaterEqualScalar
+    **{f"_{key}_scalar": (key, False, "_" + key.title().replace("_", "") + "Scalar")
+       for key in BINARY if key not in ("add", "sub", "mul", "div")},
 }
 _SCALAR_PARAMS = (Param("scalar", "float", 1.0, doc="Scalar input value"),
                   Param("is_int", "bool", True, doc="Indicate whether scalar input is int type"))

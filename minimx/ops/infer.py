@@ -72,6 +72,13 @@ def same_dtype(p, in_types: list, out_types: list):
     return [t] * len(in_types), [t] * len(out_types)
 
 
+def first_input_dtype(p, in_types: list, out_types: list):
+    """The output has the first input's dtype; the other inputs (indices, a shape
+    to copy) may have any dtype."""
+    t = merge_dtype(in_types[0], out_types[0])
+    return [t, *in_types[1:]], [t]
+
+
 def forward_only(fn):
     """Adapt ``fn(p, in_shapes) -> out_shapes`` (run once all inputs are known)."""
     def infer(p, in_shapes, out_shapes):

@@ -69,6 +69,15 @@ def _shape(text: str) -> tuple[int, ...]:
     return tuple(_integer(v) for v in value)
 
 
+def _optional_ints(text: str) -> tuple[int | None, ...]:
+    """A tuple whose entries are integers or None, as slice's begin, end and step."""
+    value = ast.literal_eval(text.strip())
+    value = value if isinstance(value, (tuple, list)) else (value,)
+    if not all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in value):
+        raise ParamParseError("not a tuple of integers or None")
+    return tuple(None if v is None else _integer(v) for v in value)
+
+
 def _axis(text: str) -> int | tuple[int, ...]:
     """An axis parameter: one integer or a tuple of them (``()`` means all)."""
     value = ast.literal_eval(text.strip())
@@ -92,9 +101,11 @@ def _dtype(text: str) -> np.dtype:
 PARSERS: dict[str, Callable[[str], Any]] = {
     "int": _int, "float": _float, "boolean": _bool, "Shape(tuple)": _shape,
     "int or tuple of int": _axis, "string": _str, "dtype": _dtype,
+    "tuple of int or None": _optional_ints,
 }
 _KIND_NAMES = {"int": "int", "float": "float", "bool": "boolean", "shape": "Shape(tuple)",
-               "axis": "int or tuple of int", "str": "string", "dtype": "dtype"}
+               "axis": "int or tuple of int", "str": "string", "dtype": "dtype",
+               "optional_ints": "tuple of int or None"}
 
 
 def format_value(value: Any) -> str:
@@ -114,9 +125,9 @@ def format_value(value: Any) -> str:
 class Param:
     """One operator parameter: name, kind, default and documentation.
 
-    kind is one of int, float, bool, shape, axis, str, dtype. A parameter whose
-    default is None, or that is `nullable` (required, but None is a value, like
-    slice_axis's ``end``), also accepts the string ``"None"``.
+    kind is one of int, float, bool, shape, axis, str, dtype, optional_ints. A parameter
+    whose default is None, or that is `nullable` (None is a value besides the default,
+    like slice_axis's required ``end`` or topk's ``axis=-1``), also accepts ``"None"``.
     """
 
     name: str

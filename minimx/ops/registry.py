@@ -106,6 +106,13 @@ class Unread:
         return f"Unread({self.what}, {self.shape}, {self.dtype})"
 
 
+def zero_gradients(p: Any, ctx: OpContext, inputs: Sequence[Any], outputs: Sequence[Any],
+                   out_grads: Sequence[Any]) -> list:
+    """The backward of an operator nothing flows back through (comparisons, indices,
+    shapes): zeros for every input, read by shape and dtype only."""
+    return [np.zeros(x.shape, x.dtype) for x in inputs]
+
+
 def is_hidden_attr(key: str) -> bool:
     """Attributes such as ``__shape__`` or ``__lr_mult__`` that are not parameters."""
     return key.startswith("__") and key.endswith("__")
@@ -257,4 +264,4 @@ def canonical_ops() -> list[OpDef]:
 
 
 __all__ = ["GradReads", "OpDef", "OpContext", "Unread", "Param", "Params", "REQUIRED", "register",
-           "get_op", "list_ops", "canonical_ops", "is_hidden_attr"]
+           "get_op", "list_ops", "canonical_ops", "is_hidden_attr", "zero_gradients"]

@@ -435,7 +435,7 @@ register(OpDef(
 
 # -- slice_axis ---------------------------------------------------------------------
 
-def _slice_range(p, dshape: Dims) -> tuple[int, int, int]:
+def slice_axis_range(p, dshape: Dims) -> tuple[int, int, int]:
     """(axis, begin, end) resolved as MXNet's GetSliceAxisParams does."""
     axis = checked_axis(p.axis, len(dshape), f"slice_axis (axis={p.axis})")
     size = dshape[axis]
@@ -451,12 +451,12 @@ def _slice_axis_rule(p, in_shapes):
     dshape = in_shapes[0]
     if not dshape[checked_axis(p.axis, len(dshape), f"slice_axis (axis={p.axis})")]:
         return [dshape]  # the sliced size is unknown too
-    axis, begin, end = _slice_range(p, dshape)
+    axis, begin, end = slice_axis_range(p, dshape)
     return [_with_dim(dshape, axis, end - begin)]
 
 
 def _slice_index(p, shape: Dims) -> tuple[slice, ...]:
-    axis, begin, end = _slice_range(p, shape)
+    axis, begin, end = slice_axis_range(p, shape)
     return (slice(None),) * axis + (slice(begin, end),)
 
 

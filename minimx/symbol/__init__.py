@@ -6,6 +6,7 @@ registry, e.g. ``mx.sym.Convolution``.
 from typing import Any
 
 from ..ops import get_op, list_ops
+from .functions import arange, full, maximum, minimum, ones, pow, power, zeros
 from .json_format import load, load_json
 from .register import Group, Variable, make_op_function, var
 from .symbol import NotImplementedForSymbol, Symbol
@@ -14,7 +15,8 @@ for _name in list_ops():
     globals()[_name] = make_op_function(get_op(_name), _name)
 del _name
 
-__all__ = ["NotImplementedForSymbol", "Symbol", "Variable", "var", "Group", "load", "load_json"]
+__all__ = ["NotImplementedForSymbol", "Symbol", "Variable", "var", "Group", "load", "load_json",
+           "zeros", "ones", "full", "arange", "maximum", "minimum", "power", "pow"]
 
 
 def __getattr__(name: str) -> Any:

@@ -354,6 +354,14 @@ class Symbol:
     def __truediv__(self, o): return self._binary(o, "_Div", "_DivScalar")
     def __rtruediv__(self, o): return self._binary(o, "_Div", "_RDivScalar", True)
     def __neg__(self): return self._binary(-1.0, "_Mul", "_MulScalar")
+    def __pow__(self, o): return self._binary(o, "_Power", "_PowerScalar")
+    def __rpow__(self, o): return self._binary(o, "_Power", "_RPowerScalar", True)
+    # As MXNet's: 1 where the comparison holds, else 0. (== and != stay Python's identity
+    # comparisons, which dicts and sets of symbols rely on.)
+    def __gt__(self, o): return self._binary(o, "_Greater", "_GreaterScalar")
+    def __ge__(self, o): return self._binary(o, "_Greater_Equal", "_GreaterEqualScalar")
+    def __lt__(self, o): return self._binary(o, "_Lesser", "_LesserScalar")
+    def __le__(self, o): return self._binary(o, "_Lesser_Equal", "_LesserEqualScalar")
 
     def __bool__(self) -> bool:
         raise NotImplementedForSymbol(self.__bool__, "bool")

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import minimx as mx
+from minimx.ops.elemwise import BINARY, SCALAR_OPS, UNARY
 from minimx.ops.registry import canonical_ops
 
 # Input kinds: a shape draws normal values; ("away", shape) keeps |x| > 0.2 (kinks
@@ -86,6 +87,31 @@ CASES: list[tuple[str, dict[str, Any], list, dict[str, Any]]] = [
     ("tanh", {}, [(2, 3)], {}),
     ("transpose", {"axes": (1, 0)}, [(2, 3)], {}),
     ("zeros_like", {}, [(2, 3)], {}),
+    ("SwapAxis", {"dim1": 0, "dim2": 1}, [(2, 3)], {}),
+    ("_arange", {"start": 1, "stop": 4, "dtype": "float64"}, [], {}),
+    ("_contrib_arange_like", {"axis": 1}, [(2, 3)], {}),
+    ("_full", {"shape": (2,), "value": 2, "dtype": "float64"}, [], {}),
+    ("_ones", {"shape": (2, 3), "dtype": "float64"}, [], {}),
+    ("_zeros", {"shape": (2, 3), "dtype": "float64"}, [], {}),
+    ("argmax", {"axis": 1}, [(2, 4)], {}),
+    ("argmin", {"axis": 0}, [(2, 4)], {}),
+    ("argsort", {"dtype": "float64"}, [(2, 4)], {}),
+    ("broadcast_axis", {"axis": (1,), "size": (3,)}, [(2, 1)], {}),
+    ("broadcast_like", {}, [(1, 3), (2, 3)], {}),
+    ("broadcast_to", {"shape": (2, 3)}, [(1, 3)], {}),
+    ("one_hot", {"depth": 3, "dtype": "float64"}, [("index", (2,), 3)], {}),
+    ("pick", {"axis": 1}, [(2, 3), ("index", (2,), 3)], {}),
+    ("repeat", {"repeats": 2, "axis": 0}, [(2, 3)], {}),
+    ("reverse", {"axis": (1,)}, [(2, 3)], {}),
+    ("slice", {"begin": (None, 2), "end": (None, 0), "step": (1, -1)}, [(2, 4)], {}),
+    ("slice_like", {"axes": (1,)}, [(2, 4), (2, 2)], {}),
+    ("sort", {"is_ascend": False}, [(2, 4)], {}),
+    ("squeeze", {}, [(2, 1, 3)], {}),
+    ("stack", {"axis": 1}, [(2, 3), (2, 3)], {}),
+    ("take", {"axis": 1}, [(2, 3), ("index", (2, 2), 3)], {}),
+    ("tile", {"reps": (2, 1, 2)}, [(2, 3)], {}),
+    ("topk", {"k": 2, "ret_typ": "value"}, [(2, 4)], {}),
+    ("where", {}, [("index", (2, 3), 2), (2, 3), (2, 3)], {}),
     # Model operators (issue 15). MXNet gives box_iou/encode/decode zero gradients: their
     # inputs are index-valued here, so only the pass itself is checked.
     ("_contrib_box_nms", {"topk": 3}, [(1, 4, 6)], {}),
@@ -114,8 +140,26 @@ CASES: list[tuple[str, dict[str, Any], list, dict[str, Any]]] = [
 ]
 # Operators holding a subgraph differentiate through their inner graph; the
 # partitioner's properties (tests/subgraph) compare their gradients.
+# BlockGrad's zero gradient is no derivative of its (identity) forward, and the int64
+# outputs of shape_array and size_array take no float head gradients; tests/ops checks
+# their (zero) gradients.
 NOT_HERE = {op.name for op in canonical_ops()
-            if op.name == "_subgraph_op" or op.name.startswith("_sg_")}
+            if op.name == "_subgraph_op" or op.name.startswith("_sg_")} | {
+    "BlockGrad", "shape_array", "size_array"}
+# The elementwise tables: each row not above, on inputs inside its domain.
+_DOMAINS = {"arcsin": (-0.9, 0.9), "arccos": (-0.9, 0.9), "arctanh": (-0.9, 0.9),
+            "arccosh": (1.2, 3.0), "tan": (-1.2, 1.2), "log1p": (-0.5, 2.0)}
+_POSITIVE = {"rsqrt", "rcbrt", "cbrt", "reciprocal", "log2", "log10"}
+_CASE_NAMES = {c[0] for c in CASES}
+CASES += [(name, {}, [("range", (2, 3), *_DOMAINS[name]) if name in _DOMAINS
+                      else ("pos", (2, 3)) if name in _POSITIVE else (2, 3)], {})
+          for name in sorted(UNARY) if name not in _CASE_NAMES | NOT_HERE]
+CASES += [(name, {}, [("pos", (2, 3)) if key == "power" else (2, 3), shape], {})
+          for key in sorted(BINARY) if f"broadcast_{key}" not in _CASE_NAMES
+          for name, shape in ((f"_{key}", (2, 3)), (f"broadcast_{key}", (1, 3)))]
+CASES += [(name, {"scalar": 1.5 if name == "_rpower_scalar" else 0.3},
+           [("pos", (2, 3)) if name == "_power_scalar" else (2, 3)], {})
+          for name in sorted(SCALAR_OPS) if name not in _CASE_NAMES]
 
 
 def draw(spec: Any, rng: np.random.Generator) -> tuple[np.ndarray, bool]:
@@ -128,6 +172,8 @@ def draw(spec: Any, rng: np.random.Generator) -> tuple[np.ndarray, bool]:
         return np.sign(x) * (np.abs(x) + 0.2), True
     if kind == "pos":
         return rng.uniform(0.5, 2.0, size=shape), True
+    if kind == "range":
+        return rng.uniform(spec[2], spec[3], size=shape), True
     return rng.integers(0, spec[2], size=shape).astype(np.float64), False
 
 

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 import minimx as mx
+from minimx.ops import get_op
+from minimx.ops.elemwise import BINARY, SCALAR_OPS, UNARY
 from minimx.ops.quantization import OPERATORS as QUANTIZATION_OPS
 
 D = mx.sym.Variable("data")   # (2, 4, 6, 6)
@@ -76,6 +78,34 @@ CASES = {
     "tanh": lambda: S.tanh(D),
     "transpose": lambda: S.transpose(D, axes=(0, 2, 3, 1)),
     "zeros_like": lambda: S.zeros_like(D),
+    "BlockGrad": lambda: S.stop_gradient(D),
+    "SwapAxis": lambda: S.SwapAxis(D, dim1=1, dim2=3),
+    "_arange": lambda: S._arange(start=1, stop=5, step=0.5, repeat=2),
+    "_contrib_arange_like": lambda: S._contrib_arange_like(D, axis=1, start=1.0, repeat=2),
+    "_full": lambda: S._full(shape=(2, 3), value=2.5, dtype="float64"),
+    "_ones": lambda: S._ones(shape=(2, 3)),
+    "_zeros": lambda: S._zeros(shape=(2, 3), dtype="int32"),
+    "argmax": lambda: S.argmax(D, axis=1, keepdims=True),
+    "argmin": lambda: S.argmin(D),
+    "argsort": lambda: S.argsort(D, is_ascend=False, dtype="int32"),
+    "broadcast_axis": lambda: S.broadcast_axis(S.sum(D, axis=1, keepdims=True), axis=1, size=3),
+    "broadcast_like": lambda: S.broadcast_like(S.sum(D, axis=1, keepdims=True), D),
+    "broadcast_to": lambda: S.broadcast_to(S.sum(D, axis=1, keepdims=True), shape=(0, 5, 0, 0)),
+    "one_hot": lambda: S.one_hot(V * 3, depth=3),
+    "pick": lambda: S.pick(V, S.sum(V, axis=1), axis=1),
+    "repeat": lambda: S.repeat(V, repeats=2, axis=1),
+    "reverse": lambda: S.reverse(D, axis=(1, 3)),
+    "shape_array": lambda: S.shape_array(D),
+    "size_array": lambda: S.size_array(D),
+    "slice": lambda: S.slice(D, begin=(None, 1), end=(None, -1), step=(1, 2)),
+    "slice_like": lambda: S.slice_like(D, S.slice_axis(D, axis=2, begin=0, end=3), axes=(2,)),
+    "sort": lambda: S.sort(D, axis=None),
+    "squeeze": lambda: S.squeeze(S.sum(D, axis=1, keepdims=True), axis=(1,)),
+    "stack": lambda: S.stack(D, D, axis=2),
+    "take": lambda: S.take(D, V * 4, axis=1),
+    "tile": lambda: S.tile(V, reps=(2, 1, 2)),
+    "topk": lambda: S.topk(D, axis=1, k=2, ret_typ="both"),
+    "where": lambda: S.where(D - 0.5, D, S.exp(D)),
     # Model operators (issue 15).
     "_contrib_box_nms": lambda: S._contrib_box_nms(S.Reshape(D, shape=(2, -1, 6)), topk=5,
                                                    out_format="center"),
@@ -117,6 +147,14 @@ CASES = {
                                                      S.Reshape(D, shape=(-1,)), num_args=2,
                                                      dim=0),
 }
+# The table-driven elementwise families: every row once, on the same inputs.
+CASES.update({name: (lambda n=name: getattr(S, n)(D)) for name in UNARY if name not in CASES})
+CASES.update({get_op(f"_{key}").name: (lambda k=key: getattr(S, f"_{k}")(D, S.exp(D)))
+              for key in BINARY if f"elemwise_{key}" not in CASES})
+CASES.update({f"broadcast_{key}": (lambda k=key: getattr(S, f"broadcast_{k}")(
+    D, S.exp(V).reshape((2, 4, 1, 1)))) for key in BINARY if f"broadcast_{key}" not in CASES})
+CASES.update({name: (lambda n=name: getattr(S, n)(D, scalar=0.5)) for name in SCALAR_OPS
+              if name not in CASES})
 
 
 def _boxes():

@@ -3,13 +3,17 @@
 One table serves both the standalone eltwise primitive and the post-ops of
 fused convolutions, fully connected layers and deconvolutions, so that an
 activation means the same thing wherever it is lowered. Only activations
-whose oneDNN results on NaN and +-inf are the numpy path's are here: not gelu
-(gelu_erf gives NaN for +inf) nor exp (NaN becomes inf). clip's NaN gives
+whose oneDNN results on NaN and +-inf are the numpy path's are here (not exp:
+NaN becomes inf), but for gelu, whose +inf gives NaN in oneDNN (inf on numpy):
+it is here because MXNet's backend fuses FullyConnected + GELU. clip's NaN gives
 a_min on both paths (see `ops.elemwise`).
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from ...base import BackendError
 from ...graph import Node
@@ -24,12 +28,23 @@ class Eltwise(NamedTuple):
     beta: float | None = None
 
 
+# An alpha or beta: the name of the parameter holding it, or how to compute it
+# from the parameters (None: the algorithm's default).
+Coefficient = str | Callable[[Any], float] | None
+
+
 class _Algorithm(NamedTuple):
-    """A oneDNN algorithm and the operator parameters giving its alpha / beta."""
+    """A oneDNN algorithm and where its alpha / beta come from."""
 
     alg: str
-    alpha: str | None = None
-    beta: str | None = None
+    alpha: Coefficient = None
+    beta: Coefficient = None
+
+
+def _reciprocal(p: Any) -> float:
+    # In float32, as MXNet divides; x * (1/s) may differ from x / s in the last bit.
+    with np.errstate(divide="ignore"):
+        return float(np.float32(1) / np.float32(p.scalar))
 
 
 # Operator -> algorithm, or act_type -> algorithm for operators with an
@@ -39,11 +54,24 @@ ALGORITHMS: dict[str, _Algorithm | dict[str, _Algorithm]] = {
     "Activation": {"relu": _Algorithm("relu"), "sigmoid": _Algorithm("logistic"),
                    "tanh": _Algorithm("tanh"), "softrelu": _Algorithm("soft_relu")},
     # relu's alpha is the negative slope
-    "LeakyReLU": {"leaky": _Algorithm("relu", "slope"), "elu": _Algorithm("elu", "slope")},
+    "LeakyReLU": {"leaky": _Algorithm("relu", "slope"), "elu": _Algorithm("elu", "slope"),
+                  "gelu": _Algorithm("gelu_erf")},
     "clip": _Algorithm("clip", "a_min", "a_max"),
     "relu": _Algorithm("relu"), "sigmoid": _Algorithm("logistic"), "tanh": _Algorithm("tanh"),
     "sqrt": _Algorithm("sqrt"), "square": _Algorithm("square"), "abs": _Algorithm("abs"),
+    # The scalar arithmetic, as alpha * x + beta.
+    "_plus_scalar": _Algorithm("linear", None, "scalar"),
+    "_minus_scalar": _Algorithm("linear", None, lambda p: -p.scalar),
+    "_rminus_scalar": _Algorithm("linear", lambda p: -1.0, "scalar"),
+    "_mul_scalar": _Algorithm("linear", "scalar"),
+    "_div_scalar": _Algorithm("linear", _reciprocal),
 }
+
+
+def _coefficient(source: Coefficient, p: Any) -> float | None:
+    if source is None:
+        return None
+    return p[source] if isinstance(source, str) else source(p)
 
 
 def eltwise_of(node: Node) -> Eltwise | None:
@@ -54,8 +82,7 @@ def eltwise_of(node: Node) -> Eltwise | None:
         found = found.get(p.act_type)
     if not isinstance(found, _Algorithm) or p is None:
         return None
-    return Eltwise(found.alg, None if found.alpha is None else p[found.alpha],
-                   None if found.beta is None else p[found.beta])
+    return Eltwise(found.alg, _coefficient(found.alpha, p), _coefficient(found.beta, p))
 
 
 def check_config(support: Support) -> None:

@@ -29,6 +29,7 @@ from ...graph import Graph, Node, NodeEntry
 from ...graph.infer import infer_shapes
 from ...graph.plan_memory import MemoryPlan, Step, last_reads, plan_memory
 from ...ops.quantization import scalar as q_scalar
+from ...ops.tensor import slice_axis_range
 from ...subgraph.selector import SelectorNode
 from ...subgraph.subgraph_op import inner_graph
 from .config import Support, default_support, pool_include_pad, range_inputs
@@ -47,6 +48,16 @@ from .weights import Constant, fold_bias, fold_weight
 from .winograd import use_winograd
 
 VIEWS = default_support().lowered_as("view")
+# Operators that pass their input on unchanged at inference (Dropout): they keep
+# their producer's slot.
+IDENTITIES = default_support().lowered_as("identity")
+
+
+def _flattens(node: Node) -> bool:
+    """Whether `node` flattens its data input anyway (so it may read a view's
+    producer in whatever layout and shape it has)."""
+    return node.op in ("FullyConnected", "_sg_mkldnn_fully_connected") and bool(
+        node.params is not None and node.params.get("flatten", True))
 # Quantized operators whose min/max outputs are their min/max inputs.
 RANGE_PASSING = ("_contrib_quantized_pooling", "_contrib_quantized_flatten")
 FUSED_LOWERING = {p.fused: p.lower for p in PATTERNS}
@@ -201,10 +212,19 @@ class Lowering:
         self.data_inputs: list[int] = []
         self.constants: list[Constant] = []
         self.winograd: list[str] = []
+        readers: list[list[Node]] = [[] for _ in range(g.num_entries)]
+        for nid, node in enumerate(g.nodes):
+            for e in g.input_entry_ids(nid):
+                readers[e].append(node)
+        # Views read only by flattening operators (or by no one: the output is
+        # reshaped by `Compiled.run`) keep their producer's slot; the others are
+        # lowered as views of a plain copy (`reshape`).
+        self.passed_on = {nid for nid, node in enumerate(g.nodes) if node.op in IDENTITIES or (
+            node.op in VIEWS and all(_flattens(r) for r in readers[g.entry_ptr[nid]]))}
         self.root = list(range(g.num_entries))      # a view's entry -> the viewed entry
         for nid, node in enumerate(g.nodes):
             ins = g.input_entry_ids(nid)
-            if node.op in VIEWS:
+            if nid in self.passed_on:
                 self.root[g.entry_ptr[nid]] = self.root[ins[0]]
             if node.op in RANGE_PASSING:
                 for k in (1, 2):
@@ -286,6 +306,18 @@ class Lowering:
             return self.plan.constant(c.allocate(shape or self.in_shapes[sources[0]]))
         return self.plan.constant(c.refresh(inputs, self.versions))
 
+    def viewable(self, eid: int) -> onednn.Slot:
+        """Entry `eid` in a plain temporary, which views may read (a copy of an input)."""
+        x = self.plan.reorder(self.value(eid))
+        return x if x.kind == "temp" and x.base is None else self.plan.reorder(x, copy=True)
+
+    def permuted(self, eid: int, axes: Sequence[int]) -> onednn.Slot:
+        """A view of entry `eid` with its axes in the order `axes` (no copy)."""
+        x = self.viewable(eid)
+        strides = onednn.c_order_strides(x.shape)
+        return self.plan.view(x, onednn.MemoryDesc.strided(
+            [x.shape[a] for a in axes], [strides[a] for a in axes], x.desc.dtype))
+
     def eltwise_post(self, node: Node | None) -> list[onednn.PostOp]:
         return [] if node is None else [onednn.PostOp.eltwise(*_eltwise(node))]
 
@@ -310,11 +342,12 @@ class Lowering:
         g = self.g
         for nid, node in enumerate(g.nodes):
             op = node.op
-            if op is None or op in VIEWS:  # a variable, or a view of its producer's slot
+            if op is None or nid in self.passed_on:  # a variable, or its producer's slot
                 continue
             ins = g.input_entry_ids(nid)
             out = g.entry_ptr[nid]
             kind = FUSED_LOWERING.get(op) or default_support().lowering(op)
+            kind = "reshape" if kind == "view" else kind
             lower = None if kind is None else LOWERINGS.get(kind)
             if lower is None:
                 raise BackendError(f"DNNL lowering: {node.label} is not supported")
@@ -404,8 +437,16 @@ class Lowering:
         entry = entry or self.g.entry_id
         p = node.params
         x = self.value(entry(node.inputs[0]))
-        op = onednn.inner_product(x.shape, p.num_hidden, bias=not p.no_bias,
-                                post_ops=self.eltwise_post(act))
+        if p.flatten:
+            op = onednn.inner_product(x.shape, p.num_hidden, bias=not p.no_bias,
+                                      post_ops=self.eltwise_post(act))
+        else:  # over the last axis: a matmul with the weights broadcast over the rest
+            *lead, k = x.shape
+            logical = (1,) * (len(lead) - 1) + (k, p.num_hidden)
+            op = onednn.matmul(x.shape, logical, bias=not p.no_bias,
+                               post_ops=self.eltwise_post(act),
+                               user={"weights": ((p.num_hidden, k),
+                                                 lambda w: w.T.reshape(logical))})
         args = {"src": self.plan.reorder(x, op.desc("src")),
                 "weights": self.constant(inputs, [self.source(entry(node.inputs[1]), node.label)],
                                          lambda a: a, op, "weights")}
@@ -467,15 +508,57 @@ class Lowering:
         op = onednn.concat([x.desc for x in xs], axis=node.params.dim)
         return self.plan.add(op, **{f"src{i}": x for i, x in enumerate(xs)})
 
-    def add(self, node, nid, ins, inputs):
+    def reshape(self, node, nid, ins, inputs):
+        # A view of a plain copy; `Compiled.run` gives the outputs their shapes.
+        return self.plan.view(self.viewable(ins[0]), onednn.MemoryDesc.plain(
+            self.shape(self.g.entry_ptr[nid]), self.dtype(ins[0])))
+
+    def transpose(self, node, nid, ins, inputs):
+        axes = node.params.axes or tuple(reversed(range(len(self.shape(ins[0])))))
+        return self.plan.reorder(self.permuted(ins[0], [a % len(axes) for a in axes]))
+
+    def slice_axis(self, node, nid, ins, inputs):
+        # The part read in place, then copied out plain.
+        x = self.viewable(ins[0])
+        axis, begin, _ = slice_axis_range(node.params, x.shape)
+        offsets = [begin if a == axis else 0 for a in range(len(x.shape))]
+        return self.plan.reorder(self.plan.part(x, self.shape(self.g.entry_ptr[nid]), offsets))
+
+    def batch_dot(self, node, nid, ins, inputs):
+        p = node.params
+        a, b = (self.permuted(e, _last_two_swapped(len(self.shape(e)))) if t
+                else self.plan.reorder(self.value(e))
+                for e, t in zip(ins, (p.transpose_a, p.transpose_b), strict=True))
+        return self.plan.add(onednn.matmul(a.desc, b.desc), src=a, weights=b)
+
+    def layer_norm(self, node, nid, ins, inputs):
+        x = self.plan.reorder(self.value(ins[0]))
+        gamma, beta = (self.source(e, node.label) for e in ins[1:3])
+        return self.plan.add(onednn.layer_norm(x.desc, eps=node.params.eps), src=x,
+                             scale=self.constant(inputs, [gamma], lambda a: a),
+                             shift=self.constant(inputs, [beta], lambda a: a))
+
+    def binary(self, node, nid, ins, inputs):
+        # add_n folds its inputs left to right, as the numpy kernel adds them.
+        alg = BINARY_ALGS[node.op]
         acc = self.value(ins[0])
         for e in ins[1:]:
             other = self.value(e)
             same = other.shape == acc.shape
             other = self.plan.reorder(other, acc.desc if same else None)
-            acc = self.plan.add(onednn.binary(acc.desc, other.desc, "add"), src=acc, src1=other)
+            acc = self.plan.add(onednn.binary(acc.desc, other.desc, alg), src=acc, src1=other)
         return acc
 
+
+def _last_two_swapped(ndim: int) -> list[int]:
+    return [*range(ndim - 2), ndim - 1, ndim - 2]
+
+
+# The oneDNN algorithm of each operator configs/dnnl.yaml lowers as `binary`.
+BINARY_ALGS = {"elemwise_add": "add", "add_n": "add", "broadcast_add": "add",
+               "elemwise_sub": "sub", "broadcast_sub": "sub",
+               "elemwise_mul": "mul", "broadcast_mul": "mul",
+               "elemwise_div": "div", "broadcast_div": "div"}
 
 # How each kind of node is lowered. The operators are listed once, in
 # configs/dnnl.yaml (`lower:`), the fused ones in `patterns.PATTERNS`.
@@ -484,7 +567,10 @@ LOWERINGS = {
     "fully_connected": Lowering.fully_connected, "fused_fc": Lowering.fused_fc,
     "batch_norm": Lowering.batch_norm, "pooling": Lowering.pooling,
     "softmax": Lowering.softmax, "lrn": Lowering.lrn, "concat": Lowering.concat,
-    "add": Lowering.add, "eltwise": Lowering.eltwise,
+    "binary": Lowering.binary, "eltwise": Lowering.eltwise, "reshape": Lowering.reshape,
+    "transpose": Lowering.transpose, "batch_dot": Lowering.batch_dot,
+    "slice_axis": Lowering.slice_axis,
+    "layer_norm": Lowering.layer_norm,
     "quantize": quantize, "dequantize": dequantize, "quantized_conv": quantized_conv,
     "quantized_fc": quantized_fc, "quantized_add": quantized_add,
     "quantized_concat": quantized_concat,
@@ -496,10 +582,14 @@ def check_config(support: Support) -> None:
     fused operator has a lowering, every lowering serves one, and the eltwise
     table matches the config (run at import, for the packaged config)."""
     wanted = {rule["lower"] for rule in support.ops.values()} | set(FUSED_LOWERING.values())
-    wanted.discard("view")   # views keep their producer's slot
+    wanted.discard("identity")   # keeps its producer's slot
+    wanted = {"reshape" if kind == "view" else kind for kind in wanted}
     if wanted != set(LOWERINGS):
         raise BackendError(f"DNNL config: lowerings {sorted(wanted - set(LOWERINGS))} are "
                            f"missing, {sorted(set(LOWERINGS) - wanted)} serve no operator")
+    if set(support.lowered_as("binary")) != set(BINARY_ALGS):
+        raise BackendError(f"DNNL config: binary operators {sorted(support.lowered_as('binary'))} "
+                           f"differ from lower.BINARY_ALGS {sorted(BINARY_ALGS)}")
     heads = {p.head for p in PATTERNS} - set(support.ops)
     if heads:
         raise BackendError(f"DNNL config: fusion heads {sorted(heads)} are not in it")

@@ -24,11 +24,12 @@ from ...subgraph.property import SubgraphProperty
 from ...subgraph.selector import SelectorNode, SubgraphSelector
 from ...symbol import Symbol
 from .config import Support, default_support
-from .lower import VIEWS
+from .lower import IDENTITIES, VIEWS
 from .patterns import fuse_chains
 
-# The operators that may read a view inside a group (they flatten anyway).
-VIEW_READERS = frozenset({"FullyConnected", "_sg_mkldnn_fully_connected"})
+# MXNet's quantized flatten, whose INT8 data only its quantized FullyConnected reads.
+FC_ONLY_VIEWS = frozenset({"_contrib_quantized_flatten"})
+FC_READERS = frozenset({"FullyConnected", "_sg_mkldnn_fully_connected"})
 PARAM_INPUTS = frozenset({"weight", "bias", "gamma", "beta", "moving_mean", "moving_var"})
 
 
@@ -39,7 +40,7 @@ def _edge_ok(producer: SelectorNode, reader: SelectorNode) -> bool:
                    for name, e in zip(names, reader.inputs, strict=False))
     if as_param:
         return False
-    return producer.op not in VIEWS or reader.op in VIEW_READERS
+    return producer.op not in FC_ONLY_VIEWS or reader.op in FC_READERS
 
 
 class DnnlSelector(SubgraphSelector):
@@ -65,8 +66,9 @@ class DnnlSelector(SubgraphSelector):
         return self.support.accepts(new_node) and _edge_ok(cur_node, new_node)
 
     def filter(self, candidates: Sequence[SelectorNode]) -> list[SelectorNode]:
-        # Views alone leave oneDNN nothing to do.
-        return [] if all(c.op in VIEWS for c in candidates) else list(candidates)
+        # Views and identities alone leave oneDNN nothing to do.
+        return [] if all(c.op in VIEWS or c.op in IDENTITIES for c in candidates) else list(
+            candidates)
 
 
 class DnnlProperty(SubgraphProperty):
@@ -87,7 +89,7 @@ class DnnlProperty(SubgraphProperty):
 
     def why_left_out(self, node: SelectorNode) -> str:
         why = self.support.refusal(node)
-        if why is None and node.op in VIEWS:
+        if why is None and (node.op in VIEWS or node.op in IDENTITIES):
             why = f"a {node.op} alone leaves oneDNN nothing to do"
         return why or super().why_left_out(node)
 

@@ -27,10 +27,11 @@ def _support(edit) -> Support:
 def test_every_accepted_operator_has_a_lowering_and_every_lowering_an_operator():
     support = default_support()
     kinds = {op: support.lowering(op) for op in support.ops}
-    assert all(k in lower.LOWERINGS or k == "view" for k in kinds.values()), kinds
-    used = set(kinds.values()) | {p.lower for p in PATTERNS}
+    assert all(k in lower.LOWERINGS or k in ("view", "identity") for k in kinds.values()), kinds
+    used = set(kinds.values()) | {p.lower for p in PATTERNS} | {"reshape"}  # views' own
     assert set(lower.LOWERINGS) <= used
-    assert lower.VIEWS == ("Flatten", "Reshape", "_contrib_quantized_flatten")
+    assert lower.VIEWS == ("Flatten", "expand_dims", "Reshape", "_contrib_quantized_flatten")
+    assert lower.IDENTITIES == ("Dropout",)
     lower.check_config(support)   # what importing the backend ran
 
 
@@ -82,3 +83,10 @@ def test_eltwise_table_must_match_the_config(edit, message):
 ])
 def test_eltwise_of(op, attrs, expected):
     assert eltwise.eltwise_of(Node.create(op, "n", attrs)) == expected
+
+
+def test_a_binary_operator_without_an_algorithm_is_refused():
+    def add_op(ops):
+        ops["broadcast_power"] = {"lower": "binary"}
+    with pytest.raises(BackendError, match=r"binary operators .*broadcast_power.* differ"):
+        lower.check_config(_support(add_op))

@@ -31,6 +31,8 @@ ACTIVATIONS = {
     "relu": mx.sym.relu, "sigmoid": mx.sym.sigmoid, "tanh": mx.sym.tanh,
     "sqrt": mx.sym.sqrt, "square": mx.sym.square, "abs": mx.sym.abs,
     "clip": lambda x: mx.sym.clip(x, a_min=-1.0, a_max=6.0),
+    "_plus_scalar": lambda x: x + 3.0, "_mul_scalar": lambda x: x * 0.0,
+    "_div_scalar": lambda x: x / 6.0, "_rminus_scalar": lambda x: 1.0 - x,
 }
 
 
@@ -112,3 +114,20 @@ def test_a_clip_subgraph_stays_on_onednn_for_nan_inputs(monkeypatch):
     assert (ex.forward()[0].asnumpy() == 0).all()
     (state,) = [s for s in ex._runner._states.values() if isinstance(s, DnnlState)]
     assert state.compiled is not None and not state._numpy
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_gelu_departs_from_mxnet_for_plus_inf_only(fused, monkeypatch):
+    """oneDNN's gelu_erf gives NaN for +inf (MXNet and numpy: inf); kept in the
+    table because MXNet's backend fuses FullyConnected + GELU (configs/dnnl.yaml)."""
+    act = lambda x: mx.sym.LeakyReLU(x, act_type="gelu")  # noqa: E731
+    sym = _identity_conv(act) if fused else act(data)
+    values = {"data": SPECIAL.reshape(SHAPE)}
+    if fused:
+        values["conv_weight"] = np.ones((1, 1, 1, 1), np.float32)
+    want, _ = _run(sym, values, "NONE", monkeypatch)
+    got, ops = _run(sym, values, "DNNL", monkeypatch)
+    assert ops == ["_sg_dnnl"]
+    inf = SPECIAL.reshape(SHAPE) == np.inf
+    assert want[inf].tolist() == [np.inf] and np.isnan(got[inf]).all()
+    np.testing.assert_allclose(got[~inf], want[~inf], rtol=1e-5, atol=1e-6, equal_nan=True)

@@ -1,0 +1,159 @@
+"""Operators that make arrays: `_zeros`, `_ones`, `_full` and `_arange` (no
+inputs), `_contrib_arange_like`, and `shape_array` / `size_array`.
+
+Parameters are MXNet 1.9's (src/operator/tensor/init_op.h, elemwise_unary_op_basic.cc);
+`ctx` is accepted and ignored, as in a symbolic graph. Nothing flows back
+through these operators: the input of arange_like, shape_array and size_array
+gets a zero gradient, as in MXNet.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..base import OperatorError, ShapeError
+from .infer import Dims, Shape, checked_axis, known, merge, merge_dtype
+from .params import Params
+from .registry import GradReads, OpContext, OpDef, Param, register, zero_gradients
+
+Array = np.ndarray
+
+MAKE_DTYPES = ("float16", "float32", "float64", "int32", "int64", "int8", "uint8", "bool")
+_CTX = Param("ctx", "str", "", "Context of output (only used by imperative calls).")
+
+
+def _constant_type(p: Params, in_types: list, out_types: list):
+    return in_types, [merge_dtype(out_types[0], p.dtype)]
+
+
+# -- _zeros, _ones, _full ----------------------------------------------------------
+
+def _fill_shape(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
+    # A 0 dimension of `shape` is unknown, as in MXNet 1.x; the output may tell it.
+    return in_shapes, [merge(out_shapes[0], tuple(p.shape))]
+
+
+def _fill_op(name: str, value: float | None, doc: str) -> OpDef:
+    params: tuple[Param, ...] = (Param("shape", "shape", (), "The shape of the output"), _CTX,
+              Param("dtype", "dtype", np.dtype("float32"), "Target data type.",
+                    choices=MAKE_DTYPES))
+    if value is None:
+        params += (Param("value", "float", doc="Value with which to fill newly created tensor"),)
+
+    def forward(p: Params, ctx: OpContext, inputs: list) -> Array:
+        if not known(p.shape):
+            raise ShapeError(f"{name}: shape={p.shape} has unknown (0) dimensions")
+        return np.full(p.shape, p.value if value is None else value, p.dtype)
+
+    return OpDef(name, forward, params=params, inputs=(), infer_shape=_fill_shape,
+                 infer_type=_constant_type, backward=zero_gradients, backward_reads=GradReads(),
+                 doc=doc)
+
+
+register(_fill_op("_zeros", 0.0, "An array of zeros of the given shape and dtype."))
+register(_fill_op("_ones", 1.0, "An array of ones of the given shape and dtype."))
+register(_fill_op("_full", None, "An array of the given shape and dtype filled with value."))
+
+
+# -- _arange and _contrib_arange_like -------------------------------------------------
+
+def ranged(n: int, start: float, step: float, repeat: int, dtype: np.dtype) -> Array:
+    """start, start + step, ... (each `repeat` times), n values, computed in `dtype`
+    as MXNet's range kernel does."""
+    i = (np.arange(n) // repeat).astype(dtype)
+    return (np.asarray(start).astype(dtype) + i * np.asarray(step).astype(dtype)).astype(dtype)
+
+
+def _check_repeat_and_step(name: str, p: Params) -> None:
+    if p.repeat < 1:
+        raise OperatorError(f"{name}: repeat={p.repeat} must be at least 1")
+    if p.step == 0:
+        raise OperatorError(f"{name}: step must not be 0")
+
+
+def _arange_length(p: Params) -> int:
+    """MXNet's RangeParamParser and RangeShape: one bound given is the stop."""
+    _check_repeat_and_step("_arange", p)
+    if p.infer_range:
+        raise OperatorError("_arange: infer_range=True (deprecated in MXNet) is not supported")
+    start, stop = (0.0, p.start) if p.stop is None else (p.start, p.stop)
+    n = math.ceil((stop - start) / p.step)
+    if n <= 0:
+        raise ShapeError(f"_arange: start={p.start}, stop={p.stop}, step={p.step} "
+                         "give an empty range")
+    return n * p.repeat
+
+
+def _arange_forward(p: Params, ctx: OpContext, inputs: list) -> Array:
+    start = 0.0 if p.stop is None else p.start
+    return ranged(_arange_length(p), start, p.step, p.repeat, p.dtype)
+
+
+register(OpDef(
+    "_arange", _arange_forward, inputs=(),
+    params=(Param("start", "float", doc="Start of interval (the stop when stop is None)."),
+            Param("stop", "float", None, "End of interval (excluded)."),
+            Param("step", "float", 1.0, "Spacing between values."),
+            Param("repeat", "int", 1, "The repeating time of all elements."),
+            Param("infer_range", "bool", False, "Infer the stop from the output size "
+                  "(not supported)."),
+            _CTX,
+            Param("dtype", "dtype", np.dtype("float32"), "Target data type.",
+                  choices=MAKE_DTYPES[:-1])),
+    infer_shape=lambda p, ins, outs: (ins, [merge(outs[0], (_arange_length(p),))]),
+    infer_type=_constant_type, backward=zero_gradients, backward_reads=GradReads(),
+    doc="Evenly spaced values within [start, stop), each repeated `repeat` times."))
+
+
+def _arange_like_shape(p: Params, dshape: Dims) -> Dims:
+    if p.axis is None:
+        return dshape
+    return (dshape[checked_axis(p.axis, len(dshape), f"_contrib_arange_like (axis={p.axis})")],)
+
+
+def _infer_arange_like(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
+    if in_shapes[0] is None:
+        return in_shapes, out_shapes
+    out = merge(out_shapes[0], _arange_like_shape(p, in_shapes[0]))
+    return [out if p.axis is None else in_shapes[0]], [out]
+
+
+def _arange_like_forward(p: Params, ctx: OpContext, inputs: list) -> Array:
+    _check_repeat_and_step("_contrib_arange_like", p)
+    x = inputs[0]
+    shape = _arange_like_shape(p, x.shape)
+    return ranged(math.prod(shape), p.start, p.step, p.repeat, x.dtype).reshape(shape)
+
+
+register(OpDef(
+    "_contrib_arange_like", _arange_like_forward,
+    params=(Param("start", "float", 0.0, "Start of interval."),
+            Param("step", "float", 1.0, "Spacing between values."),
+            Param("repeat", "int", 1, "The repeating time of all elements."),
+            _CTX,
+            Param("axis", "int", None, "Arange along this axis of the input (its length); "
+                  "None: an array of the input's shape.")),
+    infer_shape=_infer_arange_like, backward=zero_gradients, backward_reads=GradReads(),
+    doc="An arange of the input's shape (or the length of one of its axes), in its dtype."))
+
+
+# -- shape_array and size_array --------------------------------------------------------
+
+def _shape_op(name: str, values, length, doc: str) -> OpDef:
+    def infer_shape(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
+        if in_shapes[0] is None:
+            return in_shapes, out_shapes
+        return in_shapes, [merge(out_shapes[0], (length(in_shapes[0]),))]
+
+    def infer_type(p: Params, in_types: list, out_types: list):
+        return in_types, [merge_dtype(out_types[0], np.dtype(np.int64))]
+
+    return OpDef(name, lambda p, ctx, inputs: np.array(values(inputs[0].shape), np.int64),
+                 infer_shape=infer_shape, infer_type=infer_type, backward=zero_gradients,
+                 backward_reads=GradReads(), doc=doc)
+
+
+register(_shape_op("shape_array", lambda s: s, len, "The shape of the input as an int64 array."))
+register(_shape_op("size_array", lambda s: [math.prod(s)], lambda s: 1,
+                   "The size of the input as an int64 array of one element."))

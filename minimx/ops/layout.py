@@ -1,0 +1,196 @@
+"""Rearranging and repeating axes: `SwapAxis`, `reverse`, `squeeze`, `stack`,
+`repeat` and `tile`, with MXNet 1.9's names, aliases and parameters
+(src/operator/swapaxis-inl.h, tensor/matrix_op-inl.h).
+
+Every gradient moves, reshapes or sums the output gradient by the inputs'
+shapes; none reads the inputs' values.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..base import OperatorError, ShapeError
+from .infer import Dims, Shape, checked_axis, from_input, merge, merge_all
+from .params import Params
+from .registry import GradReads, OpContext, OpDef, Param, register
+
+Array = np.ndarray
+SHAPES_ONLY = GradReads()
+
+
+# -- SwapAxis and reverse ------------------------------------------------------------
+
+def _swapped(p: Params, ndim: int) -> tuple[int, int]:
+    what = f"SwapAxis (dim1={p.dim1}, dim2={p.dim2})"
+    return checked_axis(p.dim1, ndim, what), checked_axis(p.dim2, ndim, what)
+
+
+def _swap_dims(p: Params, shape: Dims) -> Dims:
+    a, b = _swapped(p, len(shape))
+    out = list(shape)
+    out[a], out[b] = out[b], out[a]
+    return tuple(out)
+
+
+def _infer_swap(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
+    known = [s if s is None else _swap_dims(p, s) for s in out_shapes]  # a swap is its inverse
+    dshape = merge(in_shapes[0], known[0])
+    return [dshape], [None if dshape is None else _swap_dims(p, dshape)]
+
+
+def _swap(p: Params, x: Array) -> Array:
+    return np.swapaxes(x, *_swapped(p, x.ndim))
+
+
+register(OpDef(
+    "SwapAxis", lambda p, ctx, inputs: _swap(p, inputs[0]).copy(),
+    params=(Param("dim1", "int", 0, "the first axis to be swapped."),
+            Param("dim2", "int", 0, "the second axis to be swapped.")),
+    infer_shape=_infer_swap, aliases=("swapaxes",),
+    backward=lambda p, ctx, inputs, outputs, out_grads: [_swap(p, out_grads[0]).copy()],
+    backward_reads=SHAPES_ONLY, doc="Interchanges two axes of an array."))
+
+
+def _flip(p: Params, x: Array) -> Array:
+    axes = tuple(checked_axis(a, x.ndim, f"reverse (axis={p.axis})") for a in p.axis)
+    return np.flip(x, axes).copy()
+
+
+register(OpDef(
+    "reverse", lambda p, ctx, inputs: _flip(p, inputs[0]),
+    params=(Param("axis", "shape", doc="The axis which to reverse elements."),),
+    aliases=("flip",),
+    backward=lambda p, ctx, inputs, outputs, out_grads: [_flip(p, out_grads[0])],
+    backward_reads=SHAPES_ONLY, doc="Reverses the order of elements along the given axes."))
+
+
+# -- squeeze ------------------------------------------------------------------------
+
+def _squeeze_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    dshape = in_shapes[0]
+    if p.axis is None:
+        dropped = {i for i, d in enumerate(dshape) if d == 1}
+    else:
+        dropped = {checked_axis(a, len(dshape), f"squeeze (axis={p.axis})") for a in p.axis}
+        if any(dshape[a] not in (0, 1) for a in dropped):
+            raise ShapeError(f"squeeze: axes {p.axis} of input {dshape} are not all of size 1")
+    # MXNet has no 0-d arrays: squeezing every axis leaves shape (1,).
+    return [tuple(d for i, d in enumerate(dshape) if i not in dropped) or (1,)]
+
+
+register(OpDef(
+    "squeeze", lambda p, ctx, inputs: inputs[0].reshape(_squeeze_rule(p, [inputs[0].shape])[0]),
+    params=(Param("axis", "shape", None, "The axes of size one to remove (default: all)."),),
+    infer_shape=from_input(_squeeze_rule), inplace=((0, 0),),
+    backward=lambda p, ctx, inputs, outputs, out_grads: [
+        out_grads[0].reshape(inputs[0].shape)],
+    backward_reads=SHAPES_ONLY, doc="Removes axes of length one."))
+
+
+# -- stack ---------------------------------------------------------------------------
+
+def _stack_axis(p: Params, in_ndim: int) -> int:
+    return checked_axis(p.axis, in_ndim + 1, f"stack (axis={p.axis})")
+
+
+def _infer_stack(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
+    out = out_shapes[0]
+    implied = None
+    if out is not None:
+        axis = _stack_axis(p, len(out) - 1)
+        implied = out[:axis] + out[axis + 1:]
+        out = merge(out, out[:axis] + (p.num_args,) + out[axis + 1:])
+    try:
+        part = merge_all([*in_shapes, implied])
+    except ShapeError:
+        raise ShapeError(f"stack: inputs {list(in_shapes)} -> output {out_shapes[0]} do not "
+                         "all have one shape") from None
+    if part is None:
+        return in_shapes, [out]
+    axis = _stack_axis(p, len(part))
+    return [part] * len(in_shapes), [merge(out, part[:axis] + (p.num_args,) + part[axis:])]
+
+
+def _stack_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
+    _infer_stack(p, [x.shape for x in inputs], [None])  # ShapeError when shapes differ
+    return np.stack(inputs, axis=_stack_axis(p, inputs[0].ndim))
+
+
+def _stack_backward(p, ctx, inputs, outputs, out_grads):
+    axis = _stack_axis(p, inputs[0].ndim)
+    return [np.take(out_grads[0], i, axis=axis) for i in range(len(inputs))]
+
+
+register(OpDef(
+    "stack", _stack_forward, variadic="num_args",
+    params=(Param("num_args", "int", doc="Number of inputs to be stacked."),
+            Param("axis", "int", 0, "The axis in the result array along which the input "
+                  "arrays are stacked.")),
+    infer_shape=_infer_stack, backward=_stack_backward, backward_reads=SHAPES_ONLY,
+    doc="Joins arrays of one shape along a new axis."))
+
+
+# -- repeat and tile -----------------------------------------------------------------
+
+def _repeats(p: Params) -> int:
+    if p.repeats < 1:
+        raise OperatorError(f"repeat: repeats={p.repeats} must be at least 1")
+    return p.repeats
+
+
+def _repeat_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    dshape = in_shapes[0]
+    if p.axis is None:  # the flattened input, each element repeated
+        size = math.prod(dshape)
+        return [(size * _repeats(p),)]
+    axis = checked_axis(p.axis, len(dshape), f"repeat (axis={p.axis})")
+    return [dshape[:axis] + (dshape[axis] * _repeats(p),) + dshape[axis + 1:]]
+
+
+def _repeat_backward(p, ctx, inputs, outputs, out_grads):
+    x, g = inputs[0], out_grads[0]
+    if p.axis is None:
+        return [g.reshape(-1, p.repeats).sum(axis=1).reshape(x.shape)]
+    axis = checked_axis(p.axis, x.ndim, "repeat")
+    split = x.shape[:axis] + (x.shape[axis], p.repeats) + x.shape[axis + 1:]
+    return [g.reshape(split).sum(axis=axis + 1)]
+
+
+register(OpDef(
+    "repeat", lambda p, ctx, inputs: np.repeat(inputs[0], _repeats(p), axis=p.axis),
+    params=(Param("repeats", "int", doc="The number of repetitions for each element."),
+            Param("axis", "int", None, "The axis along which to repeat values (default: "
+                  "the flattened input).")),
+    infer_shape=from_input(_repeat_rule), backward=_repeat_backward,
+    backward_reads=SHAPES_ONLY, doc="Repeats each element of an array."))
+
+
+def _tile_plan(p: Params, dshape: Dims) -> tuple[Dims, Dims]:
+    """(input shape, reps), both padded with leading ones to one length, as numpy's tile."""
+    if any(r < 1 for r in p.reps):
+        raise OperatorError(f"tile: reps={p.reps} must all be at least 1")
+    n = max(len(dshape), len(p.reps))
+    return (1,) * (n - len(dshape)) + dshape, (1,) * (n - len(p.reps)) + tuple(p.reps)
+
+
+def _tile_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    shape, reps = _tile_plan(p, in_shapes[0])
+    return [tuple(d * r for d, r in zip(shape, reps, strict=True))]
+
+
+def _tile_backward(p, ctx, inputs, outputs, out_grads):
+    x = inputs[0]
+    shape, reps = _tile_plan(p, x.shape)
+    # the gradient as (r0, d0, r1, d1, ...), summed over every r
+    pairs = tuple(n for pair in zip(reps, shape, strict=True) for n in pair)
+    return [out_grads[0].reshape(pairs).sum(axis=tuple(range(0, len(pairs), 2)))
+            .reshape(x.shape)]
+
+
+register(OpDef(
+    "tile", lambda p, ctx, inputs: np.tile(inputs[0], _tile_plan(p, inputs[0].shape)[1]),
+    params=(Param("reps", "shape", doc="The number of times for repeating the tensor a."),),
+    infer_shape=from_input(_tile_rule), backward=_tile_backward, backward_reads=SHAPES_ONLY,
+    doc="Repeats the whole array along each axis."))

@@ -1,0 +1,221 @@
+"""Ordering: `topk`, `sort`, `argsort`, `argmax` and `argmin`, with MXNet 1.9's
+parameters and outputs (src/operator/tensor/ordering_op-inl.h,
+broadcast_reduce_op_index.cc).
+
+Sorts are stable in both directions: equal values keep their order, so the
+lower index comes first, as MXNet gives. `topk` with ret_typ "value" and
+`sort` have a hidden second output, the indices, which their gradient reads
+to put the output gradient back in place. Indices come as floats (or the
+`dtype` asked for), as in MXNet.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..base import ShapeError
+from .infer import Dims, checked_axis, from_input, merge_dtype
+from .params import Params
+from .registry import GradReads, OpContext, OpDef, Param, register, zero_gradients
+
+Array = np.ndarray
+
+INDEX_DTYPES = ("float16", "float32", "float64", "int32", "int64", "uint8")
+
+
+def stable_order(x: Array, axis: int, ascend: bool) -> Array:
+    """Indices sorting `x` along `axis`; ties keep the lower index first either way."""
+    if ascend:
+        return np.argsort(x, axis=axis, kind="stable")
+    n = x.shape[axis]
+    # Sorting the reversed array ascending, then reading it backwards, keeps ties in order.
+    order = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
+    return n - 1 - np.flip(order, axis)
+
+
+def _sort_axis(p: Params, x: Array) -> tuple[Array, int]:
+    """The array sorted along its axis (flattened when axis is None) and that axis."""
+    if p.axis is None:
+        return x.reshape(-1), 0
+    return x, checked_axis(p.axis, x.ndim, f"axis={p.axis}")
+
+
+def _sort_shape(p: Params, dshape: Dims) -> tuple[Dims, int]:
+    if p.axis is None:
+        return (int(np.prod(dshape)),), 0
+    return dshape, checked_axis(p.axis, len(dshape), f"axis={p.axis}")
+
+
+def _scatter(p: Params, x: Array, order: Array, g: Array) -> Array:
+    """The input gradient of values taken at `order` along the sort axis: g put back in
+    place. Reads only `x`'s shape."""
+    shape, axis = _sort_shape(p, x.shape)
+    grad = np.zeros(shape, x.dtype)
+    np.put_along_axis(grad, order.astype(np.int64), g.reshape(order.shape), axis)
+    return grad.reshape(x.shape)
+
+
+# -- topk ----------------------------------------------------------------------------
+
+RET_TYPES = ("both", "indices", "mask", "value")
+
+
+def _topk_outputs(p: Params) -> list[str]:
+    # MXNet's outputs: "value" keeps the indices as a hidden second output.
+    return ["output0", "output1"] if p.ret_typ in ("value", "both") else ["output"]
+
+
+def _k(p: Params, size: int) -> int:
+    if p.k > size:
+        raise ShapeError(f"topk: k={p.k} is more than the {size} elements along the axis")
+    return size if p.k < 1 else p.k
+
+
+def _topk_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    dshape = in_shapes[0]
+    if p.ret_typ == "mask":
+        return [dshape]
+    shape, axis = _sort_shape(p, dshape)
+    part = shape[:axis] + (_k(p, shape[axis]) if shape[axis] else 0,) + shape[axis + 1:]
+    return [part, part] if p.ret_typ in ("value", "both") else [part]
+
+
+def _topk_parts(p: Params, x: Array) -> tuple[Array, Array, int]:
+    """(values, indices along the axis) of the top k, and the axis."""
+    data, axis = _sort_axis(p, x)
+    k = _k(p, data.shape[axis])
+    order = np.take(stable_order(data, axis, p.is_ascend), np.arange(k), axis=axis)
+    return np.take_along_axis(data, order, axis), order, axis
+
+
+def _topk_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> list[Array]:
+    x = inputs[0]
+    values, order, axis = _topk_parts(p, x)
+    indices = order.astype(p.dtype)
+    if p.ret_typ == "mask":
+        data, _ = _sort_axis(p, x)
+        mask = np.zeros(data.shape, x.dtype)
+        np.put_along_axis(mask, order, 1, axis)
+        return [mask.reshape(x.shape)]
+    if p.ret_typ == "indices":
+        return [indices]
+    return [values, indices]
+
+
+def _topk_backward(p, ctx, inputs, outputs, out_grads):
+    x = inputs[0]
+    if p.ret_typ not in ("value", "both"):
+        return [np.zeros(x.shape, x.dtype)]
+    return [_scatter(p, x, outputs[1], out_grads[0])]
+
+
+def _topk_type(p: Params, in_types: list, out_types: list):
+    t = merge_dtype(in_types[0], out_types[0] if p.ret_typ in ("value", "both", "mask")
+                    else None)
+    types = {"value": [t, p.dtype], "both": [t, p.dtype], "mask": [t], "indices": [p.dtype]}
+    return [t], [merge_dtype(o, n) for o, n in zip(out_types, types[p.ret_typ], strict=True)]
+
+
+def _topk_reads(p: Params) -> GradReads:
+    return GradReads(outputs=("output1",) if p.ret_typ in ("value", "both") else ())
+
+
+_AXIS_PARAM = Param("axis", "int", -1, "Axis along which to sort; None: the flattened array.",
+                    nullable=True)
+
+register(OpDef(
+    "topk", _topk_forward,
+    params=(_AXIS_PARAM,
+            Param("k", "int", 1, "Number of top elements to select; k < 1 sorts the whole "
+                  "axis."),
+            Param("ret_typ", "str", "indices", "The return type: value, indices, mask or "
+                  "both (values and indices).", choices=RET_TYPES),
+            Param("is_ascend", "bool", False, "Choose the k smallest instead of the k "
+                  "largest elements."),
+            Param("dtype", "dtype", np.dtype("float32"), "DType of the output indices.",
+                  choices=INDEX_DTYPES)),
+    outputs=_topk_outputs,
+    visible_outputs=lambda p: 2 if p.ret_typ == "both" else 1,
+    infer_shape=from_input(_topk_rule), infer_type=_topk_type,
+    backward=_topk_backward, backward_reads=_topk_reads,
+    doc="Returns the top k elements (values, indices or a mask) along an axis."))
+
+
+# -- sort and argsort ---------------------------------------------------------------------
+
+def _sorted(p: Params, x: Array) -> tuple[Array, Array]:
+    data, axis = _sort_axis(p, x)
+    order = stable_order(data, axis, p.is_ascend)
+    return np.take_along_axis(data, order, axis), order
+
+
+def _sort_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    shape, _ = _sort_shape(p, in_shapes[0])
+    return [shape, shape]
+
+
+def _sort_type(p: Params, in_types: list, out_types: list):
+    t = merge_dtype(in_types[0], out_types[0])
+    return [t], [t, merge_dtype(out_types[1], np.dtype(np.float32))]
+
+
+_ASCEND_PARAM = Param("is_ascend", "bool", True, "Whether to sort in ascending or "
+                      "descending order.")
+
+register(OpDef(
+    "sort", lambda p, ctx, inputs: [a if i == 0 else a.astype(np.float32)
+                                    for i, a in enumerate(_sorted(p, inputs[0]))],
+    params=(_AXIS_PARAM, _ASCEND_PARAM),
+    outputs=("output0", "output1"), visible_outputs=lambda p: 1,
+    infer_shape=from_input(_sort_rule), infer_type=_sort_type,
+    backward=lambda p, ctx, inputs, outputs, out_grads: [
+        _scatter(p, inputs[0], outputs[1], out_grads[0])],
+    backward_reads=GradReads(outputs=("output1",)),
+    doc="Sorts the elements along an axis."))
+
+
+def _index_type(p: Params, in_types: list, out_types: list):
+    return in_types, [merge_dtype(out_types[0], p.dtype)]
+
+
+register(OpDef(
+    "argsort", lambda p, ctx, inputs: _sorted(p, inputs[0])[1].astype(p.dtype),
+    params=(_AXIS_PARAM, _ASCEND_PARAM,
+            Param("dtype", "dtype", np.dtype("float32"), "DType of the output indices.",
+                  choices=INDEX_DTYPES)),
+    infer_shape=from_input(lambda p, shapes: _sort_rule(p, shapes)[:1]),
+    infer_type=_index_type,
+    backward=zero_gradients,
+    backward_reads=GradReads(),
+    doc="The indices that sort the array along an axis."))
+
+
+# -- argmax and argmin ----------------------------------------------------------------------
+
+def _arg_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    dshape = in_shapes[0]
+    if p.axis is None:  # the index into the flattened input
+        return [(1,) * len(dshape) if p.keepdims else (1,)]
+    axis = checked_axis(p.axis, len(dshape), f"axis={p.axis}")
+    if p.keepdims:
+        return [dshape[:axis] + (1,) + dshape[axis + 1:]]
+    return [dshape[:axis] + dshape[axis + 1:] or (1,)]
+
+
+def _arg_op(name: str, fn, doc: str) -> OpDef:
+    def forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
+        x = inputs[0]
+        index = fn(x) if p.axis is None else fn(x, axis=checked_axis(p.axis, x.ndim, name))
+        return np.asarray(index, x.dtype).reshape(_arg_rule(p, [x.shape])[0])
+
+    return OpDef(
+        name, forward,
+        params=(Param("axis", "int", None, "The axis along which to search; None: the "
+                      "flattened input."),
+                Param("keepdims", "bool", False, "Keep the reduced axis with size one.")),
+        infer_shape=from_input(_arg_rule),
+        backward=zero_gradients,
+        backward_reads=GradReads(), doc=doc)
+
+
+register(_arg_op("argmax", np.argmax, "Index of the largest element (the first of ties)."))
+register(_arg_op("argmin", np.argmin, "Index of the smallest element (the first of ties)."))

@@ -1,0 +1,69 @@
+"""Plan.view: a temporary's bytes read through another descriptor, with no copy,
+kept alive by the memory planner as long as its views are read."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from minimx import onednn
+from minimx.base import BackendError
+from minimx.onednn import MemoryDesc
+
+
+def _relu(plan: onednn.Plan, slot: onednn.Slot) -> onednn.Slot:
+    return plan.add(onednn.eltwise(slot.desc, "relu"), src=slot)
+
+
+def test_a_reshaping_view_and_a_transposing_view():
+    x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+    plan = onednn.Plan("views")
+    t = _relu(plan, plan.reorder(plan.input(x.shape), copy=True))
+    flat = plan.view(t, MemoryDesc.plain((6, 4)))
+    swapped = plan.view(t, MemoryDesc.strided((2, 4, 3), (12, 1, 4)))
+    # A later step that could reuse t's buffer must not, while the views are read.
+    _relu(plan, plan.reorder(plan.input(x.shape), copy=True))
+    outs = [plan.output(plan.add(onednn.softmax(flat.desc, axis=1), src=flat)),
+            plan.output(plan.reorder(swapped))]
+    assert all(o.kind == "output" for o in outs)
+    softmax, transposed = plan.run([x, x])
+    r = np.maximum(x, 0)
+    e = np.exp(r.reshape(6, 4) - r.reshape(6, 4).max(1, keepdims=True))
+    np.testing.assert_allclose(softmax, e / e.sum(1, keepdims=True), rtol=1e-6)
+    np.testing.assert_array_equal(transposed, r.transpose(0, 2, 1))
+
+
+def test_an_input_cannot_be_viewed():
+    plan = onednn.Plan("input")
+    x = plan.input((2, 3))
+    with pytest.raises(BackendError, match=r"not a written temporary.*plan.reorder"):
+        plan.view(x, MemoryDesc.plain((3, 2)))
+
+
+def test_a_view_must_have_the_same_size():
+    plan = onednn.Plan("size")
+    t = plan.reorder(plan.input((2, 3)), copy=True)
+    with pytest.raises(BackendError, match="cannot view"):
+        plan.view(t, MemoryDesc.plain((7,)))
+
+
+def test_a_view_is_never_written():
+    plan = onednn.Plan("write")
+    t = plan.reorder(plan.input((2, 3)), copy=True)
+    v = plan.view(t, MemoryDesc.plain((3, 2)))
+    with pytest.raises(BackendError, match="is a view, which steps only read"):
+        plan.add(onednn.eltwise(v.desc, "relu"), src=v, dst=v)
+
+
+def test_a_part_is_read_in_place():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    plan = onednn.Plan("part")
+    t = plan.reorder(plan.input(x.shape), copy=True)
+    plan.output(plan.reorder(plan.part(t, (2, 2, 4), (0, 1, 0))))
+    np.testing.assert_array_equal(plan.run([x])[0], x[:, 1:3])
+
+
+def test_a_part_outside_its_slot_is_refused():
+    plan = onednn.Plan("outside")
+    t = plan.reorder(plan.input((2, 3)), copy=True)
+    with pytest.raises(BackendError, match=r"not inside \(2, 3\)"):
+        plan.part(t, (2, 2), (0, 2))
