@@ -9,12 +9,18 @@ array([0., 6.], dtype=float32)
 from . import (
     attribute,
     backends,  # noqa: F401  (registers the built-in subgraph backends: default, DNNL)
+    callback,
     contrib,  # quantization (calibration)
+    initializer,
     io,
+    lr_scheduler,
+    metric,
     model,
     models,  # symbol builders of the gluon model zoo
+    module,
     name,
     ndarray,
+    optimizer,
     profiler,
     subgraph,
     symbol,
@@ -26,11 +32,14 @@ from .executor import Executor
 
 nd = ndarray
 sym = symbol
+init = initializer
+mod = module
 random = ndarray.random
 
 __version__ = "0.1.0"
 
 __all__ = ["AttrScope", "BackendError", "Context", "DTypeError", "Executor",
            "GraphFormatError", "MinimxError", "OperatorError", "ShapeError", "attribute",
-           "contrib", "cpu", "current_context", "gpu", "io", "model", "models", "name", "nd",
-           "ndarray", "profiler", "random", "subgraph", "sym", "symbol"]
+           "callback", "contrib", "cpu", "current_context", "gpu", "init", "initializer", "io",
+           "lr_scheduler", "metric", "mod", "model", "models", "module", "name", "nd",
+           "ndarray", "optimizer", "profiler", "random", "subgraph", "sym", "symbol"]

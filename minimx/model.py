@@ -6,11 +6,21 @@ Parameters are saved in one NDArray file as a dict whose keys carry MXNet's
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 from .base import GraphFormatError
 from .ndarray import NDArray, load, save
 from .symbol import Symbol
 from .symbol import load as load_symbol
+
+
+class BatchEndParam(NamedTuple):
+    """What `Module.fit` and `score` hand to batch-end callbacks."""
+
+    epoch: int
+    nbatch: int
+    eval_metric: Any
+    locals: dict[str, Any]
 
 
 def save_checkpoint(prefix: str, epoch: int, symbol: Symbol | None,

@@ -148,6 +148,11 @@ int mmx_md_create_submemory(mmx_md **md, const mmx_md *parent, int ndims,
     return dnnl_success;
 }
 
+int mmx_md_permute(mmx_md **md, const mmx_md *existing, const int *perm) {
+    CHECK(dnnl_memory_desc_permute_axes(md, existing, perm));
+    return dnnl_success;
+}
+
 int mmx_md_clone(mmx_md **md, const mmx_md *existing) {
     CHECK(dnnl_memory_desc_clone(md, existing));
     return dnnl_success;

@@ -145,6 +145,8 @@ int mmx_md_clone(mmx_md **md, const mmx_md *existing);
  * the parent's buffer (same strides, an offset). */
 int mmx_md_create_submemory(mmx_md **md, const mmx_md *parent, int ndims,
         const int64_t *dims, const int64_t *offsets);
+/* ``existing`` with its axes permuted: axis i becomes axis perm[i]. */
+int mmx_md_permute(mmx_md **md, const mmx_md *existing, const int *perm);
 void mmx_md_destroy(mmx_md *md);
 int mmx_md_layout(const mmx_md *md, mmx_layout *out);
 int mmx_md_equal(const mmx_md *a, const mmx_md *b);

@@ -16,14 +16,14 @@ PACKAGE = Path(__file__).resolve().parents[1] / "minimx"
 # Bottom to top; a unit is a top-level module or package of minimx.
 LAYERS = [
     ["base"],
-    ["context", "formats", "onednn", "attribute", "name", "engine"],
+    ["context", "formats", "onednn", "attribute", "name", "engine", "registry"],
     ["ops", "profiler"],
     ["ndarray", "graph"],
     ["symbol", "interpreter", "io"],
     ["subgraph"],
     ["executor", "backends"],
-    ["model", "models"],
-    ["contrib"],
+    ["model", "models", "initializer", "optimizer", "lr_scheduler", "metric"],
+    ["contrib", "callback", "module"],
     ["__init__"],
     ["__main__"],
 ]

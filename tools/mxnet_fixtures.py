@@ -40,6 +40,13 @@ Then, from the repository root:
 - ``families``: GluonCV / GluonNLP models beyond classification (GluonCV 0.10.5 and
   GluonNLP 0.10.0 installed beside MXNet) with weights from ``tools/seeded_weights.py``,
   their inputs and MXNet's outputs, and the inputs of their NMS.
+- ``amp``: ``mx.contrib.amp.convert_symbol`` (bfloat16) of the zoo's ResNet-18 v1 and of a
+  hand net, with several arguments, and ``convert_model`` of ``resnet18_v1_narrow`` with its
+  bfloat16 parameters and MXNet's bfloat16 output.
+- ``training``: initializer statistics, optimizer updates on fixed gradients, learning-rate
+  schedules, lr/wd multipliers, metrics on fixed predictions, and a small Module.fit.
+- ``quantized_plain``: the same float net quantized by plain ``quantize_model`` (after
+  ``quantized_net``, whose files it reads).
 - ``int8_agreement``: the ``models`` nets quantized by ``quantize_model_mkldnn`` (naive, first
   convolution excluded), MXNet's INT8 and fp32 outputs on a fixed set of images, and how
   well they agree (``benchmarks/int8_agreement.py`` measures minimx the same way).
@@ -61,6 +68,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 from collections import Counter
@@ -74,6 +82,7 @@ os.environ["MXNET_SUBGRAPH_BACKEND"] = "NONE"
 
 import mxnet as mx  # noqa: E402
 import numpy as np  # noqa: E402
+from mxnet.contrib import amp  # noqa: E402
 from mxnet.gluon.model_zoo import vision  # noqa: E402
 from mxnet.gluon.model_zoo.vision.densenet import DenseNet  # noqa: E402
 from mxnet.gluon.model_zoo.vision.resnet import BasicBlockV1, BottleneckV2, ResNetV1, ResNetV2  # noqa: E402
@@ -364,6 +373,11 @@ def _op_cases(rng: np.random.RandomState) -> list[tuple[str, str, dict, list[np.
     def rng_of(lo: float, hi: float) -> list[np.ndarray]:
         return [np.array([lo], "float32"), np.array([hi], "float32")]
 
+    def bn_params(channels: int) -> list[np.ndarray]:
+        """gamma, beta, moving_mean, moving_var (drawn when called, after the cases before)."""
+        return [floats(channels, low=0.5, high=1.5), floats(channels), floats(channels),
+                floats(channels, low=0.3, high=2.0)]
+
     x = floats(2, 3, 5, 5)
     return [
         ("quantize_v2_int8_runtime", "_contrib_quantize_v2", {"out_type": "int8"}, [x]),
@@ -430,6 +444,14 @@ def _op_cases(rng: np.random.RandomState) -> list[tuple[str, str, dict, list[np.
         ("quantized_concat_uint8", "_contrib_quantized_concat", {"num_args": "3", "dim": "1"},
          [ints("uint8", 2, 1, 3), ints("uint8", 2, 2, 3), ints("uint8", 2, 1, 3),
           *rng_of(0.0, 1.0), *rng_of(0.0, 1.0), *rng_of(0.0, 0.5)]),
+        ("quantized_batch_norm_int8", "_contrib_quantized_batch_norm",
+         {"fix_gamma": "False", "eps": "0.001", "min_calib_range": "-2.5",
+          "max_calib_range": "3.5"},
+         [ints("int8", 2, 4, 5, 5), *bn_params(4), *rng_of(-1.5, 1.0)]),
+        ("quantized_batch_norm_uint8", "_contrib_quantized_batch_norm",
+         {"fix_gamma": "False", "eps": "1e-05", "min_calib_range": "-1.0",
+          "max_calib_range": "0.8"},
+         [ints("uint8", 2, 3, 4, 4), *bn_params(3), *rng_of(0.0, 2.0)]),
     ]
 
 
@@ -500,6 +522,29 @@ def write_quantized_net(out: Path) -> None:
         got = _forward(*mx.model.load_checkpoint(str(out / f"qnet_{name}"), 0), data)
         np.savez(out / f"qnet_{name}-io.npz", data=data, fp32_output=fp32, output=got,
                  calib=calib)
+
+
+def write_quantized_plain(out: Path) -> None:
+    """The quantized_net group's float `qnet` quantized by plain `quantize_model` (no
+    fusion), uint8, naive calibration, BatchNorms excluded (quantized, they write int8,
+    which MXNet's CPU quantized convolution refuses): `qnet_plain-symbol.json`. MXNet
+    cannot run it (its quantized relu declares int8 output, whatever it reads). Its
+    calibration binds the float net without MXNet's MKLDNN backend, which 1.9.1
+    otherwise switches on for that bind, hiding every layer it fuses from the
+    calibration."""
+    from mxnet.contrib.quantization import quantize_model  # needs MXNet's contrib module
+    os.environ["MXNET_SUBGRAPH_BACKEND"] = "NONE"
+    net = out.parent / "quantized_net"
+    sym = mx.sym.load(str(net / "qnet-symbol.json"))
+    _, args, auxs = mx.model.load_checkpoint(str(net / "qnet_fp32_mkldnn"), 0)
+    with np.load(net / "qnet_naive-io.npz") as npz:
+        calib = npz["calib"]
+    qsym, _, _ = quantize_model(sym, args, auxs, ctx=mx.cpu(), calib_mode="naive",
+                                quantized_dtype="uint8", label_names=None,
+                                calib_data=mx.io.NDArrayIter(calib, batch_size=4),
+                                num_calib_examples=8, excluded_op_names=["BatchNorm"])
+    out.mkdir(parents=True, exist_ok=True)
+    qsym.save(str(out / "qnet_plain-symbol.json"))
 
 
 def _forward(sym: mx.sym.Symbol, args: dict, auxs: dict, data: np.ndarray) -> np.ndarray:
@@ -577,7 +622,8 @@ def write_int8_agreement(out: Path) -> None:
 
 # -- model families beyond classification ---------------------------------------------------------
 # (name, input shapes, constructor keyword arguments; "builder" names a gluoncv.model_zoo
-# function for a model the zoo does not list by name). Inputs are small; the segmenters'
+# function for a model the zoo does not list by name, "proposals" sets a Faster R-CNN's
+# proposals before and after NMS). Inputs are small; the segmenters'
 # crop_size follows their input, since they resize their output to it. pretrained_base=False:
 # nothing can be downloaded (the classifiers take no such argument).
 FAMILY_SEED = 15
@@ -587,7 +633,9 @@ GLUONCV_FAMILIES: list[tuple[str, dict[str, tuple[int, ...]], dict]] = [
     ("ssd_512_mobilenet1.0_voc", {"data": (1, 3, 128, 128)}, NO_BASE),
     ("ssd_300_vgg16_atrous_voc", {"data": (1, 3, 300, 300)}, NO_BASE),  # its smallest input
     ("yolo3_mobilenet1.0_voc", {"data": (1, 3, 128, 128)}, NO_BASE),
-    ("faster_rcnn_resnet50_v1b_voc", {"data": (1, 3, 128, 128)}, NO_BASE),
+    # 32 proposals instead of 300: its second stage runs ResNet's last stage per proposal.
+    ("faster_rcnn_resnet50_v1b_voc", {"data": (1, 3, 128, 128)},
+     {**NO_BASE, "proposals": (512, 32)}),
     ("fcn_resnet50_voc", {"data": (1, 3, 48, 48)}, {**NO_BASE, **CROP48}),
     # The zoo names only ADE20K (150 classes) versions of these two; Pascal VOC's 21 classes
     # keep the outputs small.
@@ -620,8 +668,12 @@ def _family_nets() -> list[tuple[str, mx.gluon.HybridBlock, dict[str, np.ndarray
     for name, shapes, kwargs in GLUONCV_FAMILIES:
         kwargs = dict(kwargs)
         builder = kwargs.pop("builder", None)
+        proposals = kwargs.pop("proposals", None)
         net = (getattr(gluoncv.model_zoo, builder)(pretrained=False, **kwargs) if builder
                else gluoncv.model_zoo.get_model(name, pretrained=False, **kwargs))
+        if proposals:  # the predefined Faster R-CNN fixes them; its RPN reads these
+            net.rpn._test_pre_nms, net.rpn._test_post_nms = proposals
+            net._rpn_test_post_nms = proposals[1]
         inputs = {k: rng.uniform(-1, 1, s).astype("float32") for k, s in shapes.items()}
         nets.append((name, net, inputs))
     seq = 8
@@ -1265,6 +1317,278 @@ def write_model_ops(out: Path) -> None:
         np.savez(out / f"{case}.npz", **arrays)
         cases[case] = {"op": op, "attrs": attrs}
     (out / "cases.json").write_text(json.dumps(cases, indent=1, sort_keys=True) + "\n")
+# -- bfloat16 AMP conversion -----------------------------------------------------------------
+def build_ampnet() -> mx.sym.Symbol:
+    """One node of each kind convert_symbol treats differently: bf16 ops, bf16/fp32 ops
+    (BatchNorm, Pooling, relu, Concat), fp32 ops (Flatten, SliceChannel, softmax),
+    conditional ones (softrelu, elu), widest-type sums of known and unknown dtypes."""
+    data = mx.sym.var("data")
+    conv1 = mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=4, name="conv1")
+    bn1 = mx.sym.BatchNorm(conv1, fix_gamma=False, name="bn1")
+    relu1 = mx.sym.Activation(bn1, act_type="relu", name="relu1")
+    pool1 = mx.sym.Pooling(relu1, kernel=(2, 2), stride=(2, 2), pool_type="max", name="pool1")
+    soft = mx.sym.Activation(mx.sym.Convolution(pool1, kernel=(1, 1), num_filter=4, name="conv2"),
+                             act_type="softrelu", name="soft1")
+    elu = mx.sym.LeakyReLU(pool1, act_type="elu", name="elu1")
+    add1 = mx.sym.elemwise_add(soft, elu, name="add1")
+    add2 = mx.sym.broadcast_add(pool1, mx.sym.var("offset"), name="add2")
+    cat = mx.sym.Concat(add1, mx.sym.relu(add2, name="relu2"), dim=1, name="cat1")
+    halves = mx.sym.SliceChannel(cat, num_outputs=2, name="split1")
+    add3 = mx.sym.elemwise_add(halves[0], halves[1], name="add3")
+    fc1 = mx.sym.FullyConnected(mx.sym.Flatten(add3, name="flat1"), num_hidden=5, name="fc1")
+    return mx.sym.Group([mx.sym.softmax(fc1, name="prob"), fc1])
+
+
+AMP_CASES = {   # case -> convert_symbol keyword arguments (bfloat16 in every case)
+    "default": {},
+    "optional_params": {"cast_optional_params": True},
+    "excluded": {"excluded_sym_names": ["conv1", "add1", "fc1"]},
+    "own_lists": {"target_dtype_ops": ["Convolution"], "fp32_ops": ["FullyConnected"]},
+    "conditional": {"conditional_fp32_ops": [("LeakyReLU", "act_type", ["elu"])]},
+    "data_names": {"data_names": ["data"]},
+}
+
+
+def write_amp(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    structure = out.parent / "structure" / "resnet18_v1-symbol.json.gz"
+    nets = {"ampnet": build_ampnet(),
+            "resnet18_v1": mx.sym.load_json(gzip.decompress(structure.read_bytes()).decode())}
+    for net, sym in nets.items():
+        _write_gzip(out / f"{net}-symbol.json.gz", sym.tojson())
+        for case, kwargs in AMP_CASES.items():
+            try:
+                converted = amp.convert_symbol(sym, target_dtype="bfloat16", **kwargs)
+            except mx.MXNetError as exc:  # the converted graph's types contradict
+                message = re.sub(r"\[\d\d:\d\d:\d\d\] ", "", str(exc).splitlines()[0])
+                (out / f"{net}-{case}-error.txt").write_text(message + "\n")
+                continue
+            # tojson and save drop amp_cast nodes unless told not to
+            _write_gzip(out / f"{net}-{case}-amp.json.gz",
+                        converted.tojson(remove_amp_cast=False))
+    (out / "cases.json").write_text(json.dumps(AMP_CASES, indent=1) + "\n")
+    models = out.parent / "models"
+    sym, args, auxs = mx.model.load_checkpoint(str(models / "resnet18_v1_narrow"), 0)
+    with np.load(models / "resnet18_v1_narrow-io.npz") as io:
+        data = io["data"]
+    for optional in (False, True):
+        stem = out / f"resnet18_v1_narrow_bf16{'_optional' if optional else ''}"
+        csym, cargs, cauxs = amp.convert_model(
+            sym, dict(args), dict(auxs), target_dtype="bfloat16",
+            cast_optional_params=optional)
+        csym.save(f"{stem}-symbol.json", remove_amp_cast=False)
+        if optional:
+            mx.nd.save(f"{stem}-0000.params", {**{f"arg:{k}": v for k, v in cargs.items()},
+                                               **{f"aux:{k}": v for k, v in cauxs.items()}})
+        else:  # the parameters stay as they were: only the symbol is new
+            assert all((cargs[k].asnumpy() == v.asnumpy()).all() for k, v in args.items())
+        ex = csym.simple_bind(mx.cpu(), grad_req="null", data=data.shape)
+        ex.copy_params_from(cargs, cauxs)
+        output = ex.forward(is_train=False, data=mx.nd.array(data))[0].asnumpy()
+        np.savez(f"{stem}-io.npz", data=data, output=output)
+    _write_bf16_agreement(out)
+
+
+def _write_bf16_agreement(out: Path) -> None:
+    """Each ``models`` net converted by convert_model (bfloat16, defaults), run by MXNet on
+    the INT8 agreement's evaluation images: `bf16_outputs.npz` (`<name>:bf16`) and
+    `bf16_agreement.json` (figures against the fp32 outputs, as `agreement`)."""
+    images, outputs, record = AGREEMENT_IMAGES, {}, {}
+    for name, _, shape in _weight_models():
+        sym, args, auxs = mx.model.load_checkpoint(str(out.parent / "models" / name), 0)
+        evaluation = agreement_images(images["eval_seed"], images["eval_count"], shape[1:])
+        csym, cargs, cauxs = amp.convert_model(sym, dict(args), dict(auxs),
+                                               target_dtype="bfloat16")
+        fp32 = _forward(sym, args, auxs, evaluation)
+        outputs[f"{name}:bf16"] = _forward(csym, cargs, cauxs, evaluation)
+        record[name] = agreement(fp32, outputs[f"{name}:bf16"])
+    np.savez(out / "bf16_outputs.npz", **outputs)
+    (out / "bf16_agreement.json").write_text(json.dumps(record, indent=1) + "\n")
+# -- training: initializers, optimizers, schedulers, metrics, Module.fit ---------------------
+INIT_CASES = [  # (name, initializer expression, parameter name, shape)
+    ("uniform", "mx.init.Uniform(0.07)", "fc_weight", (64, 50)),
+    ("normal", "mx.init.Normal(0.5)", "fc_weight", (64, 50)),
+    ("xavier_avg", "mx.init.Xavier()", "conv_weight", (32, 16, 3, 3)),
+    ("xavier_in_gauss", "mx.init.Xavier('gaussian', 'in', 2)", "conv_weight", (32, 16, 3, 3)),
+    ("xavier_out", "mx.init.Xavier(factor_type='out', magnitude=1.5)", "fc_weight", (40, 30)),
+    ("msraprelu", "mx.init.MSRAPrelu()", "conv_weight", (32, 16, 3, 3)),
+    ("msraprelu_in", "mx.init.MSRAPrelu('in', 0.1)", "fc_weight", (50, 60)),
+    ("constant", "mx.init.Constant(0.25)", "fc_weight", (3, 4)),
+    ("one", "mx.init.One()", "fc_weight", (2, 3)),
+    ("zero", "mx.init.Zero()", "fc_weight", (2, 3)),
+    ("xavier_bias", "mx.init.Xavier()", "fc_bias", (5,)),
+    ("xavier_gamma", "mx.init.Xavier()", "bn_gamma", (5,)),
+    ("xavier_beta", "mx.init.Xavier()", "bn_beta", (5,)),
+    ("mixed_bias", "mx.init.Mixed(['.*bias', '.*'], [mx.init.One(), mx.init.Zero()])",
+     "fc_bias", (4,)),
+]
+
+OPTIMIZER_CASES = [  # (name, optimizer, kwargs, updates)
+    ("sgd", "sgd", {"learning_rate": 0.1}, 2),
+    ("sgd_wd_clip", "sgd", {"learning_rate": 0.1, "wd": 0.01, "clip_gradient": 0.3,
+                            "rescale_grad": 0.5}, 2),
+    ("sgd_momentum", "sgd", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.001,
+                             "rescale_grad": 0.25}, 3),
+    ("sgd_momentum_clip", "sgd", {"learning_rate": 0.05, "momentum": 0.8, "wd": 0.01,
+                                  "clip_gradient": 0.2}, 3),
+    ("nag", "nag", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.01}, 3),
+    ("adam", "adam", {}, 3),
+    ("adam_wd_clip", "adam", {"learning_rate": 0.01, "wd": 0.1, "clip_gradient": 0.5,
+                              "beta1": 0.8, "rescale_grad": 2.0}, 3),
+    ("rmsprop", "rmsprop", {"learning_rate": 0.01, "wd": 0.01}, 3),
+    ("rmsprop_centered", "rmsprop", {"learning_rate": 0.01, "centered": True,
+                                     "clip_weights": 0.9, "clip_gradient": 1.0}, 3),
+]
+
+SCHEDULER_CASES = [  # (name, scheduler expression, updates asked for, in order)
+    ("factor", "mx.lr_scheduler.FactorScheduler(step=3, factor=0.5, base_lr=1.0, "
+               "stop_factor_lr=0.1)", list(range(0, 20))),
+    ("factor_warmup", "mx.lr_scheduler.FactorScheduler(step=2, factor=0.9, base_lr=0.5, "
+                      "warmup_steps=4, warmup_begin_lr=0.1)", list(range(0, 12))),
+    ("multifactor", "mx.lr_scheduler.MultiFactorScheduler(step=[2, 5, 9], factor=0.1, "
+                    "base_lr=1.0)", list(range(0, 12))),
+    ("cosine", "mx.lr_scheduler.CosineScheduler(max_update=10, base_lr=1.0, final_lr=0.1, "
+               "warmup_steps=3, warmup_mode='constant', warmup_begin_lr=0.05)",
+     list(range(0, 14))),
+    ("poly", "mx.lr_scheduler.PolyScheduler(max_update=8, base_lr=0.5, pwr=3, final_lr=0.01, "
+             "warmup_steps=2, warmup_begin_lr=0.1)", list(range(0, 11))),
+]
+
+METRIC_CASES = [  # (name, create arguments, kind of predictions)
+    ("acc", ["acc"], "probs"), ("acc_labels", ["acc"], "labels"),
+    ("top_k", ["top_k_accuracy", {"top_k": 3}], "probs"), ("ce", ["ce"], "probs"),
+    ("mse", ["mse"], "regression"), ("mae", ["mae"], "regression"),
+    ("f1_macro", ["f1"], "binary"), ("f1_micro", ["f1", {"average": "micro"}], "binary"),
+    ("composite", [["acc", "ce"]], "probs"),
+]
+
+
+def _init_record(rng: np.random.RandomState) -> dict:
+    cases = {}
+    for name, expr, param, shape in INIT_CASES:
+        mx.random.seed(int(rng.randint(1 << 30)))
+        arr = mx.nd.zeros(shape)
+        eval(expr)(mx.init.InitDesc(param), arr)  # noqa: S307  (our own table)
+        v = arr.asnumpy().astype(np.float64)
+        cases[name] = {"init": expr, "param": param, "shape": list(shape),
+                       "mean": v.mean(), "std": v.std(), "min": v.min(), "max": v.max(),
+                       "values": v.ravel().tolist() if v.size <= 16 else None}
+    return cases
+
+
+def _optimizer_record(rng: np.random.RandomState, arrays: dict) -> dict:
+    cases = {}
+    for name, opt_name, kwargs, updates in OPTIMIZER_CASES:
+        weight = rng.uniform(-1, 1, (4, 5)).astype(np.float32)
+        grads = [rng.normal(0, 1, (4, 5)).astype(np.float32) for _ in range(updates)]
+        arrays[f"{name}:weight"] = weight
+        updater = mx.optimizer.get_updater(mx.optimizer.create(opt_name, **kwargs))
+        w = mx.nd.array(weight)
+        for k, grad in enumerate(grads):
+            arrays[f"{name}:grad_{k}"] = grad
+            updater(0, mx.nd.array(grad), w)
+            arrays[f"{name}:after_{k}"] = w.asnumpy()
+        cases[name] = {"optimizer": opt_name, "kwargs": kwargs, "updates": updates}
+    return cases
+
+
+def _mult_record() -> dict:
+    """lr and wd multipliers an optimizer takes from a symbol's attributes and names."""
+    data = mx.sym.Variable("data")
+    weight = mx.sym.Variable("fc_weight", lr_mult=0.5, wd_mult=2.0)
+    bias = mx.sym.Variable("fc_bias", lr_mult=3.0)
+    net = mx.sym.FullyConnected(data, weight=weight, bias=bias, num_hidden=4, name="fc")
+    net = mx.sym.BatchNorm(net, name="bn")
+    net = mx.sym.FullyConnected(net, num_hidden=2, name="out")
+    names = [n for n in net.list_arguments() if n != "data"]
+    opt = mx.optimizer.create("sgd", learning_rate=0.1, wd=0.01, sym=net,
+                              param_idx2name=dict(enumerate(names)))
+    return {"names": names, "lr": [opt._get_lr(i) for i in range(len(names))],
+            "wd": [opt._get_wd(i) for i in range(len(names))]}
+
+
+def _metric_inputs(kind: str, rng: np.random.RandomState) -> tuple[list, list]:
+    """Two batches of (labels, predictions) of `kind`."""
+    batches = []
+    for size in (6, 5):
+        if kind == "regression":
+            batches.append((rng.normal(0, 1, (size,)), rng.normal(0, 1, (size,))))
+            continue
+        classes = 2 if kind == "binary" else 5
+        labels = rng.randint(0, classes, size).astype(np.float32)
+        probs = rng.dirichlet(np.ones(classes), size).astype(np.float32)
+        batches.append((labels, probs.argmax(1).astype(np.float32) if kind == "labels"
+                        else probs))
+    return [b[0] for b in batches], [b[1] for b in batches]
+
+
+def _metric_record(rng: np.random.RandomState, arrays: dict) -> dict:
+    cases = {}
+    for name, args, kind in METRIC_CASES:
+        labels, preds = _metric_inputs(kind, rng)
+        metric = mx.metric.create(*[a for a in args if not isinstance(a, dict)],
+                                  **next((a for a in args if isinstance(a, dict)), {}))
+        results = []
+        for k, (label, pred) in enumerate(zip(labels, preds, strict=True)):
+            arrays[f"{name}:label_{k}"], arrays[f"{name}:pred_{k}"] = label, pred
+            metric.update([mx.nd.array(label)], [mx.nd.array(pred)])
+            results.append({"get": metric.get(), "global": metric.get_global()})
+        metric.reset_local()
+        results.append({"get": metric.get(), "global": metric.get_global()})
+        cases[name] = {"args": args, "results": results}
+    return cases
+
+
+def build_fitnet() -> mx.sym.Symbol:
+    """FullyConnected-relu-FullyConnected-SoftmaxOutput, for the Module.fit record."""
+    net = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=8, name="fc1")
+    net = mx.sym.Activation(net, act_type="relu", name="relu1")
+    net = mx.sym.FullyConnected(net, num_hidden=3, name="fc2")
+    return mx.sym.SoftmaxOutput(net, name="softmax")
+
+
+def _fit_record(rng: np.random.RandomState, arrays: dict) -> dict:
+    """Module.fit from fixed parameters on fixed data (no shuffle, a padded last batch)."""
+    data = rng.normal(0, 1, (22, 4)).astype(np.float32)
+    label = rng.randint(0, 3, 22).astype(np.float32)
+    arrays["fit:data"], arrays["fit:label"] = data, label
+    net = build_fitnet()
+    shapes, _, _ = net.infer_shape(data=(5, 4))
+    init = {n: rng.normal(0, 0.5, s).astype(np.float32)
+            for n, s in zip(net.list_arguments(), shapes, strict=True)
+            if n not in ("data", "softmax_label")}
+    arrays.update({f"fit:init:{n}": v for n, v in init.items()})
+    record = {}
+    for opt_name, params in (("sgd", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.001}),
+                             ("adam", {"learning_rate": 0.01})):
+        mod = mx.mod.Module(net, context=mx.cpu())
+        train = mx.io.NDArrayIter(data, label, batch_size=5)
+        mod.fit(train, eval_data=mx.io.NDArrayIter(data, label, batch_size=5),
+                optimizer=opt_name, optimizer_params=params, num_epoch=2,
+                arg_params={n: mx.nd.array(v) for n, v in init.items()})
+        args, _ = mod.get_params()
+        arrays.update({f"fit:{opt_name}:{n}": v.asnumpy() for n, v in args.items()})
+        record[opt_name] = {"optimizer_params": params,
+                            "score": mod.score(mx.io.NDArrayIter(data, label, batch_size=5),
+                                               ["acc", "ce"])}
+        arrays[f"fit:{opt_name}:predict"] = mod.predict(
+            mx.io.NDArrayIter(data, label, batch_size=5)).asnumpy()
+    return record
+
+
+def write_training(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.RandomState(19)
+    arrays: dict[str, np.ndarray] = {}
+    record = {"mxnet_version": mx.__version__, "init": _init_record(rng),
+              "optimizers": _optimizer_record(rng, arrays), "mults": _mult_record(),
+              "schedulers": {name: {"scheduler": expr, "updates": updates,
+                                    "lr": [sched(n) for sched in [eval(expr)]  # noqa: S307
+                                           for n in updates]}
+                             for name, expr, updates in SCHEDULER_CASES},
+              "metrics": _metric_record(rng, arrays), "fit": _fit_record(rng, arrays)}
+    (out / "training.json").write_text(json.dumps(record, indent=1) + "\n")
+    np.savez_compressed(out / "training-arrays.npz", **arrays)
 
 
 # -- README ----------------------------------------------------------------------------------
@@ -1311,6 +1635,21 @@ GROUP_NOTES = {
                      "(the calibration data, in batches of 2). "
                      "`qnet-symbol.json`: the float net; "
                      "`qnet_fp32_mkldnn`: the float net as MXNet's MKLDNN backend partitions it.",
+    "amp": "`mx.contrib.amp.convert_symbol(sym, target_dtype='bfloat16', **kwargs)` of "
+           "`<net>-symbol.json.gz` (`ampnet`: `build_ampnet()` in the script; `resnet18_v1`: "
+           "the zoo's, from `structure/`) for each case of `cases.json`: "
+           "`<net>-<case>-amp.json.gz`. `resnet18_v1_narrow_bf16[_optional]`: "
+           "`convert_model` of `models/resnet18_v1_narrow` (cast_optional_params False / "
+           "True): its symbol, the checkpoint with bfloat16 parameters (True; with False "
+           "the parameters stay those of `models/`) and `-io.npz` (`data`, MXNet's "
+           "float32 `output` of the converted net). `bf16_outputs.npz` / "
+           "`bf16_agreement.json`: each `models` net converted (defaults) and run by MXNet "
+           "on the `int8_agreement` evaluation images (`<name>:bf16`), and its figures "
+           "against MXNet's fp32 outputs.",
+    "quantized_plain": "`qnet_plain-symbol.json`: the quantized_net group's float net "
+                       "quantized by plain `quantize_model` (no fusion; uint8, naive "
+                       "calibration without MXNet's MKLDNN backend in the calibration bind; "
+                       "BatchNorms excluded).",
     "int8_agreement": "Each `models` net quantized by `quantize_model_mkldnn` (naive, "
                       "`auto`, first convolution excluded) on 16 calibration images: "
                       "`<name>-int8-symbol.json.gz` (the quantized graph), `outputs.npz` "
@@ -1331,6 +1670,14 @@ GROUP_NOTES = {
               "in the script). `legacy08-expected.json`: what MXNet 1.9.1 makes of it "
               "(names, attr_dict, shapes, upgraded JSON). `legacy08-0000.params` (arg:/aux: "
               "names) and `legacy08-io.npz` (`data`, `output`) give a numeric check.",
+    "training": "`training.json` (with `training-arrays.npz`): statistics (values when "
+                "small) of each initializer of `INIT_CASES` under a seed; `OPTIMIZER_CASES`: "
+                "the weight after each update on fixed gradients; `SCHEDULER_CASES`: the "
+                "learning rate at each update; the lr / wd multipliers an optimizer takes "
+                "from a symbol's attributes and names; `METRIC_CASES`: get / get_global "
+                "after each of two batches and after reset_local; `build_fitnet()` trained "
+                "by Module.fit (2 epochs, SGD with momentum and Adam) from fixed parameters: "
+                "parameters, score and predictions.",
     "io": "`ndarrayiter.json`: `mx.io.NDArrayIter` cases (`_io_cases()` in the script): "
           "each input (kind single/list/dict, values, dtype, whether an NDArray), the "
           "arguments, the steps taken (epoch, next, reset, hard_reset), provide_data / "
@@ -1406,7 +1753,8 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "quantization_ops": write_quantization_ops, "quantized_net": write_quantized_net,
           "quantization": write_quantization, "int8_agreement": write_int8_agreement,
           "families": write_families, "tensor_ops": write_tensor_ops,
-          "model_ops": write_model_ops}
+          "model_ops": write_model_ops, "amp": write_amp, "training": write_training,
+          "quantized_plain": write_quantized_plain}
 
 
 def main(argv: list[str] | None = None) -> int:

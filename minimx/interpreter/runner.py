@@ -56,6 +56,12 @@ class GraphRunner:
         self._states: dict[int, Any] = {
             nid: self._make_state(nid, create) for nid, node in enumerate(graph.nodes)
             if node.opdef is not None and (create := node.opdef.create_state) is not None}
+        # Params completed from the inferred shapes, for the operators that ask.
+        self._resolved: dict[int, Any] = {
+            nid: resolve(node.params, [self.shapes[e] for e in graph.output_entry_ids(nid)])
+            for nid, node in enumerate(graph.nodes)
+            if node.opdef is not None and node.params is not None
+            and (resolve := node.opdef.resolve) is not None}
         check_sizes(graph, self.shapes, self.dtypes)
         self.grad_reqs = list(grad_reqs or ["null"] * len(graph.input_ids))
         self.differentiable = any(r != "null" for r in self.grad_reqs)
@@ -257,7 +263,9 @@ class GraphRunner:
 
     def _state(self, nid: int) -> Any:
         """What the node's kernels get: its operator state, or its params."""
-        return self._states[nid] if nid in self._states else self.graph.nodes[nid].params
+        if nid in self._states:
+            return self._states[nid]
+        return self._resolved.get(nid) or self.graph.nodes[nid].params
 
     def operator_states(self) -> dict[int, Any]:
         """The operator state of each stateful node, by node id."""

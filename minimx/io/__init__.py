@@ -1,6 +1,7 @@
 """`mx.io`: MXNet 1.x's data iterators - the `DataIter` / `DataBatch` / `DataDesc`
-protocol that `Module`-style loops and calibration read, and `NDArrayIter` over
-arrays in memory.
+protocol that `Module`-style loops and calibration read, `NDArrayIter` over
+arrays in memory, `ResizeIter` (a fixed number of batches per epoch) and
+`PrefetchingIter` (batches read ahead on a thread).
 
 >>> import minimx as mx, numpy as np
 >>> it = mx.io.NDArrayIter(np.ones((10, 3)), batch_size=4, last_batch_handle="discard")
@@ -8,6 +9,8 @@ arrays in memory.
 [(4, 3), (4, 3)]
 """
 from .ndarray_iter import NDArrayIter
+from .prefetch import PrefetchingIter
 from .protocol import DataBatch, DataDesc, DataIter
+from .resize import ResizeIter
 
-__all__ = ["DataBatch", "DataDesc", "DataIter", "NDArrayIter"]
+__all__ = ["DataBatch", "DataDesc", "DataIter", "NDArrayIter", "PrefetchingIter", "ResizeIter"]

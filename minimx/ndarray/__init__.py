@@ -2,9 +2,10 @@
 
 The functions ``mx.nd.<Op>`` are generated from the operator registry.
 """
+from types import ModuleType
 from typing import Any
 
-from ..ops import get_op, list_ops
+from ..ops import contrib_names, get_op, list_ops
 from .creation import arange, array, full, ones, random, zeros
 from .functions import maximum, minimum, pow, power
 from .imperative import invoke, invoke_by_name, make_op_function
@@ -15,7 +16,13 @@ for _name in list_ops():
     globals()[_name] = make_op_function(get_op(_name), _name)
 del _name
 
-__all__ = ["NDArray", "array", "empty", "zeros", "ones", "full", "arange", "random",
+# mx.nd.contrib: the _contrib_ operators by MXNet's short names (mx.nd.contrib.box_nms).
+contrib = ModuleType(f"{__name__}.contrib", "The _contrib_ operators without their prefix.")
+for _short, _name in contrib_names().items():
+    setattr(contrib, _short, make_op_function(get_op(_name), _name))
+del _short, _name
+
+__all__ = ["NDArray", "contrib", "array", "empty", "zeros", "ones", "full", "arange", "random",
            "invoke", "invoke_by_name", "save", "load", "waitall", "maximum", "minimum", "power",
            "pow"]
 

@@ -64,9 +64,9 @@ from .winograd import wino_conv, winograd_supports, winograd_weights
 
 __all__ = ["BackendError", "ELTWISE_ALGS", "Int8", "Memory", "MemoryDesc", "Plan", "PostOp",
            "Primitive", "Slot", "available", "batch_norm", "binary", "c_order_strides", "concat",
-           "constant", "conv", "deconv", "eltwise", "engine", "inner_product", "isa",
-           "layer_norm", "lrn", "matmul", "pool_output_size", "pooling", "reorder", "require",
-           "resampling", "softmax", "to_layout", "to_numpy",
+           "constant", "conv", "deconv", "eltwise", "engine", "exact_int8", "inner_product",
+           "isa", "layer_norm", "lrn", "matmul", "pool_output_size", "pooling", "reorder",
+           "require", "resampling", "softmax", "to_layout", "to_numpy",
            "unavailable_reason", "version", "wino_conv", "winograd_supports", "winograd_weights"]
 
 
@@ -97,3 +97,17 @@ def isa() -> str:
     """The instruction set oneDNN dispatches to here, e.g. ``"avx512_core_bf16"``."""
     ffi, lib = native().ffi, native().lib
     return ffi.string(lib.mmx_isa()).decode().removeprefix("cpu_isa_")
+
+
+# oneDNN's ISAs from which on int8 products are summed exactly (VNNI's dot
+# products, AMX's tiles): every ISA named after these extensions, or after the
+# AVX-512 generations that have VNNI (bf16, fp16; AVX10).
+_EXACT_INT8_ISAS = ("vnni", "amx", "bf16", "fp16", "avx10")
+
+
+def exact_int8(isa_name: str | None = None) -> bool:
+    """Whether oneDNN's INT8 kernels on `isa_name` (default: this CPU's) sum int8
+    products exactly. Without VNNI they multiply in 16-bit pairs, which saturate,
+    and halve the weights of signed-data layers against it."""
+    name = isa() if isa_name is None else isa_name
+    return any(part in name for part in _EXACT_INT8_ISAS)

@@ -174,13 +174,17 @@ class Plan:
         return self.add(reorder(src.desc, target), src=src)
 
     def view(self, slot: Slot, desc: MemoryDesc) -> Slot:
-        """The bytes of the written temporary ``slot`` read through another
-        descriptor of the same size (a reshape, or strides that transpose), no
-        copy. Steps may read a view, not write it; it keeps ``slot`` alive."""
-        if not slot.desc.is_plain or desc.nbytes != slot.desc.nbytes or desc.layout == "any":
-            raise BackendError(f"plan.view: {desc.brief} cannot view {slot.desc.brief} (a plain "
-                               "slot viewed through a concrete descriptor of its size)")
+        """The bytes of the written temporary ``slot`` read through other strides
+        of the same size (a reshape, or strides that transpose), no copy. Steps
+        may read a view, not write it; it keeps ``slot`` alive."""
+        if not (slot.desc.is_strided and desc.is_strided) or desc.nbytes != slot.desc.nbytes:
+            raise BackendError(f"plan.view: {desc.brief} cannot view {slot.desc.brief} (a "
+                               "strided slot viewed through strides of its size)")
         return self._view(slot, desc, "plan.view")
+
+    def permute(self, slot: Slot, axes: Sequence[int]) -> Slot:
+        """A view of ``slot`` with its axes in the order ``axes`` (a transpose)."""
+        return self._view(slot, slot.desc.permuted(axes), "plan.permute")
 
     def part(self, slot: Slot, shape: Sequence[int], offsets: Sequence[int]) -> Slot:
         """A view of the part of ``slot`` of ``shape`` from ``offsets`` on (a slice)."""

@@ -423,14 +423,15 @@ def inner_product(src: SrcLike, num_hidden: int, *, bias: bool = False,
 
 
 def matmul(src: SrcLike, weights: SrcLike, *, bias: bool = False,
-           post_ops: Sequence[PostOp] = (), user: dict | None = None) -> Primitive:
+           post_ops: Sequence[PostOp] = (), user: dict | None = None,
+           dst_strides: Sequence[int] | None = None) -> Primitive:
     """Batched matrix product ``dst = src @ weights (+ bias)``: src ``(.., M, K)``,
     weights ``(.., K, N)`` with as many dims (2 to 5; a size-1 batch dim
     broadcasts), bias ``(N,)`` over the last dim, dst plain ``(.., M, N)``.
     Descriptors may be strided views (a transposed operand); a weights shape
     lets oneDNN choose the layout of constant weights, whose layout as the
-    user holds them ``user`` gives (see `build_primitive`).
-    Arguments: src, weights, [bias], dst."""
+    user holds them ``user`` gives (see `build_primitive`); ``dst_strides``
+    writes dst permuted. Arguments: src, weights, [bias], dst."""
     a = _desc(src, "matmul src", any_ok=False)
     b = _desc(weights, "matmul weights", any_ok=True)
     (*batch_a, m, k), (*batch_b, k2, n) = a.shape, b.shape
@@ -446,7 +447,9 @@ def matmul(src: SrcLike, weights: SrcLike, *, bias: bool = False,
         user["bias"] = ((n,), lambda v: v.reshape(bias_d.shape))
     return build_primitive(
         "matmul", f"src {a} weights {b}", native().lib.mmx_matmul_init, a._md, b._md,
-        bias_d._md if bias_d else native().ffi.NULL, MemoryDesc.plain(dst_shape)._md,
+        bias_d._md if bias_d else native().ffi.NULL,
+        (MemoryDesc.strided(dst_shape, dst_strides) if dst_strides
+         else MemoryDesc.plain(dst_shape))._md,
         *post_op_args(post_ops, dst_shape, "matmul"), post_ops=post_ops, user=user)
 
 

@@ -152,6 +152,26 @@ class MemoryDesc:
               f"sub-memory descriptor {dims} at {tuple(offsets)} of {parent}")
         return cls(out[0])
 
+    def permuted(self, axes: Sequence[int]) -> MemoryDesc:
+        """The same bytes with the axes in the order ``axes`` (numpy's transpose:
+        axis k of the result is axis ``axes[k]`` of this one)."""
+        n = len(self.shape)
+        if sorted(axes) != list(range(n)):
+            raise BackendError(f"axes {tuple(axes)} are not a permutation of {n} dims")
+        perm = [0] * n
+        for k, a in enumerate(axes):
+            perm[a] = k   # oneDNN's: where each axis goes
+        ffi, lib = native().ffi, native().lib
+        out = ffi.new("mmx_md **")
+        check(lib.mmx_md_permute(out, self._md, perm), f"permuting {self} by {tuple(axes)}")
+        return MemoryDesc(out[0])
+
+    @property
+    def is_strided(self) -> bool:
+        """Whether the layout is plain strides, in any order (no blocking)."""
+        return self.layout not in ("any", "opaque") and self.layout.isalpha() \
+            and self.layout.islower()
+
     @classmethod
     def any(cls, shape: Sequence[int], dtype: object = FLOAT32) -> MemoryDesc:
         """Layout left to the primitive that receives this descriptor."""

@@ -5,6 +5,7 @@ Importing this package registers every operator module below.
 # Imported for their side effect: each module registers its operators.
 from . import (  # noqa: F401
     activation,
+    amp,
     attention,
     boxes,
     broadcast,
@@ -27,6 +28,15 @@ from . import (  # noqa: F401
     slicing,
     tensor,
 )
-from .registry import OpContext, OpDef, canonical_ops, get_op, list_ops, register
+from .registry import (
+    OpContext,
+    OpDef,
+    canonical_ops,
+    contrib_names,
+    get_op,
+    list_ops,
+    register,
+)
 
-__all__ = ["OpContext", "OpDef", "canonical_ops", "get_op", "list_ops", "register"]
+__all__ = ["OpContext", "OpDef", "canonical_ops", "contrib_names", "get_op", "list_ops",
+           "register"]

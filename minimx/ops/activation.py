@@ -172,7 +172,7 @@ register(OpDef(
 
 # -- softmax family ------------------------------------------------------------------------
 
-def _length_mask(x: Array, axis: int, length: Array | None) -> Array | None:
+def length_mask(x: Array, axis: int, length: Array | None) -> Array | None:
     """True where an element lies within its row's length along `axis`."""
     if length is None:
         return None
@@ -213,7 +213,7 @@ def softmax_grad(y: Array, g: Array, axis: int, temperature: float = 1.0, log: b
 def _softmax_op(name: str, log: bool) -> OpDef:
     def parts(p: Params, inputs: list[Array]) -> tuple[int, float, Array | None]:
         axis = _axis(p.axis, inputs[0].ndim)
-        mask = _length_mask(inputs[0], axis, inputs[1] if p.use_length else None)
+        mask = length_mask(inputs[0], axis, inputs[1] if p.use_length else None)
         return axis, 1.0 if p.temperature is None else p.temperature, mask
 
     def forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
@@ -281,6 +281,7 @@ def _softmax_activation_backward(p: Params, ctx: OpContext, inputs: list[Array],
 
 register(OpDef(
     "SoftmaxActivation", _softmax_activation_forward, backward=_softmax_activation_backward,
+    bfloat16="refuse",
     backward_reads=GradReads(outputs=("output",)),
     params=(Param("mode", "str", "instance", "Specifies how to compute the softmax: over all "
                   "but the first axis (instance) or along axis 1 (channel).",
@@ -408,6 +409,7 @@ def _infer_dropout(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
 
 register(OpDef(
     "Dropout", _dropout_forward, outputs=("output", "mask"), visible_outputs=lambda p: 1,
+    bfloat16="refuse",
     backward=lambda p, ctx, inputs, outputs, out_grads: [
         (out_grads[0] * outputs[1]).astype(inputs[0].dtype, copy=False)],
     backward_reads=GradReads(outputs=("mask",)),

@@ -24,7 +24,8 @@ def _heads(p: Params, x: Array, parts: int) -> Array:
     return x.reshape(t, b, p.heads, parts, width // (parts * p.heads))
 
 
-def _scale(head_dim: int, dtype) -> np.floating:
+def attention_scale(head_dim: int, dtype) -> np.floating:
+    """1 / sqrt(head_dim), in float32 as MXNet computes it, as a `dtype` value."""
     return np.dtype(dtype).type(1 / np.sqrt(np.float32(head_dim)))
 
 
@@ -52,12 +53,12 @@ def _batched(x: Array) -> Array:
 def _qk(p: Params, queries: Array, keys: Array) -> Array:
     """(Tq, B, heads, D) x (Tk, B, heads, D) -> (B * heads, Tq, Tk), scaled by 1/sqrt(D)."""
     scores = _batched(queries) @ _batched(keys).swapaxes(-1, -2)
-    scores *= _scale(queries.shape[-1], scores.dtype)
+    scores *= attention_scale(queries.shape[-1], scores.dtype)
     return scores.reshape(-1, *scores.shape[2:])
 
 
 def _qk_grads(p: Params, queries: Array, keys: Array, grad: Array) -> tuple[Array, Array]:
-    g = _maps(grad, queries.shape[1]) * _scale(queries.shape[-1], grad.dtype)
+    g = _maps(grad, queries.shape[1]) * attention_scale(queries.shape[-1], grad.dtype)
     d_queries = g @ _batched(keys)
     d_keys = g.swapaxes(-1, -2) @ _batched(queries)
     return d_queries.transpose(2, 0, 1, 3), d_keys.transpose(2, 0, 1, 3)

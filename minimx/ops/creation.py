@@ -34,6 +34,14 @@ def _fill_shape(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
     return in_shapes, [merge(out_shapes[0], tuple(p.shape))]
 
 
+def _inferred_shape(p: Params, out_shapes: list) -> Params:
+    """`shape` with its unknown (0) dims as inference found them (a graph whose
+    states are sized by the data, e.g. GluonNLP's begin states)."""
+    if known(p.shape) or out_shapes[0] is None:
+        return p
+    return Params({**{k: p[k] for k in p}, "shape": tuple(out_shapes[0])})
+
+
 def _fill_op(name: str, value: float | None, doc: str) -> OpDef:
     params: tuple[Param, ...] = (Param("shape", "shape", (), "The shape of the output"), _CTX,
               Param("dtype", "dtype", np.dtype("float32"), "Target data type.",
@@ -48,7 +56,7 @@ def _fill_op(name: str, value: float | None, doc: str) -> OpDef:
 
     return OpDef(name, forward, params=params, inputs=(), infer_shape=_fill_shape,
                  infer_type=_constant_type, backward=zero_gradients, backward_reads=GradReads(),
-                 doc=doc)
+                 resolve=_inferred_shape, doc=doc)
 
 
 register(_fill_op("_zeros", 0.0, "An array of zeros of the given shape and dtype."))

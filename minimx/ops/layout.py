@@ -22,13 +22,14 @@ SHAPES_ONLY = GradReads()
 
 # -- SwapAxis and reverse ------------------------------------------------------------
 
-def _swapped(p: Params, ndim: int) -> tuple[int, int]:
+def swapped_axes(p: Params, ndim: int) -> tuple[int, int]:
+    """SwapAxis's two axes, checked against `ndim`."""
     what = f"SwapAxis (dim1={p.dim1}, dim2={p.dim2})"
     return checked_axis(p.dim1, ndim, what), checked_axis(p.dim2, ndim, what)
 
 
 def _swap_dims(p: Params, shape: Dims) -> Dims:
-    a, b = _swapped(p, len(shape))
+    a, b = swapped_axes(p, len(shape))
     out = list(shape)
     out[a], out[b] = out[b], out[a]
     return tuple(out)
@@ -41,7 +42,7 @@ def _infer_swap(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
 
 
 def _swap(p: Params, x: Array) -> Array:
-    return np.swapaxes(x, *_swapped(p, x.ndim))
+    return np.swapaxes(x, *swapped_axes(p, x.ndim))
 
 
 register(OpDef(

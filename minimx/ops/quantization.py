@@ -27,13 +27,13 @@ so MXNet's results there can differ from these by a rounding.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import DTypeLike
 
 from ..base import DTypeError, OperatorError
-from . import activation, pooling, tensor  # noqa: F401  (registered first: their parameters are reused)
+from . import activation, norm, pooling, tensor  # noqa: F401  (registered first: their parameters are reused)
 from .conv import conv_forward
 from .infer import merge_at
 from .registry import GradReads, OpContext, OpDef, Param, Params, get_op, register
@@ -164,7 +164,7 @@ OPERATORS: list[str] = []  # the names this module registers
 def _quantized_op(name: str, forward: Callable, doc: str, **fields) -> OpDef:
     OPERATORS.append(name)
     return register(OpDef(name=name, forward=forward, doc=doc, backward_reads=_NO_GRAD,
-                          **fields))
+                          bfloat16="refuse", **fields))
 
 
 # -- quantize, dequantize, requantize --------------------------------------------------------
@@ -241,19 +241,28 @@ _quantized_op(
     infer_type=_typed(_int8_data, lambda p, t: np.dtype(F32), 3, 1))
 
 
-def _requantize(p: Params, ctx: OpContext, inputs: list) -> list:
-    x = inputs[0]
-    in_real = max_abs(scalar(inputs[1]), scalar(inputs[2]))
+def requantize_scale(p: Params, in_range: tuple[Real, Real], reach: int = 0
+                     ) -> tuple[np.dtype, np.float32, tuple[Real, Real]]:
+    """(output type, scale, output range) of a requantize from int32 over `in_range`:
+    to the calibrated range, else to the range the data reaches (`reach`, its
+    largest magnitude)."""
+    in_real = max_abs(*in_range)
     calib = _calib(p)
-    if calib is not None:
-        real = max_abs(*calib)
-    else:  # the range the data reaches, as a float range
-        reach = int(max(abs(F32(x.min())), abs(F32(x.max())))) if x.size else 0
-        real = F32(F32(F32(reach) * in_real) / INT32_LEVELS)
+    real = max_abs(*calib) if calib is not None else \
+        F32(F32(F32(reach) * in_real) / INT32_LEVELS)
     dtype = output_type(p)
     levels = F32(255 if dtype == np.uint8 else 127)
     scale = F32(F32(in_real / INT32_LEVELS) * F32(levels / real)) if real else F32(0)
-    return [scaled(x, scale, dtype), *range_out(0 if dtype == np.uint8 else -real, real)]
+    return dtype, scale, (0 if dtype == np.uint8 else -real, real)
+
+
+def _requantize(p: Params, ctx: OpContext, inputs: list) -> list:
+    x = inputs[0]
+    reach = int(max(abs(F32(x.min())), abs(F32(x.max())))) \
+        if x.size and _calib(p) is None else 0
+    dtype, scale, out_range = requantize_scale(p, (scalar(inputs[1]), scalar(inputs[2])),
+                                               reach)
+    return [scaled(x, scale, dtype), *range_out(*out_range)]
 
 
 def _int32_data(p: Params, dtype: np.dtype | None) -> np.dtype:
@@ -316,6 +325,79 @@ def _act(p: Params, x: np.ndarray) -> np.ndarray:
 
 _keeps_range("_contrib_quantized_act", "Activation", _act,
              """relu of int8 or uint8 data; the range passes through (as MXNet's oneDNN path).""")
+
+
+# -- BatchNorm of int8 data ----------------------------------------------------------------
+
+_BN_PARAMS_IN = ("data", "gamma", "beta", "moving_mean", "moving_var")
+_BN_RANGES = ("min_data", "max_data")
+
+
+def batch_norm_scale_shift(p: Params, gamma: np.ndarray, beta: np.ndarray, mean: np.ndarray,
+                           var: np.ndarray, data_range: tuple[Real, Real]
+                           ) -> tuple[np.ndarray, np.ndarray]:
+    """The per-channel (scale, shift) that MXNet's quantized BatchNorm hands oneDNN
+    (its mean 0, variance 1): the float BatchNorm moved from the data's int8 scale
+    to the calibrated output's, in MXNet's float32 steps (the inverse std in double).
+    A fixed gamma counts as 1, as the float BatchNorm has it (MXNet 1.9.1's kernel
+    reads the gamma array even then; the two agree where gamma is 1, as gluon's
+    ``scale=False`` keeps it)."""
+    real_in = max_abs(*data_range)
+    real_out = max_abs(p.min_calib_range, p.max_calib_range)
+    g = np.ones_like(gamma, dtype=F32) if p.fix_gamma else gamma.astype(F32)
+    inv_std = (1.0 / np.sqrt(var.astype(np.float64) + p.eps)).astype(F32)
+    scale = ((g * inv_std) * F32(real_in)) / F32(real_out)
+    shift = ((beta.astype(F32) - (mean.astype(F32) * g) * inv_std) * INT8_LEVELS) / F32(real_out)
+    return scale.astype(F32), shift.astype(F32)
+
+
+def batch_norm_int8(x: np.ndarray, scale: np.ndarray, shift: np.ndarray, eps: float,
+                    axis: int) -> np.ndarray:
+    """oneDNN's int8 batch normalization with mean 0 and variance 1: ``x`` times
+    ``scale / sqrt(1 + eps)`` plus ``shift`` in one fused multiply-add, rounded half
+    to even and saturated to int8. uint8 data is first reordered to int8 (times
+    127.5 / 255.5), as MXNet does."""
+    if x.dtype == np.uint8:
+        x = scaled(x, INT8_LEVELS / UINT8_LEVELS, np.int8)
+    factor = (scale / np.sqrt(F32(1) + F32(eps))).astype(F32)
+    view = [-1 if i == axis else 1 for i in range(x.ndim)]
+    y = x.astype(np.float64) * factor.reshape(view) + shift.reshape(view)
+    return saturate(y.astype(F32), np.int8)
+
+
+def _quantized_batch_norm(p: Params, ctx: OpContext, inputs: list) -> list:
+    x, gamma, beta, mean, var = inputs[:5]
+    _int8_data(p, x.dtype)
+    if _calib(p) is None:
+        raise OperatorError("quantized BatchNorm needs min_calib_range and max_calib_range "
+                            "(MXNet's has no run-time range either: calibrate with naive "
+                            "or entropy)")
+    if not -x.ndim <= p.axis < x.ndim:
+        raise OperatorError(f"axis {p.axis} is out of range for {x.ndim}-D data")
+    scale, shift = batch_norm_scale_shift(p, gamma, beta, mean, var,
+                                          (scalar(inputs[5]), scalar(inputs[6])))
+    y = batch_norm_int8(x, scale, shift, p.eps, p.axis % x.ndim)
+    return [y, *range_out(p.min_calib_range, p.max_calib_range)]
+
+
+def _quantized_bn_shape(p, in_shapes, out_shapes):
+    ins, outs = list(in_shapes), list(out_shapes)
+    n = len(_BN_PARAMS_IN)
+    data_in, data_out = get_op("BatchNorm").infer_shape(p, ins[:n], outs[:1] + [None, None])
+    for i in (n, n + 1):
+        merge_at(ins, i, RANGE, "min/max range input")
+    for i in (1, 2):
+        merge_at(outs, i, RANGE, "min/max range output")
+    return data_in + ins[n:], data_out[:1] + outs[1:]
+
+
+_quantized_op(
+    "_contrib_quantized_batch_norm", _quantized_batch_norm,
+    """BatchNorm (global statistics) of int8 or uint8 data into int8 by a calibrated output
+    range, as MXNet's oneDNN path computes it (see `batch_norm_int8`).""",
+    params=get_op("BatchNorm").params, inputs=(*_BN_PARAMS_IN, *_BN_RANGES), outputs=_KEEP_OUT,
+    aux=("moving_mean", "moving_var"), infer_shape=_quantized_bn_shape,
+    infer_type=_typed(_int8_data, lambda p, t: np.dtype(np.int8), 7, 3))
 
 
 # -- the arithmetic of MXNet's fused quantized convolution and fully connected ------------
@@ -485,24 +567,26 @@ def _levels(dtype: np.dtype) -> np.float32:
     return INT8_LEVELS if dtype == np.int8 else UINT8_LEVELS
 
 
+def add_scales(p: Params, dtypes: Sequence[np.dtype], ranges: Sequence[tuple[float, float]]
+               ) -> tuple[np.dtype, list[np.float32], tuple[Real, Real]]:
+    """(output type, each operand's scale into it, output range) of a quantized sum of
+    operands of `dtypes` over `ranges`: by the calibrated range, else int32 over the
+    sum of the operands' ranges."""
+    dtype = _add_type(p, *dtypes)
+    calib = _calib(p)
+    if calib is not None:
+        out_scale = F32(_OUT_LEVELS[dtype] / max_abs(*calib))
+        return dtype, [F32(out_scale / _data_scale(t, *r))
+                       for t, r in zip(dtypes, ranges, strict=True)], calib
+    spans = [max_abs(*r) for r in ranges]
+    hi = F32(spans[0] + spans[1])
+    return dtype, [F32(F32(span * INT32_LEVELS) / F32(hi * _levels(t)))
+                   for t, span in zip(dtypes, spans, strict=True)], (-hi, hi)
+
+
 def _quantized_add(p: Params, ctx: OpContext, inputs: list) -> list:
     operands = inputs[:2]
-    ranges = _ranges_of(inputs, 2)
-    spans = [max_abs(*r) for r in ranges]
-    dtype = _add_type(p, operands[0].dtype, operands[1].dtype)
-    calib = _calib(p)
-    lo: Real
-    hi: Real
-    if calib is not None:
-        lo, hi = calib
-        out_scale = F32(_OUT_LEVELS[dtype] / max_abs(lo, hi))
-        scales = [F32(out_scale / _data_scale(x.dtype, *r)) for x, r in zip(operands, ranges,
-                                                                             strict=True)]
-    else:  # the output spans both ranges, in int32
-        hi = F32(spans[0] + spans[1])
-        lo = -hi
-        scales = [F32(F32(span * INT32_LEVELS) / F32(hi * _levels(x.dtype)))
-                  for x, span in zip(operands, spans, strict=True)]
+    dtype, scales, (lo, hi) = add_scales(p, [x.dtype for x in operands], _ranges_of(inputs, 2))
     if operands[0].dtype != operands[1].dtype:  # the uint8 one is first rescaled into int8
         u8 = 0 if operands[0].dtype == np.uint8 else 1
         operands[u8] = scaled(operands[u8], scales[u8], np.int8)

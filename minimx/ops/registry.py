@@ -26,6 +26,10 @@ Kernel contract:
   ``infer_type`` likewise: given what is known (None for an unknown shape, 0
   for an unknown dimension), return what can be known. They may run in either
   direction and raise `ShapeError` / `DTypeError` on contradictions.
+- bfloat16: a stateless kernel never sees it. Its bfloat16 inputs come widened
+  to float32 and its results are rounded to the inferred dtypes (`bfloat16.py`).
+  ``bfloat16="native"``: the kernel takes bfloat16 itself (the casts);
+  ``bfloat16="refuse"``: type inference refuses it (no kernel in MXNet 1.9.1).
 """
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..base import OperatorError, node_label
+from . import bfloat16 as bf16
 from .infer import same_dtype, same_shape
 from .params import REQUIRED, Param, ParamParseError, Params
 
@@ -136,8 +141,26 @@ class OpDef:
     inplace: tuple[tuple[int, int], ...] = ()
     variadic: str | None = None
     create_state: Callable[..., Any] | None = None
+    # For parameters that leave dims to shape inference (MXNet's 0 dims in `shape`):
+    # ``resolve(p, out_shapes) -> Params``, the parameters the kernels get once the
+    # graph's shapes are known.
+    resolve: Callable[[Params, list], Params] | None = None
     aliases: tuple[str, ...] = ()
     doc: str = ""
+    bfloat16: str = "float32"   # how its kernel meets bfloat16: float32, native or refuse
+
+    def __post_init__(self) -> None:
+        if self.bfloat16 not in ("float32", "native", "refuse"):
+            raise OperatorError(f"{self.name}: bfloat16={self.bfloat16!r} is not one of "
+                                "float32, native, refuse")
+        if self.bfloat16 == "refuse":
+            object.__setattr__(self, "infer_type", bf16.refusing_bf16(self.infer_type, self.name))
+        # Stateful operators (subgraphs, oneDNN plans) handle their own dtypes.
+        elif self.bfloat16 == "float32" and self.create_state is None:
+            object.__setattr__(self, "forward", bf16.forward_in_float32(
+                self.forward, self.infer_type, self.num_outputs, self.aux_indices))
+            if self.backward is not None:
+                object.__setattr__(self, "backward", bf16.backward_in_float32(self.backward))
 
     # -- parameters -------------------------------------------------------
     def param(self, name: str) -> Param | None:
@@ -258,10 +281,18 @@ def list_ops() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def contrib_names() -> dict[str, str]:
+    """MXNet's ``contrib`` namespaces (``mx.sym.contrib.box_nms``): each
+    ``_contrib_`` name without its prefix, mapped to the registered name."""
+    prefix = "_contrib_"
+    return {name[len(prefix):]: name for name in _REGISTRY if name.startswith(prefix)}
+
+
 def canonical_ops() -> list[OpDef]:
     """Each registered operator once."""
     return sorted({id(op): op for op in _REGISTRY.values()}.values(), key=lambda o: o.name)
 
 
 __all__ = ["GradReads", "OpDef", "OpContext", "Unread", "Param", "Params", "REQUIRED", "register",
-           "get_op", "list_ops", "canonical_ops", "is_hidden_attr", "zero_gradients"]
+           "get_op", "list_ops", "contrib_names", "canonical_ops", "is_hidden_attr",
+           "zero_gradients"]

@@ -217,3 +217,12 @@ register(OpDef(
     forward=_adaptive_forward, backward=_adaptive_backward, backward_reads=GradReads(),
     infer_shape=_adaptive_shape,
 ))
+
+
+# The two weight matrices of each separable operator's node, from its parameters, data
+# shape and output shape: what `separable` applies (the DNNL backend lowers the same
+# maps onto oneDNN matmuls).
+SEPARABLE_WEIGHTS = {
+    "_contrib_BilinearResize2D": lambda p, data, out: _resize_weights(p, data, out[2:]),
+    "_contrib_AdaptiveAvgPooling2D": lambda p, data, out: _adaptive_weights(p, data),
+}

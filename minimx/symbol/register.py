@@ -45,7 +45,9 @@ def Variable(name: str, attr: dict | None = None, shape: Sequence[int] | None = 
     if dtype is not None:
         attrs["__dtype__"] = str(DTYPE_TO_FLAG[as_dtype(dtype)])
     if init is not None:
-        attrs["__init__"] = init if isinstance(init, str) else json.dumps(init)
+        # An mx.init.Initializer (a layer above) writes its own JSON.
+        attrs["__init__"] = init if isinstance(init, str) else \
+            init.dumps() if hasattr(init, "dumps") else json.dumps(init)
     if stype is not None:
         attrs["__storage_type__"] = stype
     for key, value in kwargs.items():

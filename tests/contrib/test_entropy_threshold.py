@@ -4,9 +4,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from minimx import MinimxError
-from minimx.contrib.quantization import Histogram, get_optimal_threshold, smooth_distribution
+from minimx.contrib.quantization import (
+    Histogram,
+    entropy,
+    get_optimal_threshold,
+    smooth_distribution,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "quantization"
 CASES = json.loads((FIXTURES / "thresholds.json").read_text())
@@ -93,3 +100,60 @@ def test_merging_wider_values_adds_whole_bins_each_side():
     assert len(merged.counts) == 9
     np.testing.assert_allclose(merged.threshold, 1.8)
     np.testing.assert_array_equal(merged.counts, [0, 0, 1, 0, 0, 0, 1, 0, 1])
+
+
+def _mxnets_loop(counts: np.ndarray, num_quantized_bins: int) -> np.ndarray:
+    """The divergence of every window, as MXNet 1.9.1's CalibrateComputeCPU loop
+    computes it, one window at a time with float32 sums taken left to right."""
+    f32 = np.float32
+
+    def running_sum(values):
+        return np.cumsum(values, dtype=f32)[-1]
+
+    def smooth(p):
+        zeros = p == 0
+        nonzero = p.size - np.count_nonzero(zeros)
+        eps1 = f32(1e-4) * f32(np.count_nonzero(zeros)) / f32(nonzero) if nonzero else 1
+        return None if eps1 >= 1 else np.where(zeros, f32(1e-4), p - f32(eps1)).astype(f32)
+
+    hist, zero, out = counts.astype(f32), len(counts) // 2, []
+    for half in range(num_quantized_bins // 2, zero + 1):
+        start, stop = zero - half, zero + half + 1
+        p = hist[start:stop].copy()
+        p[0], p[-1] = running_sum(hist[:start + 1]), running_sum(hist[stop - 1:])
+        sliced = hist[start:stop].astype(np.int64)
+        sliced[0] = 0
+        width = len(sliced) // num_quantized_bins
+        q = np.zeros(len(p), f32)
+        for j in range(num_quantized_bins):
+            lo, hi = j * width, (len(q) if j == num_quantized_bins - 1 else (j + 1) * width)
+            total = f32(sliced[lo:(j + 1) * width].sum())
+            if j == num_quantized_bins - 1:
+                total += f32(sliced[num_quantized_bins * width:].sum())
+            norm = np.count_nonzero(sliced[lo:hi])
+            if norm:
+                q[lo:hi] = np.where(p[lo:hi] != 0, total / f32(norm), f32(0))
+        p, q = smooth(p), smooth(q)
+        if p is None or q is None:
+            out.append(np.inf)
+            continue
+        p, q = p / running_sum(p), q / running_sum(q)
+        log = np.log((p / q).astype(np.float64)).astype(f32)
+        out.append(running_sum(p * log))
+    return np.array(out, f32)
+
+
+@settings(max_examples=40, deadline=None)
+@given(half_bins=st.integers(2, 60), levels=st.integers(1, 20), seed=st.integers(0, 2**16),
+       scale=st.sampled_from([3, 1e3, 4e7]), zeros=st.floats(0, 0.9))
+def test_the_search_is_mxnets_loop(half_bins, levels, seed, scale, zeros):
+    """The windows searched a block at a time give the divergences of MXNet's loop bit
+    for bit: sums taken in its order (also past float32's integers, 2**24), the same
+    levels, smoothing and logarithms; windows of one column or many."""
+    num_bins = 2 * half_bins + 1
+    num_quantized_bins = min(2 * levels + 1, num_bins)
+    rng = np.random.default_rng(seed)
+    counts = rng.poisson(scale, num_bins) * (rng.random(num_bins) >= zeros)
+    halves = np.arange(num_quantized_bins // 2, half_bins + 1)
+    got = entropy._divergences(counts.astype(np.float32), halves, num_quantized_bins)
+    np.testing.assert_array_equal(got, _mxnets_loop(counts, num_quantized_bins))

@@ -12,6 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import minimx as mx
+from minimx import onednn
+
 from ..onednn_required import require_onednn
 
 BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "int8_agreement.py"
@@ -21,8 +24,14 @@ assert _spec is not None and _spec.loader is not None
 agreement_script = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(agreement_script)
 RECORD, FIXTURES = agreement_script.RECORD, agreement_script.FIXTURES / "int8_agreement"
-# Quantized by minimx into MXNet's graph, node for node (the others differ: see the README).
-SAME_GRAPH = ["resnet18_v1_narrow", "resnet18_v1_wide16"]
+# Quantized by minimx into MXNet's graph, node for node.
+SAME_GRAPH = ["resnet18_v1_narrow", "resnet18_v1_wide16", "resnet50_v2_narrow",
+              "densenet_narrow"]
+# Their INT8 outputs are MXNet's: the calibrated ranges come out as MXNet's to the digit.
+SAME_OUTPUTS = ["resnet18_v1_narrow", "resnet50_v2_narrow"]
+# DenseNet's ranges differ from MXNet's in the last printed digit (calibration runs on
+# each runtime's own float32 rounding); on MXNet's ranges its outputs are MXNet's.
+AGREES_AT_LEAST = ["resnet18_v1_narrow", "resnet18_v1_wide16", "resnet50_v2_narrow"]
 # The MobileNets' fp32 logits do not move over the images (collapsed): their figures are
 # compared in the benchmark's table only.
 SAME_GRAPH_COLLAPSED = ["mobilenet0.125_c10", "mobilenetv2_0.25_c10"]
@@ -80,16 +89,42 @@ def _skip_without(backend):
 
 
 @pytest.mark.parametrize("backend", [None, "DNNL"])
-def test_int8_outputs_are_mxnets_where_the_ranges_are(backend):
-    """resnet18_v1_narrow's calibrated ranges come out as MXNet's to the printed digit."""
+@pytest.mark.parametrize("model", SAME_OUTPUTS)
+def test_int8_outputs_are_mxnets_where_the_ranges_are(model, backend):
+    """The calibrated ranges come out as MXNet's to the printed digit; ResNet v2's
+    standalone BatchNorms run as MXNet's _contrib_quantized_batch_norm."""
     _skip_without(backend)
-    _, int8 = agreement_script.measure("resnet18_v1_narrow", backend)
+    _, int8 = agreement_script.measure(model, backend)
     with np.load(FIXTURES / "outputs.npz") as outputs:
-        np.testing.assert_array_equal(int8, outputs["resnet18_v1_narrow:int8"])
+        np.testing.assert_array_equal(int8, outputs[f"{model}:int8"])
 
 
 @pytest.mark.parametrize("backend", [None, "DNNL"])
-@pytest.mark.parametrize("model", SAME_GRAPH)
+def test_mxnets_quantized_densenet_gives_mxnets_outputs(backend):
+    """MXNet's own quantized DenseNet graph (its ranges, minimx's quantized
+    parameters): quantized BatchNorm, relu and concat with the aligned scales of its
+    inputs give MXNet's INT8 outputs exactly."""
+    _skip_without(backend)
+    model = "densenet_narrow"
+    calib, evaluation = agreement_script.model_images(model)
+    _, (_, qargs, qauxs) = agreement_script.quantized(model, calib)
+    with gzip.open(FIXTURES / f"{model}-int8-symbol.json.gz") as f:
+        mxnets = mx.sym.load_json(f.read().decode())
+    int8 = agreement_script.forward((mxnets, qargs, qauxs), evaluation, backend)
+    with np.load(FIXTURES / "outputs.npz") as outputs:
+        np.testing.assert_array_equal(int8, outputs[f"{model}:int8"])
+
+
+def test_densenet_agrees_with_fp32_as_mxnet_does_up_to_calibration_rounding():
+    ours, _ = agreement_script.measure("densenet_narrow", "DNNL" if onednn.available() else None)
+    mxnets = RECORD["models"]["densenet_narrow"]
+    assert ours.top1 >= mxnets["top1"] > 0.9
+    assert ours.cosine == pytest.approx(mxnets["cosine"], abs=1e-6)
+    assert ours.centred_cosine == pytest.approx(mxnets["centred_cosine"], abs=1e-4)
+
+
+@pytest.mark.parametrize("backend", [None, "DNNL"])
+@pytest.mark.parametrize("model", AGREES_AT_LEAST)
 def test_int8_agrees_with_fp32_at_least_as_mxnets_does(model, backend):
     _skip_without(backend)
     ours, _ = agreement_script.measure(model, backend)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import minimx as mx
-from minimx.base import MinimxError
+from minimx.base import DTypeError, MinimxError, ShapeError
 from minimx.contrib.quantization import quantize_model, quantize_model_mkldnn
 from minimx.contrib.quantization.mkldnn_fusion import fuse_float
 
@@ -112,14 +112,29 @@ def test_excluded_layer_stays_float():
     assert np.abs(out - io["fp32_output"]).max() < 0.1 * np.abs(io["fp32_output"]).max()
 
 
-def test_plain_quantize_model_runs():
+def test_plain_quantize_model_runs_and_is_mxnets_graph():
+    """The sums are quantized to int32 and requantized after (MXNet's FNeedRequantize),
+    where quantize_model_mkldnn folds the requantize back."""
     sym, args, auxs = float_model()
     with np.load(FIXTURES / "qnet_naive-io.npz") as npz:
         calib = npz["calib"]
-    # uint8 throughout: MXNet's oneDNN quantized convolution takes no int8 data
+    # uint8 throughout: MXNet's oneDNN quantized convolution takes no int8 data. A
+    # quantized BatchNorm writes int8 (as MXNet's), so the BatchNorms stay float.
     qsym, qargs, qauxs = quantize_model(sym, args, auxs, calib_mode="naive",
                                         calib_data=[calib[:4], calib[4:]],
-                                        quantized_dtype="uint8", label_names=None)
+                                        quantized_dtype="uint8", label_names=None,
+                                        excluded_op_names=["BatchNorm"])
+    want = json.loads((FIXTURES.parent / "quantized_plain" / "qnet_plain-symbol.json")
+                      .read_text())["nodes"]
+    assert [(n["name"], n["op"], n["inputs"]) for n in nodes(qsym)] == \
+        [(n["name"], n["op"], n["inputs"]) for n in want]
+    for mine, mxnets in zip(nodes(qsym), want, strict=True):
+        ranges = [k for k in mine.get("attrs", {}) if k.endswith("calib_range")]
+        assert ranges == [k for k in mxnets.get("attrs", {}) if k.endswith("calib_range")]
+        assert {k: v for k, v in mine.get("attrs", {}).items() if k not in ranges} == \
+            {k: v for k, v in mxnets.get("attrs", {}).items() if k not in ranges}
+        assert [float(mine["attrs"][k]) for k in ranges] == pytest.approx(
+            [float(mxnets["attrs"][k]) for k in ranges], rel=1e-5, abs=1e-6)
     ops = {n["op"] for n in nodes(qsym)}
     assert {"_contrib_quantized_conv", "_contrib_quantized_fully_connected",
             "_contrib_requantize", "_contrib_dequantize"} <= ops
@@ -137,7 +152,70 @@ def test_plain_quantize_model_runs():
     (dict(quantize_mode="half"), "unknown quantize_mode 'half'"),
     (dict(quantize_granularity="row-wise"), "unknown quantize_granularity 'row-wise'"),
     (dict(calib_mode="kl"), "unknown calib_mode 'kl'"),
+    (dict(num_calib_examples=0), "num_calib_examples must be a positive integer or None, got 0"),
+    (dict(data_names=("x",)), "data_names x are not inputs of the symbol"),
+    (dict(ctx="cpu"), "ctx must be one Context, got 'cpu'"),
 ])
 def test_bad_options_are_refused(kwargs, message):
     with pytest.raises(MinimxError, match=message):
         quantize("naive", **kwargs)
+
+
+@pytest.mark.parametrize("dtype, calib_mode, excluded, layer", [
+    ("int8", "naive", ["BatchNorm"], "quantized_conv0"),
+    ("auto", "none", ["BatchNorm"], "quantized_conv0"),  # uncalibrated 'auto' is int8
+    ("uint8", "naive", [], "quantized_conv1"),  # after a quantized BatchNorm (int8 out)
+])
+def test_plain_quantize_model_refuses_int8_data_into_a_convolution(dtype, calib_mode,
+                                                                   excluded, layer):
+    """MXNet's CPU _contrib_quantized_conv takes uint8 only and fails at the first
+    forward; minimx says so when quantizing."""
+    sym, args, auxs = float_model()
+    with np.load(FIXTURES / "qnet_naive-io.npz") as npz:
+        calib = npz["calib"]
+    with pytest.raises(DTypeError, match=rf"quantization: {layer} "
+                                         r"\(_contrib_quantized_conv\): data is int8: MXNet's "
+                                         r"oneDNN quantized convolution takes uint8.*"
+                                         r"use quantize_model_mkldnn"):
+        quantize_model(sym, args, auxs, calib_mode=calib_mode, quantized_dtype=dtype,
+                       calib_data=None if calib_mode == "none" else [calib[:4]],
+                       label_names=None, excluded_op_names=excluded)
+
+
+def test_calib_mode_none_refuses_a_quantized_batch_norm():
+    """A standalone BatchNorm quantized needs a calibrated range: MXNet's fails at the
+    first forward (LOG(FATAL)); minimx when quantizing, naming the node."""
+    sym, args, auxs = float_model()
+    with pytest.raises(MinimxError, match=r"calib_mode='none' leaves quantized_bn0, "
+                                          r"quantized_bn2 \(_contrib_quantized_batch_norm\)"):
+        quantize_model(sym, args, auxs, calib_mode="none", quantized_dtype="uint8",
+                       label_names=None)
+
+
+def _calib_iter(change=None):
+    with np.load(FIXTURES / "qnet_naive-io.npz") as npz:
+        calib = npz["calib"].copy()
+    batches = [calib[:4], calib[4:8]]
+    if change is not None:
+        batches[1] = change(batches[1])
+    return batches
+
+
+@pytest.mark.parametrize("calib_data, error, message", [
+    (_calib_iter(lambda b: b[:, :, :4]), ShapeError,
+     r"calibration batch 1: data has shape \(4, 3, 4, 8\), but the symbol is bound for data "
+     r"of shape \(4, 3, 8, 8\)"),
+    (_calib_iter(lambda b: np.where(np.arange(b.size).reshape(b.shape) < 3, np.nan, b)),
+     MinimxError, "calibration batch 1: data has 3 NaN or infinite values"),
+    (_calib_iter(lambda b: np.full_like(b, np.inf)), MinimxError,
+     "calibration batch 1: data has 768 NaN or infinite values"),
+    ([], MinimxError, "calibration: calib_data gave no batches"),
+    ([{"x": np.zeros((4, 3, 8, 8), np.float32)}], MinimxError,
+     "calibration batch 0: has no data"),
+])
+def test_bad_calibration_data_is_refused(calib_data, error, message):
+    sym, args, auxs = float_model()
+    for quantize_fn in (quantize_model, quantize_model_mkldnn):
+        with pytest.raises(error, match=message):
+            quantize_fn(sym, args, auxs, calib_mode="entropy", calib_data=calib_data,
+                        quantized_dtype="auto", label_names=None)

@@ -22,6 +22,9 @@ from tools.seeded_weights import seeded_weights
 FAMILIES = Path(__file__).resolve().parents[1] / "fixtures" / "families"
 MODELS = sorted(p.name[:-len(".json")] for p in FAMILIES.glob("*.json")
                 if not p.name.endswith("symbol.json"))
+# Random weights drive Faster R-CNN's box regressions through exp to 1e11, where float32
+# sums taken in another order differ in the fourth digit.
+TOLERANCE = {"faster_rcnn_resnet50_v1b_voc": 1e-3}
 
 
 def load(name: str) -> tuple[mx.sym.Symbol, dict, dict[str, np.ndarray]]:
@@ -60,16 +63,18 @@ def test_model_matches_mxnet(name: str, backend: str, monkeypatch: pytest.Monkey
         require_onednn()
     _, spec, values = load(name)
     outputs, internals = run(name, backend, monkeypatch)
+    tol = TOLERANCE.get(name, 1e-4)
     for key, got in internals.items():
         want = values[f"internal:{key}"]
-        assert_close(got, want, 2e-3 if want.dtype == np.float16 else 1e-4, f"{name}: {key}")
+        assert_close(got, want, max(tol, 2e-3) if want.dtype == np.float16 else tol,
+                     f"{name}: {key}")
     for i, got in enumerate(outputs):
-        assert_close(got, values[f"output{i}"], 1e-4, f"{name}: output {i}")
+        assert_close(got, values[f"output{i}"], tol, f"{name}: output {i}")
 
 
 def assert_close(got: np.ndarray, want: np.ndarray, tol: float, what: str) -> None:
     """Equal up to `tol` of the largest value: random weights leave some outputs in the
     thousands, where float32 sums in another order differ in the fourth digit."""
-    scale = max(1.0, float(np.abs(want).max(initial=0.0)))
+    scale = max(1.0, float(np.abs(want[np.isfinite(want)]).max(initial=0.0)))
     np.testing.assert_allclose(got, want.astype(got.dtype), rtol=tol, atol=tol * scale,
                                err_msg=what)

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import minimx as mx
 from minimx.base import OperatorError, ShapeError
 from minimx.ops import get_op
 
@@ -34,6 +35,14 @@ def test_filled_shape_may_come_from_the_output():
     assert infer("_zeros", {"shape": (2, 0)}, [], [(2, 5)]) == ([], [(2, 5)])
     with pytest.raises(ShapeError, match=r"unknown"):
         run("_ones", {"shape": (2, 0)})
+
+
+def test_filled_shape_from_the_graph_runs_bound():
+    # GluonNLP's begin states: zeros of (layers, 0, hidden), the batch known from the data.
+    x = mx.sym.var("x")
+    y = mx.sym.elemwise_add(mx.sym.ones(shape=(0, 3)), x)
+    ex = y.bind(mx.cpu(), {"x": mx.nd.array(np.arange(6).reshape(2, 3))}, grad_req="null")
+    np.testing.assert_array_equal(ex.forward()[0].asnumpy(), np.arange(6).reshape(2, 3) + 1)
 
 
 @FAST

@@ -214,3 +214,41 @@ def test_json_round_trip_keeps_the_results(case):
 def test_every_quantization_operator_is_checked_against_mxnet():
     from minimx.ops.quantization import OPERATORS  # the module's own list, read here only
     assert sorted(set(OPERATORS)) == sorted({c["op"] for c in CASES.values()})
+
+
+def _quantized_batch_norm(x, gamma, beta, mean, var, data_range, **attrs):
+    op = get_op("_contrib_quantized_batch_norm")
+    params = op.parse_params({"min_calib_range": "-3", "max_calib_range": "3", **attrs}, "bn")
+    lo, hi = (np.array([v], np.float32) for v in data_range)
+    return op.forward(params, OpContext(), [x, gamma, beta, mean, var, lo, hi])
+
+
+def test_quantized_batch_norm_is_the_float_batch_norm_to_a_step():
+    """int8 in, int8 out by the calibrated range: the float BatchNorm of the
+    dequantized data, quantized, to one step (two roundings); a fixed gamma is 1
+    as in the float BatchNorm."""
+    rng = np.random.default_rng(0)
+    x = rng.integers(-127, 128, (2, 4, 3, 3)).astype(np.int8)
+    gamma, beta = rng.uniform(0.5, 1.5, 4).astype(np.float32), rng.uniform(-1, 1, 4)
+    mean, var = rng.uniform(-1, 1, 4), rng.uniform(0.5, 2, 4)
+    beta, mean, var = (a.astype(np.float32) for a in (beta, mean, var))
+    for fix_gamma in (False, True):
+        y, lo, hi = _quantized_batch_norm(x, gamma, beta, mean, var, (-2.0, 1.5),
+                                          fix_gamma=str(fix_gamma), eps="1e-3")
+        assert y.dtype == np.int8 and (lo[0], hi[0]) == (-3, 3)
+        g = np.ones(4, np.float32) if fix_gamma else gamma
+        want = mx.nd.BatchNorm(mx.nd.array(x.astype(np.float32) * 2 / 127.5), mx.nd.array(g),
+                               mx.nd.array(beta), mx.nd.array(mean), mx.nd.array(var),
+                               fix_gamma=False, eps=1e-3, use_global_stats=True).asnumpy()
+        expected = np.clip(want * 127.5 / 3, -128, 127)
+        assert np.abs(y - expected).max() <= 1
+        assert np.abs(y - expected).mean() < 0.3
+
+
+def test_quantized_batch_norm_needs_a_calibrated_range():
+    op = get_op("_contrib_quantized_batch_norm")
+    params = op.parse_params({}, "bn")
+    ones = np.ones(2, np.float32)
+    with pytest.raises(OperatorError, match="needs min_calib_range and max_calib_range"):
+        op.forward(params, OpContext(), [np.zeros((1, 2), np.int8), ones, ones, ones, ones,
+                                         -ones[:1], ones[:1]])

@@ -53,13 +53,25 @@ def _same_shapes(node: SelectorNode) -> str | None:
     return f"inputs of different shapes {', '.join(map(str, shapes))}"
 
 
+def _broadcasts(a: Any, b: Any) -> bool:
+    """Whether shape `b` broadcasts to `a` over size-1 dims (oneDNN's rule)."""
+    return len(a) == len(b) and all(y in (x, 1) for x, y in zip(a, b, strict=True))
+
+
 def _broadcast_to_first(node: SelectorNode) -> str | None:
     # oneDNN's binary broadcasts its second operand only, over size-1 dims.
     a, b = node.input_shapes
-    if not (_known(a) and _known(b)) or (
-            len(a) == len(b) and all(y in (x, 1) for x, y in zip(a, b, strict=True))):
+    if not (_known(a) and _known(b)) or _broadcasts(a, b):
         return None
     return f"broadcasts its first operand ({a} with {b}; oneDNN broadcasts the second only)"
+
+
+def _broadcast_either(node: SelectorNode) -> str | None:
+    # Commutative: the lowering swaps the operands when the first one broadcasts.
+    a, b = node.input_shapes
+    if not (_known(a) and _known(b)) or _broadcasts(a, b) or _broadcasts(b, a):
+        return None
+    return f"broadcasts both operands ({a} with {b}; oneDNN broadcasts one only)"
 
 
 def _pool_geometry(p, size: tuple) -> tuple[tuple, tuple, tuple]:
@@ -115,23 +127,18 @@ def _deconv_adj(node: SelectorNode) -> str | None:
     return f"adj {tuple(p.adj)} larger than pad {tuple(p.pad or ())}"
 
 
-def _keeps_batch(node: SelectorNode) -> str | None:
-    # A view FullyConnected can read without knowing it: the batch axis stays.
-    (data,), (out,) = node.input_shapes, node.output_shapes[:1]
-    if not (_known(data) and _known(out)) or (len(data) >= 2 and data[0] == out[0]):
-        return None
-    return f"moves the batch axis ({data} to {out})"
-
-
 # The operators whose range outputs a subgraph knows when it compiles: calibrated,
 # or passing their input's range on.
 RANGE_MAKERS = frozenset({"_contrib_quantize_v2", "_sg_mkldnn_conv",
                           "_sg_mkldnn_fully_connected", "_contrib_quantized_pooling",
                           "_contrib_quantized_flatten", "_contrib_quantized_elemwise_add",
-                          "_contrib_quantized_concat"})
-# Those whose output range is their inputs' (known when theirs are).
+                          "_contrib_quantized_concat", "_contrib_quantized_act",
+                          "_contrib_quantized_batch_norm", "_contrib_requantize"})
+# Those whose output range follows from their inputs' (known when theirs are): a sum
+# without calibration is int32 over both operands' ranges.
 RANGE_KEEPERS = frozenset({"_contrib_quantized_pooling", "_contrib_quantized_flatten",
-                           "_contrib_quantized_concat"})
+                           "_contrib_quantized_concat", "_contrib_quantized_act",
+                           "_contrib_quantized_elemwise_add"})
 
 
 def calibrated(params: Any, op: str | None) -> bool:
@@ -145,13 +152,15 @@ def calibrated(params: Any, op: str | None) -> bool:
 def range_inputs(node: Node) -> list[int]:
     """The positions of the min/max inputs whose values scale the node (the
     lowering reads them when it compiles)."""
-    if node.op == "_contrib_dequantize":
+    if node.op in ("_contrib_dequantize", "_contrib_requantize"):
         return [1, 2]
     if node.op == "_contrib_quantized_elemwise_add":
         return [2, 3, 4, 5]
     if node.op == "_contrib_quantized_concat":
         n = node.operator()[1].num_args
         return list(range(n, 3 * n))
+    if node.op == "_contrib_quantized_batch_norm":
+        return [5, 6]
     if node.op not in ("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected"):
         return []
     names = node.input_names()
@@ -166,8 +175,8 @@ def _calibrated(node: SelectorNode) -> str | None:
     p = node.params
     if node.op in ("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected") and not p.quantized:
         return _chain_refusal(node)  # float32: lowered as minimx's own fused chains
-    if node.op not in ("_contrib_dequantize", "_contrib_quantized_concat") and \
-            not calibrated(p, node.op):
+    if node.op not in ("_contrib_dequantize", "_contrib_quantized_concat",
+                       "_contrib_quantized_elemwise_add") and not calibrated(p, node.op):
         return "no calibrated range (calib_mode none: ranges found at run time)"
     if node.op == "_contrib_quantize_v2" and node.input_dtypes and \
             node.input_dtypes[0] is not None and np.dtype(node.input_dtypes[0]) != np.float32:
@@ -202,9 +211,9 @@ def _chain_refusal(node: SelectorNode) -> str | None:
 
 CHECKS: dict[str, Callable[[SelectorNode], str | None]] = {
     "calibrated": _calibrated,
-    "keeps_batch": _keeps_batch,
     "same_shapes": _same_shapes,
     "broadcast_to_first": _broadcast_to_first,
+    "broadcast_either": _broadcast_either,
     "pooling_window": _pooling_window,
     "deconv_adj": _deconv_adj,
 }
@@ -221,12 +230,14 @@ class Support:
         except (KeyError, TypeError, AttributeError) as exc:
             raise BackendError(f"DNNL config: malformed ({exc!r})") from None
         for op, rule in self.ops.items():
-            unknown = set(rule) - {"lower", "ndim", "params", "check", "dtypes"}
+            unknown = set(rule) - {"lower", "ndim", "params", "check", "dtypes", "dtypes_of"}
             if unknown or "lower" not in rule or rule.get("check", "same_shapes") not in CHECKS:
                 raise BackendError(f"DNNL config: bad rule for {op}: {rule}")
             rule["params"] = {k: {_normal(v) for v in vs}
                               for k, vs in (rule.get("params") or {}).items()}
             rule["dtypes"] = frozenset(np.dtype(t) for t in rule.get("dtypes", ())) or self.dtypes
+            rule["dtypes_of"] = {name: frozenset(np.dtype(t) for t in types)
+                                 for name, types in rule.get("dtypes_of", {}).items()}
 
     def lowering(self, op: str | None) -> str | None:
         """How the operator `op` is lowered (a key of `lower.LOWERINGS`), or None
@@ -263,10 +274,16 @@ class Support:
         return self.dtypes if rule is None else rule["dtypes"]
 
     def foreign_dtypes(self, node: SelectorNode) -> set[str]:
-        """The names of the node's known dtypes (inputs, outputs) not in its row's."""
+        """The names of the node's known dtypes (inputs, outputs) not in its row's
+        (for an input its row's `dtypes_of` names: not in those)."""
         allowed = self._dtypes(node)
-        return {np.dtype(t).name for t in (*node.input_dtypes, *node.output_dtypes)
-                if t is not None and np.dtype(t) not in allowed}
+        rule = self.ops.get(node.op) if node.op else None
+        by_name = rule["dtypes_of"] if rule else {}
+        names = node.node.input_names() if by_name else [""] * len(node.input_dtypes)
+        checked = [(t, by_name.get(name, allowed))
+                   for name, t in zip(names, node.input_dtypes, strict=False)]
+        checked += [(t, allowed) for t in node.output_dtypes]
+        return {np.dtype(t).name for t, ok in checked if t is not None and np.dtype(t) not in ok}
 
     def op_refusal(self, node: SelectorNode) -> str | None:
         """`refusal`, whatever the node's dtypes."""

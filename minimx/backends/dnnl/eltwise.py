@@ -57,6 +57,8 @@ ALGORITHMS: dict[str, _Algorithm | dict[str, _Algorithm]] = {
     "LeakyReLU": {"leaky": _Algorithm("relu", "slope"), "elu": _Algorithm("elu", "slope"),
                   "gelu": _Algorithm("gelu_erf")},
     "clip": _Algorithm("clip", "a_min", "a_max"),
+    # relu of int8 / uint8 data: exact, and the range passes through
+    "_contrib_quantized_act": {"relu": _Algorithm("relu")},
     "relu": _Algorithm("relu"), "sigmoid": _Algorithm("logistic"), "tanh": _Algorithm("tanh"),
     "sqrt": _Algorithm("sqrt"), "square": _Algorithm("square"), "abs": _Algorithm("abs"),
     # The scalar arithmetic, as alpha * x + beta.

@@ -28,7 +28,11 @@ from ...base import BackendError, settings
 from ...graph import Graph, Node, NodeEntry
 from ...graph.infer import infer_shapes
 from ...graph.plan_memory import MemoryPlan, Step, last_reads, plan_memory
+from ...ops.activation import length_mask
+from ...ops.attention import attention_scale
+from ...ops.layout import swapped_axes
 from ...ops.quantization import scalar as q_scalar
+from ...ops.resampling import SEPARABLE_WEIGHTS
 from ...ops.tensor import slice_axis_range
 from ...subgraph.selector import SelectorNode
 from ...subgraph.subgraph_op import inner_graph
@@ -40,9 +44,11 @@ from .quantized import (
     dequantize,
     quantize,
     quantized_add,
+    quantized_batch_norm,
     quantized_concat,
     quantized_conv,
     quantized_fc,
+    requantize,
 )
 from .weights import Constant, fold_bias, fold_weight
 from .winograd import use_winograd
@@ -59,7 +65,8 @@ def _flattens(node: Node) -> bool:
     return node.op in ("FullyConnected", "_sg_mkldnn_fully_connected") and bool(
         node.params is not None and node.params.get("flatten", True))
 # Quantized operators whose min/max outputs are their min/max inputs.
-RANGE_PASSING = ("_contrib_quantized_pooling", "_contrib_quantized_flatten")
+RANGE_PASSING = ("_contrib_quantized_pooling", "_contrib_quantized_flatten",
+                 "_contrib_quantized_act")
 FUSED_LOWERING = {p.fused: p.lower for p in PATTERNS}
 
 
@@ -216,11 +223,12 @@ class Lowering:
         for nid, node in enumerate(g.nodes):
             for e in g.input_entry_ids(nid):
                 readers[e].append(node)
-        # Views read only by flattening operators (or by no one: the output is
-        # reshaped by `Compiled.run`) keep their producer's slot; the others are
-        # lowered as views of a plain copy (`reshape`).
+        # Views that keep the batch axis and are read only by flattening operators
+        # (or by no one: the output is reshaped by `Compiled.run`) keep their
+        # producer's slot; the others are lowered as views of a plain copy (`reshape`).
         self.passed_on = {nid for nid, node in enumerate(g.nodes) if node.op in IDENTITIES or (
-            node.op in VIEWS and all(_flattens(r) for r in readers[g.entry_ptr[nid]]))}
+            node.op in VIEWS and all(_flattens(r) for r in readers[g.entry_ptr[nid]])
+            and self._keeps_batch(nid))}
         self.root = list(range(g.num_entries))      # a view's entry -> the viewed entry
         for nid, node in enumerate(g.nodes):
             ins = g.input_entry_ids(nid)
@@ -242,6 +250,10 @@ class Lowering:
             for nid, node in enumerate(g.nodes) if not node.is_variable
             for ins in [g.input_entry_ids(nid)] for i in range_inputs(node)
             if self.root[ins[i]] in self.input_pos})
+
+    def _keeps_batch(self, nid: int) -> bool:
+        data, out = self.shapes[self.g.input_entry_ids(nid)[0]], self.shapes[self.g.entry_ptr[nid]]
+        return data is not None and out is not None and data[:1] == out[:1]
 
     # -- building blocks -----------------------------------------------------------
     def shape(self, eid: int) -> tuple[int, ...]:
@@ -313,10 +325,17 @@ class Lowering:
 
     def permuted(self, eid: int, axes: Sequence[int]) -> onednn.Slot:
         """A view of entry `eid` with its axes in the order `axes` (no copy)."""
-        x = self.viewable(eid)
-        strides = onednn.c_order_strides(x.shape)
-        return self.plan.view(x, onednn.MemoryDesc.strided(
-            [x.shape[a] for a in axes], [strides[a] for a in axes], x.desc.dtype))
+        return self.plan.permute(self.viewable(eid), axes)
+
+    def heads(self, eid: int, heads: int, part: int, parts: int) -> onednn.Slot:
+        """Part `part` of `parts` of each head of MXNet's interleaved projections
+        (T, B, heads * parts * D), as a (B, heads, T, D) view."""
+        t, b, width = self.shape(eid)
+        d = width // (heads * parts)
+        split = self.plan.view(self.viewable(eid), onednn.MemoryDesc.plain(
+            (t, b, heads, parts * d)))
+        batched = self.plan.permute(split, (1, 2, 0, 3))
+        return self.plan.part(batched, (b, heads, t, d), (0, 0, 0, part * d))
 
     def eltwise_post(self, node: Node | None) -> list[onednn.PostOp]:
         return [] if node is None else [onednn.PostOp.eltwise(*_eltwise(node))]
@@ -493,9 +512,26 @@ class Lowering:
         return self.plan.add(op, src=x)
 
     def softmax(self, node, nid, ins, inputs):
+        p = node.params
         x = self.value(ins[0])
-        op = onednn.softmax(x.desc, axis=node.params.axis, log=node.op == "log_softmax")
-        return self.plan.add(op, src=x)
+        op = onednn.softmax(x.desc, axis=p.axis, log=node.op == "log_softmax")
+        if not p.use_length:
+            return self.plan.add(op, src=x)
+        # Outside its row's length an element gives 0 (ops/activation.py): it is pushed
+        # to -FLT_MAX before the softmax (a row wholly outside stays finite) and zeroed
+        # after. Both masks come from the length input, as the weight cache computes.
+        shape, axis = x.shape, p.axis % len(x.shape)
+        length = self.source(ins[1], f"{node.label} length")
+        keep = lambda n: length_mask(np.empty(shape, np.bool_), axis, n)  # noqa: E731
+        lowest = np.finfo(np.float32).min
+        bias = self.constant(inputs, [length], lambda n: np.where(keep(n), 0, lowest),
+                             shape=shape)
+        kept = self.constant(inputs, [length], lambda n: keep(n).astype(np.float32),
+                             shape=shape)
+        x = self.plan.reorder(x)
+        masked = self.plan.add(onednn.binary(x.desc, bias.desc, "add"), src=x, src1=bias)
+        out = self.plan.add(onednn.softmax(masked.desc, axis=axis), src=masked)
+        return self.plan.add(onednn.binary(out.desc, kept.desc, "mul"), src=out, src1=kept)
 
     def lrn(self, node, nid, ins, inputs):
         p = node.params
@@ -514,8 +550,14 @@ class Lowering:
             self.shape(self.g.entry_ptr[nid]), self.dtype(ins[0])))
 
     def transpose(self, node, nid, ins, inputs):
-        axes = node.params.axes or tuple(reversed(range(len(self.shape(ins[0])))))
-        return self.plan.reorder(self.permuted(ins[0], [a % len(axes) for a in axes]))
+        ndim = len(self.shape(ins[0]))
+        if node.op == "SwapAxis":
+            axes = list(range(ndim))
+            a, b = swapped_axes(node.params, ndim)
+            axes[a], axes[b] = b, a
+        else:
+            axes = [a % ndim for a in node.params.axes] or list(reversed(range(ndim)))
+        return self.plan.reorder(self.permuted(ins[0], axes))
 
     def slice_axis(self, node, nid, ins, inputs):
         # The part read in place, then copied out plain.
@@ -523,6 +565,49 @@ class Lowering:
         axis, begin, _ = slice_axis_range(node.params, x.shape)
         offsets = [begin if a == axis else 0 for a in range(len(x.shape))]
         return self.plan.reorder(self.plan.part(x, self.shape(self.g.entry_ptr[nid]), offsets))
+
+    def separable(self, node, nid, ins, inputs):
+        # rows @ x @ cols.T per (n, c) map, as two matmuls over the maps: x @ cols.T,
+        # then rows (broadcast over the maps) @ that.
+        n, c, h, w = self.shape(ins[0])
+        out_shape = self.shape(self.g.entry_ptr[nid])
+        rows, cols = SEPARABLE_WEIGHTS[node.op](node.params, (n, c, h, w), out_shape)
+        maps = self.plan.view(self.viewable(ins[0]), onednn.MemoryDesc.plain((n * c, h, w)))
+        cols_t = self.plan.constant(np.ascontiguousarray(cols.T[None]))
+        across = self.plan.add(onednn.matmul(maps.desc, cols_t.desc), src=maps, weights=cols_t)
+        rows_c = self.plan.constant(np.ascontiguousarray(rows[None]))
+        down = self.plan.add(onednn.matmul(rows_c.desc, across.desc), src=rows_c, weights=across)
+        return self.plan.view(down, onednn.MemoryDesc.plain(out_shape))
+
+    def selfatt_qk(self, node, nid, ins, inputs):
+        # (B, heads, T, D) @ (B, heads, D, T), scaled by 1/sqrt(D) as the numpy kernel
+        # scales the products; the (B * heads, T, T) output is a view.
+        heads = node.params.heads
+        q, k = (self.heads(ins[0], heads, i, 3) for i in (0, 1))
+        k_t = self.plan.permute(k, (0, 1, 3, 2))
+        scale = attention_scale(q.shape[-1], np.float32)
+        scores = self.plan.add(onednn.matmul(q.desc, k_t.desc, post_ops=[
+            onednn.PostOp.eltwise("linear", float(scale))]), src=q, weights=k_t)
+        return self.plan.view(scores, onednn.MemoryDesc.plain(self.shape(self.g.entry_ptr[nid])))
+
+    def selfatt_valatt(self, node, nid, ins, inputs):
+        # (B, heads, T, T) @ (B, heads, T, D), written as (T, B, heads, D): the output.
+        heads = node.params.heads
+        v = self.heads(ins[0], heads, 2, 3)
+        b, _, t, d = v.shape
+        att = self.plan.view(self.viewable(ins[1]), onednn.MemoryDesc.plain((b, heads, t, t)))
+        out = self.plan.add(onednn.matmul(att.desc, v.desc, dst_strides=(
+            heads * d, d, b * heads * d, 1)), src=att, weights=v)
+        return self.plan.view(out, onednn.MemoryDesc.plain(self.shape(self.g.entry_ptr[nid])))
+
+    def stack(self, node, nid, ins, inputs):
+        # Each input viewed with the new axis, then concatenated along it.
+        axis = node.params.axis % (len(self.shape(ins[0])) + 1)
+        parts = [self.plan.view(x, onednn.MemoryDesc.plain(
+            (*x.shape[:axis], 1, *x.shape[axis:]), x.desc.dtype))
+            for x in (self.viewable(e) for e in ins)]
+        op = onednn.concat([x.desc for x in parts], axis=axis)
+        return self.plan.add(op, **{f"src{i}": x for i, x in enumerate(parts)})
 
     def batch_dot(self, node, nid, ins, inputs):
         p = node.params
@@ -541,6 +626,8 @@ class Lowering:
     def binary(self, node, nid, ins, inputs):
         # add_n folds its inputs left to right, as the numpy kernel adds them.
         alg = BINARY_ALGS[node.op]
+        if alg in COMMUTATIVE and self.shape(ins[0]) != self.shape(self.g.entry_ptr[nid]):
+            ins = ins[::-1]   # oneDNN broadcasts the second operand only
         acc = self.value(ins[0])
         for e in ins[1:]:
             other = self.value(e)
@@ -554,6 +641,7 @@ def _last_two_swapped(ndim: int) -> list[int]:
     return [*range(ndim - 2), ndim - 1, ndim - 2]
 
 
+COMMUTATIVE = frozenset({"add", "mul"})
 # The oneDNN algorithm of each operator configs/dnnl.yaml lowers as `binary`.
 BINARY_ALGS = {"elemwise_add": "add", "add_n": "add", "broadcast_add": "add",
                "elemwise_sub": "sub", "broadcast_sub": "sub",
@@ -569,11 +657,14 @@ LOWERINGS = {
     "softmax": Lowering.softmax, "lrn": Lowering.lrn, "concat": Lowering.concat,
     "binary": Lowering.binary, "eltwise": Lowering.eltwise, "reshape": Lowering.reshape,
     "transpose": Lowering.transpose, "batch_dot": Lowering.batch_dot,
-    "slice_axis": Lowering.slice_axis,
+    "slice_axis": Lowering.slice_axis, "separable": Lowering.separable,
+    "selfatt_qk": Lowering.selfatt_qk, "selfatt_valatt": Lowering.selfatt_valatt,
+    "stack": Lowering.stack,
     "layer_norm": Lowering.layer_norm,
     "quantize": quantize, "dequantize": dequantize, "quantized_conv": quantized_conv,
     "quantized_fc": quantized_fc, "quantized_add": quantized_add,
-    "quantized_concat": quantized_concat,
+    "quantized_concat": quantized_concat, "quantized_batch_norm": quantized_batch_norm,
+    "requantize": requantize,
 }
 
 

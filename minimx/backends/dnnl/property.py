@@ -10,11 +10,19 @@ fused nodes (`patterns`) and wraps the group in one `_sg_dnnl` node. Nodes
 oneDNN would run but for their dtype (a float16 graph) are counted, and one
 warning at the end of partitioning says how many were left to numpy; the
 partition summary says why each operator left out is (`why_left_out`).
+
+INT8 nodes (int8 or uint8 data) go in only where oneDNN sums int8 products
+exactly (VNNI or AMX, `onednn.exact_int8`): elsewhere its kernels round
+otherwise than MXNet's arithmetic, which the numpy kernels reproduce. MXNet
+1.9.1 raises no error there (it runs oneDNN's kernels as they are); minimx
+leaves those nodes to the numpy kernels, with one warning per partitioning.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
+
+import numpy as np
 
 from ... import onednn
 from ...base import BackendError, warn_user
@@ -30,7 +38,20 @@ from .patterns import fuse_chains
 # MXNet's quantized flatten, whose INT8 data only its quantized FullyConnected reads.
 FC_ONLY_VIEWS = frozenset({"_contrib_quantized_flatten"})
 FC_READERS = frozenset({"FullyConnected", "_sg_mkldnn_fully_connected"})
-PARAM_INPUTS = frozenset({"weight", "bias", "gamma", "beta", "moving_mean", "moving_var"})
+# Inputs a lowering reads as values computed before the plan runs (the weight cache),
+# so their producers stay outside the subgraph.
+PARAM_INPUTS = frozenset({"weight", "bias", "gamma", "beta", "moving_mean", "moving_var",
+                          "length"})
+INT8_TYPES = frozenset({np.dtype(np.int8), np.dtype(np.uint8)})
+
+
+def int8_refusal(node: SelectorNode) -> str | None:
+    """Why an INT8 node stays out on this CPU (no VNNI), or None."""
+    dtypes = {np.dtype(t) for t in (*node.input_dtypes, *node.output_dtypes) if t is not None}
+    if not dtypes & INT8_TYPES or onednn.exact_int8():
+        return None
+    return (f"INT8 on {onednn.isa()}, without VNNI: oneDNN's int8 kernels there round "
+            "otherwise than MXNet's arithmetic")
 
 
 def _edge_ok(producer: SelectorNode, reader: SelectorNode) -> bool:
@@ -47,12 +68,17 @@ class DnnlSelector(SubgraphSelector):
     """Selects what oneDNN supports; see the module docstring for the edge rules.
     A seed refused for its dtype alone is added to `wrong_dtype` (its dtype names)."""
 
-    def __init__(self, support: Support, wrong_dtype: list[set[str]]) -> None:
+    def __init__(self, support: Support, wrong_dtype: list[set[str]],
+                 no_vnni: Callable[[SelectorNode], bool]) -> None:
         self.support = support
         self.wrong_dtype = wrong_dtype
+        self.no_vnni = no_vnni
+
+    def _accepts(self, node: SelectorNode) -> bool:
+        return self.support.accepts(node) and not self.no_vnni(node)
 
     def select(self, node: SelectorNode) -> bool:
-        if self.support.accepts(node):
+        if self._accepts(node):
             return True
         foreign = self.support.foreign_dtypes(node)
         if foreign and self.support.op_refusal(node) is None:
@@ -60,10 +86,10 @@ class DnnlSelector(SubgraphSelector):
         return False
 
     def select_input(self, cur_node: SelectorNode, new_node: SelectorNode) -> bool:
-        return self.support.accepts(new_node) and _edge_ok(new_node, cur_node)
+        return self._accepts(new_node) and _edge_ok(new_node, cur_node)
 
     def select_output(self, cur_node: SelectorNode, new_node: SelectorNode) -> bool:
-        return self.support.accepts(new_node) and _edge_ok(cur_node, new_node)
+        return self._accepts(new_node) and _edge_ok(cur_node, new_node)
 
     def filter(self, candidates: Sequence[SelectorNode]) -> list[SelectorNode]:
         # Views and identities alone leave oneDNN nothing to do.
@@ -81,19 +107,32 @@ class DnnlProperty(SubgraphProperty):
         super().__init__(**options)
         self.support = default_support()
         self.wrong_dtype: list[set[str]] = []   # one entry per node, over the whole graph
+        self.no_vnni: set[str] = set()          # INT8 nodes left out for the ISA
 
     def create_subgraph_selector(self) -> SubgraphSelector:
         if not onednn.available():
             raise BackendError(f"subgraph backend DNNL: {onednn.unavailable_reason()}")
-        return DnnlSelector(self.support, self.wrong_dtype)
+        return DnnlSelector(self.support, self.wrong_dtype, self._no_vnni)
+
+    def _no_vnni(self, node: SelectorNode) -> bool:
+        """Whether the ISA alone keeps this INT8 node out (noted for the warning)."""
+        if self.support.refusal(node) is not None or int8_refusal(node) is None:
+            return False
+        self.no_vnni.add(node.name)
+        return True
 
     def why_left_out(self, node: SelectorNode) -> str:
-        why = self.support.refusal(node)
+        why = self.support.refusal(node) or int8_refusal(node)
         if why is None and (node.op in VIEWS or node.op in IDENTITIES):
             why = f"a {node.op} alone leaves oneDNN nothing to do"
         return why or super().why_left_out(node)
 
     def finish(self) -> None:
+        if self.no_vnni:
+            warn_user(f"DNNL: oneDNN's ISA here ({onednn.isa()}) has no VNNI: "
+                      f"{len(self.no_vnni)} INT8 nodes run on the numpy kernels "
+                      "(MXNet's arithmetic, slower than oneDNN's float32)")
+            self.no_vnni.clear()
         # Every node is offered as a seed until taken, so each is counted once.
         if not self.wrong_dtype:
             return

@@ -60,13 +60,14 @@ def _strided(shape: tuple[int, ...], order: str, dtype: np.dtype) -> onednn.Memo
     return onednn.MemoryDesc.strided(shape, strides, dtype)
 
 
-def _retyped(desc: onednn.MemoryDesc, dtype: np.dtype) -> onednn.MemoryDesc:
-    """`desc`'s layout with another data type, where the layout is unblocked
-    (INT8 primitives choose NHWC), else the plain layout."""
-    order = desc.layout
-    if sorted(order) == [chr(ord("a") + i) for i in range(len(desc.shape))]:
-        return _strided(desc.shape, order, dtype)
-    return onednn.MemoryDesc.plain(desc.shape, dtype)
+def _retyped(desc: onednn.MemoryDesc, dtype: np.dtype,
+             shape: tuple[int, ...] | None = None) -> onednn.MemoryDesc:
+    """`desc`'s layout with another data type (and `shape`, if given), where the
+    layout is unblocked (INT8 primitives choose NHWC), else the plain layout."""
+    order, shape = desc.layout, shape or desc.shape
+    if sorted(order) == [chr(ord("a") + i) for i in range(len(shape))]:
+        return _strided(shape, order, dtype)
+    return onednn.MemoryDesc.plain(shape, dtype)
 
 
 def _scale_step(low: Lowering, x: onednn.Slot, dst: onednn.MemoryDesc, scale: np.float32
@@ -233,23 +234,33 @@ def _rescaled(low: Lowering, x: onednn.Slot, dtype: np.dtype, scale: np.float32
 
 def quantized_add(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
                   ) -> onednn.Slot:
-    """A calibrated `_contrib_quantized_elemwise_add` (as `ops.quantization._quantized_add`):
-    each operand times its scale in float32, summed, then rounded into the output type."""
+    """`_contrib_quantized_elemwise_add` (as `ops.quantization._quantized_add`): each
+    operand times its scale in float32, summed, then rounded into the output type
+    (by the calibrated range, or int32 over both operands' ranges)."""
     _, p = node.operator()
     xs = [low.value(e) for e in ins[:2]]
     dtypes = [x.desc.dtype for x in xs]
-    dtype = dtypes[0] if dtypes[0] == dtypes[1] else np.dtype(np.int8)
-    out_scale = q.quantize_scale(dtype, p.min_calib_range, p.max_calib_range)
-    scales = [F32(out_scale / q.quantize_scale(t, *low.range_of(ins[2 + 2 * i:4 + 2 * i])))
-              for i, t in enumerate(dtypes)]
+    dtype, scales, out_range = q.add_scales(p, dtypes, [low.range_of(ins[2:4]),
+                                                        low.range_of(ins[4:6])])
     if dtypes[0] != dtypes[1]:  # the uint8 one is first rescaled into int8
         u8 = dtypes.index(np.dtype(np.uint8))
         xs[u8], scales[u8] = _rescaled(low, xs[u8], np.dtype(np.int8), scales[u8]), F32(1)
     a, b = (_rescaled(low, x, np.dtype(F32), s) for x, s in zip(xs, scales, strict=True))
     b = low.plan.reorder(b, a.desc)
     total = low.plan.add(onednn.binary(a.desc, b.desc, "add"), src=a, src1=b)
-    low.set_range(low.g.entry_ptr[nid], *q.range_out(p.min_calib_range, p.max_calib_range))
+    low.set_range(low.g.entry_ptr[nid], *q.range_out(*out_range))
     return low.plan.reorder(total, _retyped(total.desc, dtype))
+
+
+def requantize(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
+               ) -> onednn.Slot:
+    """A calibrated `_contrib_requantize` (as `ops.quantization._requantize`): int32
+    times the scale from its range to the calibrated one, rounded into int8/uint8."""
+    _, p = node.operator()
+    dtype, scale, out_range = q.requantize_scale(p, low.range_of(ins[1:3]))
+    low.set_range(low.g.entry_ptr[nid], *q.range_out(*out_range))
+    x = low.value(ins[0])
+    return _scale_step(low, x, _retyped(x.desc, dtype), scale)
 
 
 def quantized_concat(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
@@ -269,7 +280,36 @@ def quantized_concat(low: Lowering, node: Node, nid: int, ins: Sequence[int], in
         x_scale = q.quantize_scale(x.desc.dtype, *r)
         same = x_scale == out_scale and x.desc.dtype == dtype
         part = x if same else _rescaled(low, x, dtype, F32(out_scale / x_scale))
-        parts.append(low.plan.reorder(part, _retyped(xs[0].desc, dtype)))
+        parts.append(low.plan.reorder(part, _retyped(xs[0].desc, dtype, part.shape)))
     op = onednn.concat([x.desc for x in parts], axis=p.dim)
     low.set_range(low.g.entry_ptr[nid], *q.range_out(lo, hi))
     return low.plan.add(op, **{f"src{i}": x for i, x in enumerate(parts)})
+
+
+def quantized_batch_norm(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
+                         ) -> onednn.Slot:
+    """A calibrated `_contrib_quantized_batch_norm` (as `ops.quantization`): oneDNN's
+    int8 batch normalization (channels last, its fused multiply-add kernel) with
+    MXNet's scale and shift, mean 0 and variance 1; uint8 data reordered to int8
+    first."""
+    _, p = node.operator()
+    x = low.value(ins[0])
+    data_range = low.range_of(ins[5:7])
+    s8 = _strided(x.shape, "a" + "cdefgh"[:len(x.shape) - 2] + "b", np.dtype(np.int8))
+    if x.desc.dtype == np.uint8:
+        x = _scale_step(low, x, s8, F32(q.INT8_LEVELS / q.UINT8_LEVELS))
+    x = low.plan.reorder(x, s8)
+    channels = x.shape[1]
+    sources = [low.source(e, f"{node.label} parameters") for e in ins[1:5]]
+
+    def part(i: int):
+        return lambda gamma, beta, mean, var: q.batch_norm_scale_shift(
+            p, gamma, beta, mean, var, data_range)[i]
+
+    low.set_range(low.g.entry_ptr[nid], *q.range_out(p.min_calib_range, p.max_calib_range))
+    return low.plan.add(
+        onednn.batch_norm(x.desc, eps=p.eps), src=x,
+        mean=low.plan.constant(np.zeros(channels, F32)),
+        variance=low.plan.constant(np.ones(channels, F32)),
+        scale=low.constant(inputs, sources, part(0)),
+        shift=low.constant(inputs, sources, part(1)))

@@ -26,8 +26,10 @@ from .lower import Compiled, Lowering
 from .thread import on_onednn_thread
 from .winograd import WINOGRAD
 
-# What a plan takes: float32, and int8/uint8 (quantized data and weights).
-PLAN_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.int8, np.uint8))
+# What a plan takes: float32, and int8/uint8 (quantized data and weights), int32
+# (what a quantized operator outside gives a requantize inside; softmax lengths),
+# int64 (softmax lengths, which only the weight cache reads).
+PLAN_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.int8, np.uint8, np.int32, np.int64))
 
 
 class DnnlState:

@@ -11,15 +11,20 @@ a fully connected layer takes a relu
 ``with_eltwise``). Each chain grows only through outputs read once, by the
 next link. Convolutions are numbered in graph order, then FC layers.
 
-`fuse_requantize` is the pass after: a quantized fused node followed by a
-calibrated ``_contrib_requantize`` takes its range (``min_calib_range``,
+`fuse_requantize` is the pass after: a quantized fused node or sum
+(``_contrib_quantized_elemwise_add``) followed by a calibrated
+``_contrib_requantize`` takes its range (``min_calib_range``,
 ``max_calib_range``: the node writes int8, or uint8 where the range is
 non-negative); a quantized FC whose requantize feeds a ``_contrib_dequantize``
-writes float (``enable_float_output``) instead.
+writes float (``enable_float_output``) instead. Then `align_concat_scales`
+gives the calibrated producers of a quantized concat one joint range, so that
+the concat has nothing to rescale (MXNet's post-quantize scale alignment).
 """
 from __future__ import annotations
 
 from collections.abc import Callable
+
+import numpy as np
 
 from ...graph import Graph, Node, NodeEntry
 from ...graph.node import topo_order
@@ -27,6 +32,7 @@ from ...subgraph.lift import lift
 from ...symbol import Symbol
 
 _CONV, _FC = "_sg_mkldnn_conv", "_sg_mkldnn_fully_connected"
+_ADD = "_contrib_quantized_elemwise_add"
 # Each link of a convolution chain: (operator, flag, name part); in this order.
 _CONV_LINKS = (("BatchNorm", "with_bn", "bn_"), ("elemwise_add", "with_sum", "add_"),
                ("Activation", "with_act", "act_"))
@@ -188,8 +194,69 @@ def fuse_requantize(qsym: Symbol) -> Symbol:
     return Symbol([_remap(e, copies, replaced) for e in qsym.outputs])
 
 
+_CONCAT, _POOL = "_contrib_quantized_concat", "_contrib_quantized_pooling"
+
+
+def align_concat_scales(qsym: Symbol) -> Symbol:
+    """`qsym` (changed in place) with each quantized concat's calibrated producers set
+    to their joint range, widened to hold 0, as MXNet's
+    ``SgMKLDNNPostQuantizeAlignScaleProperty``: the group grows from the concat
+    through producers that only it (or concats and poolings of the group) read,
+    passing through concats and poolings, and, when the concat has one reader,
+    through the concats and poolings that read it; two calibrated members at least."""
+    order = Graph(qsym.outputs).nodes
+    readers: dict[int, list[Node]] = {}
+    for node in order:
+        for e in node.inputs:
+            if all(r is not node for r in readers.setdefault(id(e.node), [])):
+                readers[id(e.node)].append(node)
+    taken: set[int] = set()
+    for node in order:
+        if node.op == _CONCAT and id(node) not in taken:
+            matched = _scale_group(node, readers, taken)
+            if len(matched) >= 2:
+                _set_range(matched)
+    return qsym
+
+
+def _scale_group(concat: Node, readers: dict[int, list[Node]], taken: set[int]) -> list[Node]:
+    """The calibrated producers whose ranges `concat`'s group aligns; the concats and
+    poolings of the group join `taken`."""
+    group: list[Node] = [concat]
+    matched: list[Node] = []
+    follow_readers = len(readers.get(id(concat), [])) <= 1
+
+    def joins(node: Node) -> bool:
+        return node.op in (_CONCAT, _POOL) and id(node) not in taken \
+            and all(node is not g for g in group)
+
+    for node in group:  # grows while it is walked
+        for e in node.inputs:
+            p = e.node
+            if p.is_variable or any(p is m for m in matched) or \
+                    not all(any(r is g for g in group) for r in readers[id(p)]):
+                continue
+            if "min_calib_range" in p.attrs and "max_calib_range" in p.attrs:
+                matched.append(p)
+            elif joins(p):
+                group.append(p)
+        if follow_readers:
+            group += [r for r in readers.get(id(node), []) if joins(r)]
+    taken.update(id(g) for g in group)
+    return matched
+
+
+def _set_range(nodes: list[Node]) -> None:
+    # MXNet keeps the joint range in float32 and prints it with C's %f.
+    lo = np.float32(min(0.0, *(float(n.attrs["min_calib_range"]) for n in nodes)))
+    hi = np.float32(max(0.0, *(float(n.attrs["max_calib_range"]) for n in nodes)))
+    for n in nodes:
+        n.attrs.update(min_calib_range=f"{float(lo):f}", max_calib_range=f"{float(hi):f}")
+        n.reparse()
+
+
 def _folds(node: Node, fused: Node) -> bool:
-    if fused.op not in (_CONV, _FC) or not fused.attrs.get("quantized"):
+    if not (fused.op == _ADD or fused.op in (_CONV, _FC) and fused.attrs.get("quantized")):
         return False
     if node.op == "_contrib_requantize":
         calibrated = "min_calib_range" in node.attrs and "max_calib_range" in node.attrs

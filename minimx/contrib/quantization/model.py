@@ -15,13 +15,14 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...base import MinimxError
+from ...base import DTypeError, MinimxError
 from ...context import Context, cpu
+from ...graph.node import topo_order
 from ...ndarray import NDArray, invoke_by_name
 from ...ndarray import array as nd_array
 from ...symbol import Symbol
 from .calibration import CALIB_MODES, collect_ranges
-from .mkldnn_fusion import fuse_float, fuse_requantize
+from .mkldnn_fusion import align_concat_scales, fuse_float, fuse_requantize
 from .quantize_graph import check_choices, quantize_symbol, set_calib_table
 
 QuantizedModel = tuple[Symbol, dict[str, NDArray], dict[str, NDArray]]
@@ -48,10 +49,13 @@ def quantize_model(sym: Symbol, arg_params: Mapping[str, NDArray],
                                    offline_params=list(arg_params), quantized_dtype=quantized_dtype,
                                    quantize_mode=quantize_mode,
                                    quantize_granularity=quantize_granularity)
-    if calib_mode != "none":
+    if calib_mode == "none":
+        _check_runtime_ranges(qsym)
+    else:
         ranges = collect_ranges(sym, arg_params, aux_params, calib_data, calib_mode, layers,
                                 data_names, num_calib_examples, quantized_dtype, logger)
         qsym = set_calib_table(qsym, ranges)
+    _check_int8_types(qsym, data_names)
     if logger is not None:
         logger.info("Quantizing parameters")
     return qsym, quantize_params(qsym, arg_params), dict(aux_params)
@@ -71,13 +75,13 @@ def quantize_model_mkldnn(sym: Symbol, arg_params: Mapping[str, NDArray],
     """`quantize_model` between MXNet's two ``MKLDNN_QUANTIZE`` fusions: the result
     has MXNet's ``_sg_mkldnn_conv`` / ``_sg_mkldnn_fully_connected`` nodes, names
     and attributes (see `mkldnn_fusion`)."""
-    if ctx is not None and ctx.device_type != "cpu":
+    if isinstance(ctx, Context) and ctx.device_type != "cpu":
         raise MinimxError(f"quantize_model_mkldnn runs on the CPU only, got ctx={ctx}")
     qsym, qargs, auxs = quantize_model(
         fuse_float(sym), arg_params, aux_params, data_names, label_names, ctx,
         excluded_sym_names, excluded_op_names, calib_mode, calib_data, num_calib_examples,
         quantized_dtype, quantize_mode, quantize_granularity, logger)
-    return fuse_requantize(qsym), qargs, auxs
+    return align_concat_scales(fuse_requantize(qsym)), qargs, auxs
 
 
 def _check_call(ctx: Context | None, calib_mode: str, calib_data: Any, quantized_dtype: str,
@@ -91,6 +95,34 @@ def _check_call(ctx: Context | None, calib_mode: str, calib_data: Any, quantized
     if calib_mode != "none" and calib_data is None:
         raise MinimxError(f"quantization: calib_data must be given when calib_mode="
                           f"{calib_mode!r}")
+
+
+def _check_runtime_ranges(qsym: Symbol) -> None:
+    """MinimxError for quantized operators that cannot find their output range at
+    run time (MXNet's quantized BatchNorm fails at the first forward)."""
+    needing = [n.name for n in topo_order(qsym.outputs)
+               if n.op == "_contrib_quantized_batch_norm"]
+    if needing:
+        raise MinimxError(f"quantization: calib_mode='none' leaves {', '.join(needing)} "
+                          "(_contrib_quantized_batch_norm) without the calibrated output range "
+                          "it needs; calibrate (calib_mode='naive' or 'entropy') or exclude "
+                          "those BatchNorms")
+
+
+def _check_int8_types(qsym: Symbol, data_names: Sequence[str]) -> None:
+    """DTypeError now for what MXNet refuses at the first forward: int8 data into a
+    quantized operator that takes uint8 only (`_contrib_quantized_conv`: MXNet's
+    CPU convolution outside the fused ``_sg_mkldnn_conv``)."""
+    try:
+        qsym.infer_type(**{name: "float32" for name in data_names})
+    except DTypeError as exc:
+        if "(_contrib_quantized_conv)" not in str(exc):
+            raise
+        raise DTypeError(f"quantization: {exc}. int8 comes from quantized_dtype='int8', "
+                         "from 'auto' on a range below 0 or not calibrated, and from a "
+                         "quantized BatchNorm: use quantize_model_mkldnn, or "
+                         "quantized_dtype='uint8', or exclude the layer or the BatchNorm "
+                         "before it") from None
 
 
 def quantize_params(qsym: Symbol, params: Mapping[str, NDArray]) -> dict[str, NDArray]:

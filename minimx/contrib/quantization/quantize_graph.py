@@ -15,7 +15,7 @@ computes once.
 
 ``quantize_mode='full'`` quantizes every operator it can; ``'smart'``
 quantizes convolutions and fully connected layers and keeps the other
-quantizable operators (pooling, relu, flatten, sum, concat) INT8 only where
+quantizable operators (pooling, relu, flatten, sum, concat, BatchNorm) INT8 only where
 they lie between such layers.
 
 `set_calib_table` writes calibrated ranges onto the quantize, requantize
@@ -65,6 +65,11 @@ def _fused_fc_params(node: Node, granularity: str) -> frozenset[int]:
     return frozenset(range(1, len(node.inputs)) if granularity == "channel-wise" else ())
 
 
+def _batch_norm_params(node: Node, granularity: str) -> frozenset[int]:
+    # Only the data is INT8: gamma, beta and the statistics stay float.
+    return frozenset(range(1, len(node.inputs)))
+
+
 QUANTIZED: dict[str, QuantizedForm] = {
     "_sg_mkldnn_conv": QuantizedForm("_sg_mkldnn_conv", must=True, requantize=True,
                                      flag=("quantized", "true"), avoid=_fused_conv_params),
@@ -79,9 +84,14 @@ QUANTIZED: dict[str, QuantizedForm] = {
     "Activation": QuantizedForm("_contrib_quantized_act", must=False,
                                 applies=lambda p: p.act_type == "relu"),
     "Flatten": QuantizedForm("_contrib_quantized_flatten", must=False),
+    # int32 out, requantized after (MXNet's FNeedRequantize); quantize_model_mkldnn
+    # folds the requantize back (`mkldnn_fusion.fuse_requantize`).
     "elemwise_add": QuantizedForm("_contrib_quantized_elemwise_add", must=False,
-                                  calibrate_output=True),
-    "Concat": QuantizedForm("_contrib_quantized_concat", must=False, calibrate_output=True),
+                                  requantize=True),
+    # MXNet calibrates no concat: `mkldnn_fusion.align_concat_scales` gives its inputs one range.
+    "Concat": QuantizedForm("_contrib_quantized_concat", must=False),
+    "BatchNorm": QuantizedForm("_contrib_quantized_batch_norm", must=False,
+                               calibrate_output=True, avoid=_batch_norm_params),
 }
 
 

@@ -61,10 +61,14 @@ def test_elementwise_pairs_run_in_onednn(op, second):
     assert op.__name__ in taken(part)
 
 
-def test_a_first_operand_that_broadcasts_stays_outside():
+@pytest.mark.parametrize("op,inside", [(mx.sym.broadcast_mul, True),
+                                       (mx.sym.broadcast_add, True),
+                                       (mx.sym.broadcast_sub, False)])
+def test_a_first_operand_that_broadcasts(op, inside):
+    # add and mul swap their operands (oneDNN broadcasts the second only); sub cannot.
     gate = mx.sym.Pooling(conv(data, "c0"), global_pool=True, kernel=(1, 1), pool_type="avg")
-    part = check(conv(mx.sym.broadcast_mul(gate, conv(data, "c1")), "c2"), SHAPE)
-    assert "broadcast_mul" in outer_ops(part)
+    part = check(conv(op(gate, conv(data, "c1")), "c2"), SHAPE)
+    assert (op.__name__ in taken(part) if inside else op.__name__ in outer_ops(part))
 
 
 def test_dropout_is_passed_on_inside_a_subgraph_and_out_of_it():

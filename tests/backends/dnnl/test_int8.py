@@ -11,8 +11,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import minimx as mx
+from minimx import onednn
 from minimx.backends.dnnl.config import default_support
 from minimx.backends.dnnl.state import DnnlState
 from minimx.graph import Graph
@@ -238,3 +241,121 @@ def test_quantized_conv_with_relu6_saturates_as_the_numpy_kernel():
     data = np.random.default_rng(2).uniform(-1, 1, (4,) + io["data"].shape[1:])
     data = data.astype(np.float32)
     np.testing.assert_array_equal(run(part, args, auxs, data), run(sym, args, auxs, data))
+
+
+@settings(max_examples=20, deadline=None)
+@given(shape=st.tuples(st.integers(1, 3), st.integers(1, 20), st.integers(1, 6),
+                       st.integers(1, 6)),
+       unsigned=st.booleans(), fix_gamma=st.booleans(), seed=st.integers(0, 2**16))
+def test_quantized_batch_norm_and_relu_match_the_numpy_kernels(shape, unsigned, fix_gamma,
+                                                              seed):
+    """oneDNN's int8 batch normalization (uint8 data reordered to int8 first) and the
+    int8 relu after it (ResNet v2's and DenseNet's pre-activations) give the numpy
+    kernels' integers exactly."""
+    x = mx.sym._contrib_quantize_v2(mx.sym.var("data"), out_type="auto",
+                                    min_calib_range=0.0 if unsigned else -1.5,
+                                    max_calib_range=2.0, name="q")
+    bn = mx.sym._contrib_quantized_batch_norm(x[0], mx.sym.var("g"), mx.sym.var("b"),
+                                              mx.sym.var("m"), mx.sym.var("v"), x[1], x[2],
+                                              fix_gamma=fix_gamma, eps=1e-5,
+                                              min_calib_range=-2.5, max_calib_range=3.0,
+                                              name="bn")
+    act = mx.sym._contrib_quantized_act(bn[0], bn[1], bn[2], act_type="relu", name="act")
+    sym = mx.sym.Group([mx.sym._contrib_dequantize(act[0], act[1], act[2]), bn[0], bn[2]])
+    rng = np.random.default_rng(seed)
+    channels = shape[1]
+    args = {"data": rng.uniform(-1.5, 2, shape), "g": rng.uniform(0.5, 1.5, channels),
+            "b": rng.uniform(-1, 1, channels)}
+    auxs = {"m": rng.uniform(-1, 1, channels), "v": rng.uniform(0.3, 2, channels)}
+    args, auxs = ({k: mx.nd.array(v.astype(np.float32)) for k, v in d.items()}
+                  for d in (args, auxs))
+    part = mx.subgraph.partition(sym, "DNNL", shapes={"data": shape})
+    assert outer_ops(part) == ["_sg_dnnl"]
+    assert {"_contrib_quantized_batch_norm", "_contrib_quantized_act"} <= \
+        set(inner_ops(dnnl_nodes(part)[0]))
+    got, want = ([o.asnumpy() for o in s.bind(mx.cpu(), args, grad_req="null",
+                                             aux_states=auxs).forward()]
+                 for s in (part, sym))
+    assert got[1].dtype == np.int8
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("isa, exact", [
+    ("avx2", False), ("avx512_core", False), ("sse41", False), ("avx2_vnni", True),
+    ("avx2_vnni_2", True), ("avx512_core_vnni", True), ("avx512_core_bf16", True),
+    ("avx512_core_fp16", True), ("avx512_core_amx", True), ("avx10_1_512_amx", True)])
+def test_exact_int8_isas(isa, exact):
+    assert onednn.exact_int8(isa) is exact
+
+
+def test_without_vnni_int8_nodes_run_on_numpy_with_one_warning(monkeypatch):
+    """oneDNN's int8 kernels without VNNI halve weights and saturate 16-bit pairs:
+    MXNet runs them anyway (no error); minimx keeps MXNet's exact arithmetic on the
+    numpy kernels and says so once."""
+    monkeypatch.setattr(onednn, "isa", lambda: "avx512_core")
+    sym, args, auxs, io = load("naive")
+    with pytest.warns(UserWarning) as caught:
+        part = partitioned(sym, io["data"])
+    messages = [str(w.message) for w in caught if "VNNI" in str(w.message)]
+    assert messages == ["DNNL: oneDNN's ISA here (avx512_core) has no VNNI: 8 INT8 nodes "
+                        "run on the numpy kernels (MXNet's arithmetic, slower than oneDNN's "
+                        "float32)"]
+    assert "_sg_dnnl" not in outer_ops(part)
+    with pytest.warns(UserWarning, match="no VNNI"):
+        summary = mx.subgraph.partition_summary(sym, "DNNL", shapes={"data": io["data"].shape})
+    assert "INT8 on avx512_core, without VNNI" in str(summary)
+    np.testing.assert_array_equal(run(part, args, auxs, io["data"]), io["output"])
+
+
+@pytest.mark.parametrize("same_types", [True, False])
+def test_int32_sum_and_requantize_match_the_numpy_kernels(same_types):
+    """Plain quantize_model's sum: int32 over both operands' ranges, then a calibrated
+    _contrib_requantize, both inside the subgraph; and a requantize of int32 made
+    outside (a plain quantized convolution on numpy) as a plan input."""
+    a, b = _quantized_pair()
+    if same_types:
+        a = b
+    add = mx.sym._contrib_quantized_elemwise_add(a[0], b[0], a[1], a[2], b[1], b[2])
+    req = mx.sym._contrib_requantize(add[0], add[1], add[2], out_type="auto",
+                                     min_calib_range=-1.2, max_calib_range=1.9)
+    outside = mx.sym._contrib_requantize(mx.sym.var("acc"), mx.sym.var("lo"),
+                                         mx.sym.var("hi"), out_type="auto",
+                                         min_calib_range=0.0, max_calib_range=0.004)
+    sym = mx.sym.Group([mx.sym._contrib_dequantize(req[0], req[1], req[2]), add[0], add[2],
+                        req[0], outside[0], outside[2]])
+    rng = np.random.default_rng(4)
+    shape = (2, 3, 5, 4)
+    feeds = {n: mx.nd.array(rng.uniform(-1, 2, shape).astype(np.float32))
+             for n in ("a", "b")}
+    feeds.update(acc=mx.nd.array(rng.integers(-2**20, 2**20, shape), dtype=np.int32),
+                 lo=mx.nd.array([-40.0]), hi=mx.nd.array([40.0]))
+    part = mx.subgraph.partition(sym, "DNNL", shapes={n: v.shape for n, v in feeds.items()},
+                                 dtypes={"acc": np.int32})
+    assert outer_ops(part) == ["_sg_dnnl", "_sg_dnnl"]  # the outside requantize apart
+    assert sorted(sorted(set(inner_ops(n))) for n in dnnl_nodes(part)) == [
+        ["_contrib_dequantize", "_contrib_quantize_v2", "_contrib_quantized_elemwise_add",
+         "_contrib_requantize"], ["_contrib_requantize"]]
+    got, want = ([o.asnumpy() for o in s.bind(mx.cpu(), feeds, grad_req="null").forward()]
+                 for s in (part, sym))
+    assert [got[1].dtype, got[3].dtype, got[4].dtype] == [np.int32, np.int8, np.uint8]
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+
+
+def test_plain_quantize_model_graph_matches_the_numpy_kernels():
+    """Plain quantize_model (no fusion): the requantizes, the int32 sums, pooling and
+    relu in DNNL subgraphs, the plain quantized convolutions and FC on numpy."""
+    from minimx.contrib.quantization import quantize_model  # the contrib layer, test only
+    sym, _, _, io = load("naive")
+    float_sym = mx.sym.load(str(FIXTURES / "qnet-symbol.json"))
+    _, args, auxs = mx.model.load_checkpoint(str(FIXTURES / "qnet_fp32_mkldnn"), 0)
+    qsym, qargs, qauxs = quantize_model(float_sym, args, auxs, calib_mode="naive",
+                                        calib_data=[io["calib"]], quantized_dtype="uint8",
+                                        label_names=None, excluded_op_names=["BatchNorm"])
+    part = partitioned(qsym, io["data"])
+    inside = {op for n in dnnl_nodes(part) for op in inner_ops(n)}
+    assert {"_contrib_requantize", "_contrib_quantized_elemwise_add"} <= inside
+    np.testing.assert_array_equal(run(part, qargs, qauxs, io["data"]),
+                                  run(qsym, qargs, qauxs, io["data"]))

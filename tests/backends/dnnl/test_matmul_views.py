@@ -4,11 +4,21 @@ LayerNorm, transpose, and views (Reshape, Flatten, expand_dims) that other opera
 read - each checked against the numpy path."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import minimx as mx
 
-from .helpers import check, dnnl_nodes, inner_ops, outer_ops
+from .helpers import (
+    assert_close,
+    check,
+    dnnl_nodes,
+    inner_ops,
+    outer_ops,
+    outputs,
+    partitioned,
+    random_arrays,
+)
 
 x = mx.sym.var("x")
 SEQ = {"x": (2, 5, 8)}
@@ -78,3 +88,70 @@ def test_slice_axis_reads_its_part_in_place(axis, begin, end):
              mx.sym.slice_axis(x, axis=axis, begin=begin, end=end)]
     part = check(mx.sym.Group([mx.sym.softmax(p, axis=-1) for p in parts]), SEQ)
     assert set(outer_ops(part)) == {"_sg_dnnl"}   # the two branches: two subgraphs
+
+
+@pytest.mark.parametrize("op", [
+    lambda y: mx.sym._contrib_BilinearResize2D(y, height=11, width=6),
+    lambda y: mx.sym._contrib_BilinearResize2D(y, height=3, width=9, align_corners=False),
+    lambda y: mx.sym._contrib_BilinearResize2D(y, scale_height=2.0, scale_width=0.5,
+                                              mode="odd_scale"),
+    lambda y: mx.sym._contrib_AdaptiveAvgPooling2D(y, output_size=(3, 2)),
+    lambda y: mx.sym._contrib_AdaptiveAvgPooling2D(y, output_size=1),
+])
+def test_separable_resampling(op):
+    y = mx.sym.Convolution(x, kernel=(1, 1), num_filter=4, name="c")
+    part = check(mx.sym.relu(op(y)), {"x": (2, 3, 7, 5)})
+    assert outer_ops(part) == ["_sg_dnnl"]
+
+
+@pytest.mark.parametrize("heads", [1, 3])
+def test_interleaved_self_attention(heads):
+    qkv = mx.sym.FullyConnected(x, num_hidden=heads * 3 * 4, flatten=False, name="qkv")
+    scores = mx.sym._contrib_interleaved_matmul_selfatt_qk(qkv, heads=heads)
+    att = mx.sym.softmax(scores, axis=-1)
+    out = mx.sym._contrib_interleaved_matmul_selfatt_valatt(qkv, att, heads=heads)
+    part = check(mx.sym.FullyConnected(out, num_hidden=5, flatten=False, name="proj"),
+                 {"x": (6, 2, 8)})
+    assert outer_ops(part) == ["_sg_dnnl"]
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+def test_softmax_with_lengths_including_empty_and_full_rows(dtype):
+    scores = mx.sym.FullyConnected(x, num_hidden=8, flatten=False, name="s")
+    length = mx.sym.var("length", dtype=dtype)
+    y = mx.sym.softmax(scores, length, axis=-1, use_length=True)
+    sym = mx.sym.FullyConnected(y, num_hidden=3, flatten=False, name="out")
+    shapes = {"x": (2, 5, 8), "length": (2, 5)}
+    part = partitioned(sym, shapes)
+    assert outer_ops(part) == ["_sg_dnnl"]
+    args, aux = random_arrays(sym, shapes)
+    args["length"] = np.array([[0, 1, 8, 3, 5], [8, 2, 0, 7, 4]], dtype)
+    assert_close(outputs(part, args, aux), outputs(sym, args, aux))
+
+
+def test_a_length_computed_in_the_subgraph_stays_outside_it():
+    scores = mx.sym.FullyConnected(x, num_hidden=8, flatten=False, name="s")
+    length = mx.sym.relu(mx.sym.sum(x, axis=-1))
+    part = check(mx.sym.softmax(scores, length, axis=-1, use_length=True), SEQ)
+    assert "softmax" in inner_ops(dnnl_nodes(part)[-1])
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_stack(axis):
+    parts = [mx.sym.relu(mx.sym.FullyConnected(x, num_hidden=4, flatten=False, name=f"p{i}"))
+             for i in range(3)]
+    part = check(mx.sym.softmax(mx.sym.stack(*parts, axis=axis), axis=-1), SEQ)
+    assert outer_ops(part) == ["_sg_dnnl"]
+
+
+def test_a_reshape_moving_the_batch_axis_before_a_flattening_fc_is_a_real_view():
+    # (2, 5, 8) -> (5, 16): FullyConnected must see 5 rows, not the producer's 2.
+    r = mx.sym.Reshape(mx.sym.relu(x), shape=(5, -1))
+    part = check(mx.sym.FullyConnected(r, num_hidden=3), SEQ)
+    assert outer_ops(part) == ["_sg_dnnl"]
+
+
+@pytest.mark.parametrize("dims", [(1, 2), (0, -1), (2, 2)])
+def test_swapaxis(dims):
+    y = mx.sym.SwapAxis(mx.sym.relu(x), dim1=dims[0], dim2=dims[1])
+    assert outer_ops(check(mx.sym.softmax(y, axis=-1), SEQ)) == ["_sg_dnnl"]

@@ -45,12 +45,13 @@ ACT = "oneDNN's Activation takes relu, sigmoid, softrelu, tanh"
      "convention, input (4, 4))"),
     (mx.sym.Pooling(data, kernel=(2, 2), pad=(2, 2)), SHAPE, None,
      "pad (2, 2) not smaller than the kernel (2, 2)"),
-    (mx.sym.broadcast_add(mx.sym.var("a"), mx.sym.var("b")),
+    (mx.sym.broadcast_sub(mx.sym.var("a"), mx.sym.var("b")),
      {"a": (1, 3, 1, 1), "b": (2, 3, 4, 5)}, None,
      "broadcasts its first operand ((1, 3, 1, 1) with (2, 3, 4, 5); oneDNN broadcasts the "
      "second only)"),
-    (mx.sym.Reshape(data, shape=(-1,)), SHAPE, None,
-     "moves the batch axis ((2, 16, 8, 8) to (2048,))"),
+    (mx.sym.broadcast_add(mx.sym.var("a"), mx.sym.var("b")),
+     {"a": (1, 3, 1, 5), "b": (2, 3, 4, 1)}, None,
+     "broadcasts both operands ((1, 3, 1, 5) with (2, 3, 4, 1); oneDNN broadcasts one only)"),
     (mx.sym.Deconvolution(data, kernel=(3, 3), stride=(2, 2), adj=(1, 1), num_filter=2),
      SHAPE, None, "adj (1, 1) larger than pad ()"),
 ])

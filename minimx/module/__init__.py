@@ -1,0 +1,6 @@
+"""`mx.mod`: MXNet 1.x's Module API - bind a symbol, set or initialize its
+parameters, run batches, train with `fit`, save and load checkpoints."""
+from .base_module import BaseModule
+from .module import Module
+
+__all__ = ["BaseModule", "Module"]

@@ -1,0 +1,18 @@
+"""`mx.optimizer`: update rules for parameters from their gradients, with MXNet
+1.9's names, arguments and arithmetic (`SGD`, `NAG`, `Adam`, `RMSProp`), and
+the `Updater` that keeps each parameter's state and saves it.
+
+>>> import minimx as mx
+>>> opt = mx.optimizer.create("sgd", learning_rate=0.1)
+>>> weight, grad = mx.nd.ones((2,)), mx.nd.ones((2,))
+>>> mx.optimizer.get_updater(opt)(0, grad, weight)
+>>> [round(float(v), 6) for v in weight.asnumpy()]
+[0.9, 0.9]
+"""
+from .adaptive import Adam, RMSProp
+from .optimizer import Optimizer, create, register
+from .sgd import NAG, SGD
+from .updater import Updater, get_updater
+
+__all__ = ["Adam", "NAG", "Optimizer", "RMSProp", "SGD", "Updater", "create", "get_updater",
+           "register"]

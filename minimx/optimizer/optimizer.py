@@ -1,0 +1,149 @@
+"""The `Optimizer` base: learning rate and weight decay per parameter, update
+counts, the registry of rules by name, and how a rule's arithmetic reaches the
+engine.
+
+Each parameter has an index (the `Updater`'s key) and, through `idx2name`, a
+name. Its learning rate is the scheduler's (or `learning_rate`) times its
+`lr_mult`, its weight decay `wd` times its `wd_mult`. As in MXNet, the
+multipliers come from the symbol's ``__lr_mult__`` / ``__wd_mult__``
+attributes, then from `set_lr_mult` / `set_wd_mult`; a parameter whose name
+ends in neither ``_weight`` nor ``_gamma`` (biases, betas) gets no weight
+decay.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from .. import engine
+from ..base import MinimxError
+from ..ndarray import NDArray
+from ..registry import Registry
+from ..symbol import Symbol
+
+State = Any   # None, an NDArray, or a tuple of them: what `create_state` makes
+
+_REGISTRY = Registry("optimizer")
+register = _REGISTRY.register
+
+
+class Optimizer:
+    """The base of update rules. A rule gives `create_state(index, weight)` and
+    `update(index, weight, grad, state)`, which changes `weight` and `state` in place."""
+
+    def __init__(self, rescale_grad: float = 1.0, param_idx2name: Mapping[int, str] | None = None,
+                 wd: float = 0.0, clip_gradient: float | None = None,
+                 learning_rate: float | None = None, lr_scheduler: Any = None,
+                 sym: Symbol | None = None, begin_num_update: int = 0,
+                 multi_precision: bool = False) -> None:
+        if multi_precision:
+            raise MinimxError(f"{type(self).__name__}: multi_precision=True (float32 master "
+                              "copies of float16 weights) is not supported")
+        self.rescale_grad = rescale_grad
+        self.lr_scheduler = lr_scheduler
+        if lr_scheduler is None and learning_rate is None:
+            learning_rate = 0.01
+        if lr_scheduler is not None and learning_rate is not None:
+            lr_scheduler.base_lr = learning_rate   # MXNet: learning_rate wins
+        self.lr: float = learning_rate if learning_rate is not None else lr_scheduler.base_lr
+        self.wd = wd
+        self.clip_gradient = clip_gradient
+        self.begin_num_update = begin_num_update
+        self.num_update = begin_num_update
+        self._index_update_count: dict[int, int] = {}
+        self.idx2name = dict(param_idx2name or {})
+        self.sym_info = (sym.attr_dict(), sym.list_arguments()) if sym is not None else ()
+        self.lr_mult: dict[Any, float] = {}
+        self.wd_mult: dict[Any, float] = {}
+        self.set_lr_mult({})
+        self.set_wd_mult({})
+
+    # -- what a rule gives -------------------------------------------------------------
+    def create_state(self, index: int, weight: NDArray) -> State:
+        """The state the rule keeps for one parameter (None if it keeps none)."""
+        return None
+
+    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must define update")
+
+    # -- learning rates and weight decay ---------------------------------------------------
+    @property
+    def learning_rate(self) -> float:
+        """The learning rate of the next update (before `lr_mult`)."""
+        if self.lr_scheduler is not None:
+            return self.lr_scheduler(self.num_update)
+        return self.lr
+
+    def set_learning_rate(self, lr: float) -> None:
+        if self.lr_scheduler is not None:
+            raise MinimxError("set_learning_rate: the optimizer has an lr_scheduler, which "
+                              "decides the learning rate")
+        self.lr = lr
+
+    def set_lr_mult(self, args_lr_mult: Mapping[Any, float]) -> None:
+        """Learning-rate multipliers by name or index, over the symbol's ``__lr_mult__``."""
+        self.lr_mult = self._symbol_mults("__lr_mult__")
+        self.lr_mult.update(args_lr_mult)
+
+    def set_wd_mult(self, args_wd_mult: Mapping[Any, float]) -> None:
+        """Weight-decay multipliers by name or index, over the symbol's ``__wd_mult__``;
+        no decay for names ending in neither _weight nor _gamma."""
+        self.wd_mult = {n: 0.0 for n in self.idx2name.values()
+                        if not n.endswith(("_weight", "_gamma"))}
+        self.wd_mult.update(self._symbol_mults("__wd_mult__"))
+        self.wd_mult.update(args_wd_mult)
+
+    def _symbol_mults(self, key: str) -> dict[Any, float]:
+        if not self.sym_info:
+            return {}
+        attrs, arg_names = self.sym_info
+        return {n: float(attrs[n][key]) for n in arg_names if key in attrs.get(n, {})}
+
+    def _update_count(self, index: int) -> None:
+        count = self._index_update_count.get(index, self.begin_num_update) + 1
+        self._index_update_count[index] = count
+        self.num_update = max(count, self.num_update)
+
+    def _get_lr(self, index: int) -> float:
+        return self.learning_rate * self._mult(self.lr_mult, index)
+
+    def _get_wd(self, index: int) -> float:
+        return self.wd * self._mult(self.wd_mult, index)
+
+    def _mult(self, mults: Mapping[Any, float], index: int) -> float:
+        if index in mults:
+            return mults[index]
+        return mults.get(self.idx2name.get(index), 1.0)
+
+    # -- the arithmetic ------------------------------------------------------------------------
+    def _clip(self) -> float | None:
+        """The gradient clip MXNet's kernels apply: a positive `clip_gradient`, else none."""
+        clip = self.clip_gradient
+        return clip if clip and clip >= 0 else None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(learning_rate={self.lr}, wd={self.wd})"
+
+
+def clipped(values: np.ndarray, clip: float | None) -> np.ndarray:
+    """`values` limited to [-clip, clip] (unchanged without a clip)."""
+    return values if clip is None else np.clip(values, -clip, clip)
+
+
+def push_update(kernel: Callable[..., None], weight: NDArray, grad: NDArray,
+                states: Iterable[NDArray], name: str) -> None:
+    """Run ``kernel(weight, grad, *states)`` on the numpy buffers on the engine,
+    after pending writes to the gradient and before later reads of the weight
+    and the states, which it changes in place."""
+    states = list(states)
+    buffers = [weight._data, grad._data, *(s._data for s in states)]
+    engine.push(lambda: kernel(*buffers), [grad._var], [weight._var, *(s._var for s in states)],
+                name=name)
+
+
+def create(name: str, **kwargs: Any) -> Optimizer:
+    """A registered optimizer by name (any case), made with `kwargs`."""
+    return _REGISTRY.get(name)(**kwargs)
+

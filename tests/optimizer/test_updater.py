@@ -1,0 +1,78 @@
+"""The Updater keeps one state per parameter, and its saved states resume training
+exactly; optimizers refuse what they cannot do."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import minimx as mx
+from minimx.base import MinimxError
+
+OPTIMIZERS = [("sgd", {"momentum": 0.9, "wd": 0.01}), ("nag", {"momentum": 0.5}),
+              ("adam", {"wd": 0.1}), ("rmsprop", {"centered": True})]
+
+
+def _run(updater: mx.optimizer.Updater, weights: list[mx.nd.NDArray],
+         grads: list[np.ndarray]) -> None:
+    for index, grad in enumerate(grads):
+        updater(index % len(weights), mx.nd.array(grad), weights[index % len(weights)])
+
+
+@pytest.mark.parametrize("name, kwargs", OPTIMIZERS, ids=[o[0] for o in OPTIMIZERS])
+def test_saved_states_resume_exactly(name: str, kwargs: dict) -> None:
+    rng = np.random.default_rng(0)
+    start = [rng.normal(size=(3, 4)).astype(np.float32) for _ in range(2)]
+    grads = [rng.normal(size=(3, 4)).astype(np.float32) for _ in range(8)]
+    straight = [mx.nd.array(w) for w in start]
+    _run(mx.optimizer.get_updater(mx.optimizer.create(name, **kwargs)), straight, grads)
+
+    resumed = [mx.nd.array(w) for w in start]
+    first = mx.optimizer.get_updater(mx.optimizer.create(name, **kwargs))
+    _run(first, resumed, grads[:4])
+    second = mx.optimizer.get_updater(mx.optimizer.create(name, **kwargs))
+    second.set_states(first.get_states(dump_optimizer=True))   # update counts too (Adam's t)
+    _run(second, resumed, grads[4:])
+    for a, b in zip(resumed, straight, strict=True):
+        np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+
+
+@settings(max_examples=25, deadline=None)
+@given(lr=st.floats(1e-3, 1.0), momentum=st.floats(0.0, 0.99), wd=st.floats(0.0, 0.1),
+       steps=st.integers(1, 4))
+def test_sgd_momentum_is_mxnets_recurrence(lr: float, momentum: float, wd: float,
+                                           steps: int) -> None:
+    rng = np.random.default_rng(steps)
+    w = rng.normal(size=5).astype(np.float32)
+    weight, opt = mx.nd.array(w), mx.optimizer.SGD(learning_rate=lr, momentum=momentum, wd=wd)
+    state = opt.create_state(0, weight)
+    mom = np.zeros(5)
+    w64 = w.astype(np.float64)
+    for _ in range(steps):
+        g = rng.normal(size=5)
+        opt.update(0, weight, mx.nd.array(g), state)
+        mom = momentum * mom - lr * wd * w64 - lr * g.astype(np.float32)
+        w64 = w64 + mom
+    np.testing.assert_allclose(weight.asnumpy(), w64, rtol=1e-4, atol=1e-5)
+
+
+def test_scheduler_sets_the_learning_rate_per_update() -> None:
+    sched = mx.lr_scheduler.FactorScheduler(step=1, factor=0.5, base_lr=1.0)
+    opt = mx.optimizer.SGD(lr_scheduler=sched)
+    weight = mx.nd.zeros((1,))
+    updater = mx.optimizer.get_updater(opt)
+    for _ in range(3):
+        updater(0, mx.nd.ones((1,)), weight)
+    assert weight.asscalar() == pytest.approx(-(1.0 + 0.5 + 0.25))
+
+
+def test_refusals() -> None:
+    with pytest.raises(MinimxError, match="unknown optimizer 'nosuch'"):
+        mx.optimizer.create("nosuch")
+    with pytest.raises(MinimxError, match="multi_precision"):
+        mx.optimizer.SGD(multi_precision=True)
+    with pytest.raises(MinimxError, match="has shape"):
+        mx.optimizer.get_updater(mx.optimizer.SGD())(0, mx.nd.ones((2,)), mx.nd.ones((3,)))
+    with pytest.raises(MinimxError, match="lr_scheduler"):
+        mx.optimizer.SGD(lr_scheduler=mx.lr_scheduler.FactorScheduler(2)).set_learning_rate(1)

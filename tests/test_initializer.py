@@ -1,0 +1,112 @@
+"""`mx.init`: MXNet's name rules and its statistics.
+
+MXNet's random generator cannot be reproduced, so the oracle fixtures
+(tests/fixtures/training, group training) give, per case of INIT_CASES, the
+statistics of MXNet's values under a seed, and the values themselves where
+they are not random; minimx must match the values exactly and the statistics
+within sampling error."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import minimx as mx
+from minimx.base import MinimxError, ShapeError
+
+RECORD = json.loads((Path(__file__).parent / "fixtures" / "training" / "training.json")
+                    .read_text())["init"]
+
+
+@pytest.mark.parametrize("case", sorted(RECORD))
+def test_statistics_match_mxnets(case: str) -> None:
+    spec = RECORD[case]
+    mx.random.seed(7)
+    arr = mx.nd.zeros(tuple(spec["shape"]))
+    eval(spec["init"])(mx.init.InitDesc(spec["param"]), arr)  # noqa: S307  (the fixture's table)
+    values = arr.asnumpy().astype(np.float64)
+    if spec["values"] is not None:
+        np.testing.assert_allclose(values.ravel(), spec["values"], rtol=1e-6)
+        return
+    n = values.size
+    # Sampling error: the mean within 5 standard errors, the deviation within 10%.
+    assert abs(values.mean() - spec["mean"]) < 5 * spec["std"] / math.sqrt(n)
+    assert values.std() == pytest.approx(spec["std"], rel=0.1)
+    if "Uniform" in spec["init"] or ("Xavier" in spec["init"] and "gaussian" not in spec["init"]):
+        bound = max(-spec["min"], spec["max"])   # uniform: the extremes reach the bound
+        assert values.min() >= -bound * 1.01 and values.max() <= bound * 1.01
+        assert values.min() < -bound * 0.95 and values.max() > bound * 0.95
+
+
+@settings(max_examples=30, deadline=None)
+@given(shape=st.lists(st.integers(1, 6), min_size=2, max_size=4),
+       factor=st.sampled_from(["avg", "in", "out"]), magnitude=st.floats(0.5, 4))
+def test_xavier_uniform_bound(shape: list[int], factor: str, magnitude: float) -> None:
+    arr = mx.nd.zeros(tuple(shape))
+    mx.init.Xavier(factor_type=factor, magnitude=magnitude)(mx.init.InitDesc("w_weight"), arr)
+    receptive = float(np.prod(shape[2:]))
+    fan_in, fan_out = shape[1] * receptive, shape[0] * receptive
+    factor_value = {"avg": (fan_in + fan_out) / 2, "in": fan_in, "out": fan_out}[factor]
+    assert np.abs(arr.asnumpy()).max() <= math.sqrt(magnitude / factor_value) * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("name, value", [("fc_bias", 0.0), ("bn_gamma", 1.0), ("bn_beta", 0.0),
+                                         ("bn_moving_mean", 0.0), ("bn_moving_var", 1.0),
+                                         ("bn_running_var", 1.0), ("q_min", 0.0),
+                                         ("q_max", 1.0)])
+def test_name_rules(name: str, value: float) -> None:
+    arr = mx.nd.full((3,), 7.0)
+    mx.init.Uniform()(mx.init.InitDesc(name), arr)
+    assert arr.asnumpy().tolist() == [value] * 3
+
+
+def test_declared_init_attribute_wins() -> None:
+    w = mx.sym.Variable("fc_weight", init=mx.init.Constant(0.5))
+    net = mx.sym.FullyConnected(mx.sym.Variable("data"), weight=w, num_hidden=2, name="fc")
+    attrs = net.attr_dict()["fc_weight"]
+    assert json.loads(attrs["__init__"]) == ["constant", {"value": 0.5}]
+    arr = mx.nd.zeros((2, 3))
+    mx.init.Xavier()(mx.init.InitDesc("fc_weight", attrs), arr)
+    assert (arr.asnumpy() == 0.5).all()
+
+
+def test_create_dumps_and_equality() -> None:
+    init = mx.init.Xavier("gaussian", "in", 2)
+    assert mx.init.create(init.dumps()) == init
+    assert mx.init.create("zeros") == mx.init.Zero()
+    assert json.loads(mx.init.MSRAPrelu().dumps()) == ["msraprelu",
+                                                       {"factor_type": "avg", "slope": 0.25}]
+
+
+def test_mixed_and_load(tmp_path: Path) -> None:
+    # The first matching pattern's initializer, which still applies the name rules.
+    mixed = mx.init.Mixed(["fc1", ".*"], [mx.init.One(), mx.init.Constant(2.0)])
+    arrays = {name: mx.nd.full((2, 2), 9.0) for name in ("fc1_weight", "fc1_bias", "fc2_weight")}
+    for name, arr in arrays.items():
+        mixed(mx.init.InitDesc(name), arr)
+    assert {n: a.asnumpy()[0, 0] for n, a in arrays.items()} == {
+        "fc1_weight": 1.0, "fc1_bias": 0.0, "fc2_weight": 2.0}
+    mx.nd.save(str(tmp_path / "p.params"), {"arg:fc_weight": mx.nd.full((2, 2), 3.0)})
+    load = mx.init.Load(str(tmp_path / "p.params"), default_init=mx.init.One())
+    weight, other = mx.nd.zeros((2, 2)), mx.nd.zeros((2,))
+    load("fc_weight", weight)
+    load(mx.init.InitDesc("fc2_weight"), other)
+    assert weight.asnumpy().tolist() == [[3, 3], [3, 3]] and other.asnumpy().tolist() == [1, 1]
+
+
+def test_refusals() -> None:
+    with pytest.raises(MinimxError, match="unknown initialization pattern for 'data'"):
+        mx.init.Uniform()(mx.init.InitDesc("data"), mx.nd.zeros((2,)))
+    with pytest.raises(ShapeError, match="cannot be applied to vector fc_weight"):
+        mx.init.Xavier()(mx.init.InitDesc("fc_weight"), mx.nd.zeros((3,)))
+    with pytest.raises(MinimxError, match="did not match any pattern"):
+        mx.init.Mixed(["bias"], [mx.init.Zero()])("fc_weight", mx.nd.zeros((2,)))
+    with pytest.raises(MinimxError, match="unknown initializer 'nosuch'"):
+        mx.init.create("nosuch")
+    with pytest.warns(DeprecationWarning, match="InitDesc"):
+        mx.init.Zero()("fc_weight", mx.nd.ones((2,)))
