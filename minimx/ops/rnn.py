@@ -136,6 +136,9 @@ def _rnn_type(p, in_types, out_types):
 
 
 # -- the cells: one time step, and its gradient -------------------------------------------------
+# step(gx, gh, h, c, w) -> (h', c', cache): gx and gh are the i2h and h2h products with
+# their biases. grad(cache, dh', dc', h) -> (d gx, d gh, the part of dh that skips wh,
+# dc): gx and gh enter LSTM and vanilla cells as a sum, GRU's n gate apart.
 
 def _lstm_step(gx, gh, h, c, w):
     i, f, g, o = np.split(gx + gh, 4, axis=-1)
@@ -147,7 +150,7 @@ def _lstm_step(gx, gh, h, c, w):
     return h_new, c_new, (i, f, g, o, c, tc)
 
 
-def _lstm_grad(cache, dh, dc, gh, h):
+def _lstm_grad(cache, dh, dc, h):
     i, f, g, o, c_prev, tc = cache
     dc = dc + dh * o * (1 - tc * tc)
     dz = np.concatenate([dc * g * i * (1 - i), dc * c_prev * f * (1 - f),
@@ -163,7 +166,7 @@ def _gru_step(gx, gh, h, c, w):
     return (1 - z) * n + z * h, c, (r, z, n, hn)
 
 
-def _gru_grad(cache, dh, dc, gh, h):
+def _gru_grad(cache, dh, dc, h):
     r, z, n, hn = cache
     dn = dh * (1 - z) * (1 - n * n)
     dr, dz = dn * hn * r * (1 - r), dh * (h - n) * z * (1 - z)
@@ -179,7 +182,7 @@ def _vanilla_step(act: Callable[[Array], Array]):
 
 
 def _vanilla_grad(slope: Callable[[Array], Array]):
-    def grad(cache, dh, dc, gh, h):
+    def grad(cache, dh, dc, h):
         dz = dh * slope(cache[0])
         return dz, dz, 0, dc
     return grad
@@ -201,7 +204,6 @@ class _Trace:
 
     x: Array
     hs: list  # h before each step, in processing order
-    ghs: list
     caches: list
 
 
@@ -210,14 +212,13 @@ def _run_direction(p: Params, w: CellWeights, x: Array, h: Array, c: Array | Non
     steps = range(len(x) - 1, -1, -1) if reverse else range(len(x))
     gx = x @ w.wx.T + w.bx
     ys = np.empty((len(x), *h.shape), x.dtype)
-    record = _Trace(x, [], [], [])
+    record = _Trace(x, [], [])
     step = STEPS[p.mode]
     for t in steps:
         gh = h @ w.wh.T + w.bh
         h_new, c, cache = step(gx[t], gh, h, c, w)
         if trace:
             record.hs.append(h)
-            record.ghs.append(gh)
             record.caches.append(cache)
         h = ys[t] = h_new
     return ys, h, c, record
@@ -288,8 +289,7 @@ def _direction_grad(p: Params, w: CellWeights, dw: CellWeights, record: _Trace, 
     dgx = np.zeros((len(dys), dys.shape[1], w.wx.shape[0]), dys.dtype)
     for n in range(len(steps) - 1, -1, -1):
         t, h = steps[n], record.hs[n]
-        d_gx, d_gh, dh_direct, dc = grad_step(record.caches[n], dh + dys[t], dc,
-                                               record.ghs[n], h)
+        d_gx, d_gh, dh_direct, dc = grad_step(record.caches[n], dh + dys[t], dc, h)
         dgx[t] = d_gx
         dw.wh[...] += d_gh.T @ h
         dw.bh[...] += d_gh.sum(0)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..base import ShapeError
+from ..base import OperatorError, ShapeError
 from .infer import Dims, merge
 from .registry import GradReads, OpDef, Param, Params, register
 
@@ -30,8 +30,12 @@ def _check_inputs(what: str, dshape: Dims | None, rshape: Dims | None) -> None:
 
 
 def _pooled(p: Params) -> tuple[int, int]:
+    """pooled_size, after MXNet's parameter checks (spatial_scale's range included)."""
     if len(p.pooled_size) != 2 or min(p.pooled_size) <= 0:
-        raise ShapeError(f"pooled_size must be two positive sizes (h, w), got {p.pooled_size}")
+        raise OperatorError(f"pooled_size must be two positive sizes (h, w), got "
+                            f"{p.pooled_size}")
+    if not 0 <= p.spatial_scale <= 1:
+        raise OperatorError(f"spatial_scale={p.spatial_scale} exceeds the bound [0, 1]")
     return p.pooled_size
 
 

@@ -38,14 +38,17 @@ def iou(a, b, fmt):
 
 @st.composite
 def detections(draw, lead=(2,)):
-    """float64 rows [class, score, x1, y1, x2, y2] with distinct scores."""
-    n = draw(st.integers(1, 8))
+    """float64 rows [class, score, x1, y1, x2, y2]; scores distinct or with many ties
+    (the top-k selection must break them as a stable sort does)."""
+    n = draw(st.integers(1, 12))
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     lo = rng.uniform(0, 4, (*lead, n, 2))
-    rows = np.concatenate([rng.integers(0, 3, (*lead, n, 1)),
-                           rng.permutation(np.prod(lead) * n).reshape(*lead, n, 1) / 10,
-                           lo, lo + rng.uniform(0.5, 3, (*lead, n, 2))], -1)
-    return rows
+    if draw(st.booleans()):
+        scores = rng.permutation(np.prod(lead) * n).reshape(*lead, n, 1) / 10
+    else:
+        scores = rng.integers(1, 4, (*lead, n, 1)) / 4
+    return np.concatenate([rng.integers(0, 3, (*lead, n, 1)), scores, lo,
+                           lo + rng.uniform(0.5, 3, (*lead, n, 2))], -1)
 
 
 def reference_nms(rows, thresh, valid, topk, id_index, background, force):

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from minimx.base import ShapeError
+from minimx.base import OperatorError, ShapeError
 from minimx.ops import OpContext, get_op
 
 from gradcheck import check_gradient
@@ -116,6 +116,9 @@ def test_roi_align_shapes():
     with pytest.raises(ShapeError, match="divisible"):
         infer("_contrib_ROIAlign", dict(pooled_size=(3, 3), spatial_scale=1.0,
                                         position_sensitive=True), [(2, 12, 8, 8), (5, 5)])
+    with pytest.raises(OperatorError, match="spatial_scale"):
+        infer("_contrib_ROIAlign", dict(pooled_size=(3, 3), spatial_scale=2.0),
+              [(2, 12, 8, 8), (5, 5)])
     with pytest.raises(ShapeError, match="rois"):
         infer("_contrib_ROIAlign", dict(pooled_size=(3, 3), spatial_scale=1.0),
               [(2, 12, 8, 8), (5, 4)])
