@@ -18,6 +18,7 @@ from . import (
     profiler,
     subgraph,
     symbol,
+    viz,
 )
 from .attribute import AttrScope
 from .base import BackendError, DTypeError, GraphFormatError, MinimxError, OperatorError, ShapeError
@@ -33,4 +34,4 @@ __version__ = "0.1.0"
 __all__ = ["AttrScope", "BackendError", "Context", "DTypeError", "Executor",
            "GraphFormatError", "MinimxError", "OperatorError", "ShapeError", "attribute",
            "contrib", "cpu", "current_context", "gpu", "io", "model", "models", "name", "nd",
-           "ndarray", "profiler", "random", "subgraph", "sym", "symbol"]
+           "ndarray", "profiler", "random", "subgraph", "sym", "symbol", "viz"]

@@ -20,7 +20,7 @@ LAYERS = [
     ["ops", "profiler"],
     ["ndarray", "graph"],
     ["symbol", "interpreter", "io"],
-    ["subgraph"],
+    ["subgraph", "viz"],
     ["executor", "backends"],
     ["model", "models"],
     ["contrib"],
