@@ -25,6 +25,7 @@ LAYERS = [
     ["model", "models"],
     ["contrib"],
     ["__init__"],
+    ["commands"],
     ["__main__"],
 ]
 LAYER_OF = {unit: k for k, units in enumerate(LAYERS) for unit in units}
