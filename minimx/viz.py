@@ -40,9 +40,10 @@ NODE_ATTRS = {"shape": "box", "fixedsize": "true", "width": "1.3", "height": "0.
               "style": "filled"}
 WEIGHT_LIKE = ("_weight", "_bias", "_beta", "_gamma", "_moving_var", "_moving_mean",
                "_running_var", "_running_mean")
-# Subgraph operators by name prefix: (backend, cluster colour).
-BACKENDS = (("_sg_dnnl", "DNNL", "#c6dbef"), ("_sg_mkldnn", "DNNL", "#c6dbef"),
-            ("_subgraph_op", "default", "#c7e9c0"))
+# Subgraph operators by name prefix, first match: (backend, cluster colour); a
+# fused chain inside a DNNL subgraph is paler than the subgraph.
+BACKENDS = (("_sg_dnnl_", "DNNL fused", "#e4eef8"), ("_sg_mkldnn_", "DNNL fused", "#e4eef8"),
+            ("_sg_dnnl", "DNNL", "#c6dbef"), ("_subgraph_op", "default", "#c7e9c0"))
 OTHER_BACKEND = ("subgraph", "#e0e0e0")
 
 

@@ -115,7 +115,8 @@ def test_dnnl_clusters_nest_fused_chains() -> None:
     dot = mx.viz.plot_network(part, shape={"data": (1, 3, 8, 8)}).source
     assert "subgraph cluster_sg_dnnl_0 {" in dot
     assert 'subgraph "cluster_sg_dnnl_0/sg_dnnl_conv_bn_act_0" {' in dot
-    assert dot.count('fillcolor="#c6dbef"') == 2
+    assert dot.count('fillcolor="#c6dbef"') == 1 and dot.count('fillcolor="#e4eef8"') == 1
+    assert 'label="sg_dnnl_conv_bn_act_0 (_sg_dnnl_conv, DNNL fused)"' in dot
     assert '"sg_dnnl_0/sg_dnnl_conv_bn_act_0/conv0" -> data [label="3x8x8"' in dot
 
 

@@ -15,6 +15,7 @@ import pytest
 import minimx as mx
 from minimx import onednn
 from minimx.commands import main, parser
+from tests.onednn_required import require_onednn
 from tests.trace_schema import check_trace
 
 MODELS = Path(__file__).parents[1] / "fixtures" / "models"
@@ -65,7 +66,7 @@ def test_summary_prints_print_summary(model: str, capsys) -> None:
 
 
 def test_partition_reports_and_writes_the_partitioned_graph(model: str, capsys) -> None:
-    pytest.importorskip("minimx._dnnl")
+    require_onednn()
     assert main(["partition", model, "--shape", SHAPE, "--backend", "DNNL",
                  "-o", "part-symbol.json", "--dot", "part.dot"]) == 0
     out = capsys.readouterr().out
