@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import minimx as mx
 from minimx import onednn
+from tests.small_cnn import small_cnn
 
 FIXTURE = Path(__file__).parent / "fixtures" / "viz" / "viz.json.gz"
 CASES = json.loads(gzip.open(FIXTURE, "rt").read())["cases"]
@@ -84,16 +85,8 @@ def test_bad_arguments() -> None:
         mx.viz.summary(conv_chain(3, 4, 3, 5, True), shape={"fc_bias": (5,)})
 
 
-def small_net() -> mx.sym.Symbol:
-    x = mx.sym.Convolution(mx.sym.var("data"), kernel=(3, 3), pad=(1, 1), num_filter=8,
-                           name="conv0")
-    x = mx.sym.Activation(mx.sym.BatchNorm(x, name="bn0"), act_type="relu", name="relu0")
-    x = mx.sym.Pooling(x, kernel=(2, 2), stride=(2, 2), pool_type="max", name="pool0")
-    return mx.sym.FullyConnected(x, num_hidden=10, name="fc0")
-
-
 def test_subgraph_nodes_are_clusters_of_their_inner_graph() -> None:
-    part = mx.subgraph.partition(small_net(), "default",
+    part = mx.subgraph.partition(small_cnn(), "default",
                                  op_names=["Convolution", "BatchNorm", "Activation"])
     dot = mx.viz.plot_network(part, shape={"data": (1, 3, 8, 8)}).source
     cluster = re.search(r"subgraph cluster_sg_default_0 \{(.*?)\n\t\}", dot, re.S)
@@ -111,7 +104,7 @@ def test_subgraph_nodes_are_clusters_of_their_inner_graph() -> None:
 
 @pytest.mark.skipif(not onednn.available(), reason="oneDNN backend not built")
 def test_dnnl_clusters_nest_fused_chains() -> None:
-    part = mx.subgraph.partition(small_net(), "DNNL")
+    part = mx.subgraph.partition(small_cnn(), "DNNL")
     dot = mx.viz.plot_network(part, shape={"data": (1, 3, 8, 8)}).source
     assert "subgraph cluster_sg_dnnl_0 {" in dot
     assert 'subgraph "cluster_sg_dnnl_0/sg_dnnl_conv_bn_act_0" {' in dot
@@ -121,7 +114,7 @@ def test_dnnl_clusters_nest_fused_chains() -> None:
 
 
 def test_hide_weights_and_dtype_labels() -> None:
-    sym = small_net()
+    sym = small_cnn()
     shown = mx.viz.plot_network(sym, hide_weights=False, dtype={"data": "float32"},
                                 shape={"data": (1, 3, 8, 8)}).source
     assert 'conv0 -> conv0_weight [label="3x3x3(float32)"' in shown
@@ -131,7 +124,7 @@ def test_hide_weights_and_dtype_labels() -> None:
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz's dot is not installed")
 def test_renders_with_dot(tmp_path: Path) -> None:
-    part = mx.subgraph.partition(small_net(), "default", op_names=["Convolution", "BatchNorm"])
+    part = mx.subgraph.partition(small_cnn(), "default", op_names=["Convolution", "BatchNorm"])
     dot = mx.viz.plot_network(part, shape={"data": (1, 3, 8, 8)}, save_format="png")
     path = Path(dot.render(tmp_path / "net", cleanup=True))
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -13,8 +13,7 @@ import numpy as np
 
 import minimx as mx
 from minimx import onednn
-
-from .model_files import backend
+from minimx.base import subgraph_backend
 
 
 def _network():
@@ -30,7 +29,7 @@ def _network():
 def _bind(sym, name: str | None, params: dict, data: np.ndarray):
     os.environ.setdefault("MINIMX_SUBGRAPH_DEFAULT_OPS",
                           "Convolution,BatchNorm,Activation,Pooling")
-    with backend(name or "NONE"):
+    with subgraph_backend(name or "NONE"):
         ex = sym.simple_bind(mx.cpu(), grad_req="null", data=data.shape)
     ex.copy_params_from(params["arg"], params["aux"])
     return ex, ex.forward(data=mx.nd.array(data))[0].asnumpy()

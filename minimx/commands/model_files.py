@@ -8,16 +8,14 @@ or a model-zoo name (``resnet50_v1``, random weights). Shapes are given as
 """
 from __future__ import annotations
 
-import contextlib
-import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from .. import model, models
-from ..base import MinimxError
+from ..base import MinimxError, subgraph_backend
 from ..executor import Executor
 from ..ndarray import NDArray
 from ..symbol import Symbol, load
@@ -78,25 +76,11 @@ def parse_list(text: str, what: str) -> list[str]:
     return items
 
 
-@contextlib.contextmanager
-def backend(name: str) -> Iterator[None]:
-    """Binds inside use subgraph backend `name` (``NONE``: none)."""
-    old = os.environ.get("MINIMX_SUBGRAPH_BACKEND")
-    os.environ["MINIMX_SUBGRAPH_BACKEND"] = name
-    try:
-        yield
-    finally:
-        if old is None:
-            del os.environ["MINIMX_SUBGRAPH_BACKEND"]
-        else:
-            os.environ["MINIMX_SUBGRAPH_BACKEND"] = old
-
-
 def bind(m: Model, shapes: dict[str, tuple[int, ...]], backend_name: str) -> Executor:
     """An inference executor of `m` for `shapes`, with `backend_name`; parameters
     the checkpoint does not have get seeded random values (BatchNorm variances
     positive), so that a model without weights still runs."""
-    with backend(backend_name):
+    with subgraph_backend(backend_name):
         ex = m.symbol.simple_bind(grad_req="null", **shapes)
     ex.copy_params_from(m.arg_params, m.aux_params, allow_extra_params=True)
     rng = np.random.default_rng(0)

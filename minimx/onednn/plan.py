@@ -262,7 +262,7 @@ class Plan:
               "plan io")
         check(lib.mmx_plan_finalize(cplan), "plan scratchpad")
         # Looked up once: each run would otherwise pay for the loader's lock.
-        self._calls = (ffi.from_buffer, lib.mmx_plan_run)
+        self._calls = (ffi.from_buffer, lib.mmx_plan_run, ffi.NULL)
         return cplan
 
     @property
@@ -299,10 +299,10 @@ class Plan:
         elif len(outputs) != len(outs):
             raise BackendError(f"plan {self.name!r}: {len(outs)} outputs expected, "
                                f"{len(outputs)} given")
-        from_buffer, run = self._calls
+        from_buffer, run, null = self._calls
         handles = (_buffers(from_buffer, inputs, ins, False)
                    + _buffers(from_buffer, outputs, outs, True))
-        clock = native().ffi.NULL if times is None else self._clock(times)
+        clock = null if times is None else self._clock(times)
         with self._lock:
             status = run(self._cplan, len(handles), handles, clock)
         if status:

@@ -11,18 +11,11 @@ import pytest
 import minimx as mx
 from minimx import profiler
 from tests.onednn_required import require_onednn
+from tests.small_cnn import small_cnn
 from tests.trace_schema import check_trace
 
 SHAPE = (2, 3, 8, 8)
 FORWARDS = 3
-
-
-def net() -> mx.sym.Symbol:
-    x = mx.sym.Convolution(mx.sym.var("data"), kernel=(3, 3), pad=(1, 1), num_filter=16,
-                           name="conv0")
-    x = mx.sym.Activation(mx.sym.BatchNorm(x, name="bn0"), act_type="relu", name="relu0")
-    x = mx.sym.Pooling(x, kernel=(2, 2), stride=(2, 2), pool_type="max", name="pool0")
-    return mx.sym.FullyConnected(x, num_hidden=10, name="fc0")
 
 
 @pytest.fixture
@@ -39,7 +32,7 @@ def trace_file(tmp_path: Path) -> Iterator[Path]:
 def bound(monkeypatch: pytest.MonkeyPatch, backend: str) -> mx.Executor:
     monkeypatch.setenv("MINIMX_SUBGRAPH_BACKEND", backend)
     monkeypatch.setenv("MINIMX_EXEC_BULK_EXEC_INFERENCE", "1")
-    ex = net().simple_bind(mx.cpu(), grad_req="null", data=SHAPE)
+    ex = small_cnn(16).simple_bind(mx.cpu(), grad_req="null", data=SHAPE)
     rng = np.random.default_rng(0)
     for name, arr in sorted({**ex.arg_dict, **ex.aux_dict}.items()):
         arr[:] = rng.uniform(0.5, 1.5, arr.shape) if name != "data" else 0
