@@ -66,7 +66,7 @@ class _Config:
     aggregate_stats: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Event:
     name: str
     kind: str        # the operator it runs, which the table groups by ('': the name)

@@ -17,7 +17,6 @@ drawn as a cluster holding its inner graph, filled with its backend's colour.
 """
 from __future__ import annotations
 
-import copy
 import functools
 import json
 import math
@@ -193,9 +192,8 @@ def _same(ref: Ref, k: int) -> Ref:
 class _Plot:
     """Draws a symbol's JSON graph (and the graphs inside subgraph nodes) on a Digraph."""
 
-    def __init__(self, dot: Any, node_attrs: Mapping[str, str], hide_weights: bool,
+    def __init__(self, node_attrs: Mapping[str, str], hide_weights: bool,
                  edge_label: EdgeLabel) -> None:
-        self.dot = dot
         self.node_attrs = {**NODE_ATTRS, **node_attrs}
         self.hide_weights = hide_weights
         self.edge_label = edge_label   # of a top-level node's output, for its edges
@@ -289,7 +287,7 @@ def plot_network(symbol: Symbol, title: str = "plot", save_format: str = "pdf",
         return label if dtypes is None else f"{label}({np.dtype(dtypes[nid][k]).name})"
 
     dot = Digraph(name=title, format=save_format)
-    plot = _Plot(dot, copy.deepcopy(dict(node_attrs or {})), hide_weights, edge_label)
+    plot = _Plot(node_attrs or {}, hide_weights, edge_label)
     plot.graph(dot, nodes, "", ())
     for tail, head, label in plot.edges:
         dot.edge(tail_name=tail, head_name=head, dir="back", arrowtail="open", label=label)
