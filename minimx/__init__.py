@@ -24,6 +24,7 @@ from . import (
     profiler,
     subgraph,
     symbol,
+    viz,
 )
 from .attribute import AttrScope
 from .base import BackendError, DTypeError, GraphFormatError, MinimxError, OperatorError, ShapeError
@@ -42,4 +43,4 @@ __all__ = ["AttrScope", "BackendError", "Context", "DTypeError", "Executor",
            "GraphFormatError", "MinimxError", "OperatorError", "ShapeError", "attribute",
            "callback", "contrib", "cpu", "current_context", "gpu", "init", "initializer", "io",
            "lr_scheduler", "metric", "mod", "model", "models", "module", "name", "nd",
-           "ndarray", "optimizer", "profiler", "random", "subgraph", "sym", "symbol"]
+           "ndarray", "optimizer", "profiler", "random", "subgraph", "sym", "symbol", "viz"]

@@ -4,12 +4,13 @@ Nothing here imports from the rest of minimx.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from types import FrameType
 
@@ -249,3 +250,18 @@ def settings() -> Settings:
         dnnl_winograd=env_flag("MINIMX_DNNL_WINOGRAD", True),
         dnnl_fusions_off=_fusions_off(env),
     )
+
+
+@contextlib.contextmanager
+def subgraph_backend(name: str) -> Iterator[None]:
+    """Within it, binds partition with backend(s) `name` (``NONE``: none), as if
+    MINIMX_SUBGRAPH_BACKEND said so; the variable is restored after."""
+    old = os.environ.get("MINIMX_SUBGRAPH_BACKEND")
+    os.environ["MINIMX_SUBGRAPH_BACKEND"] = name
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["MINIMX_SUBGRAPH_BACKEND"]
+        else:
+            os.environ["MINIMX_SUBGRAPH_BACKEND"] = old

@@ -1,18 +1,29 @@
-"""The profiler: MXNet's `mx.profiler` for engine operations.
+"""The profiler: MXNet's `mx.profiler` for engine operations, layers and memory.
 
 While the state is ``'run'`` (and not paused), every engine operation that
 runs is recorded with its name, thread and start/end time; imperative
 operations only with ``profile_imperative``, executor operations only with
-``profile_symbolic`` (``profile_all`` turns on both). `dump` writes the
-records as Chrome trace JSON (chrome://tracing, Perfetto):
-``{"traceEvents": [...], "displayTimeUnit": "ms"}`` with a ``process_name``
-metadata event for ``cpu/0`` and a ``B``/``E`` pair (cat ``operator``, ts in
-microseconds) per operation. With ``aggregate_stats``, `dumps` returns
-MXNet's table of count / total / min / max / avg time per operator name.
-``profile_memory`` and ``profile_api`` are accepted for compatibility; minimx
-has no memory or C-API events to record. ``continuous_dump`` rewrites the file
-each time profiling stops or pauses. When the profiler is off the engine pays
-one global read per operation.
+``profile_symbolic`` (``profile_all`` turns on both). While executor
+operations are recorded, an executor runs one engine operation per node
+(bulk inference switches itself off), so each layer is an event of its own,
+named after the node, with its operator in ``args``; inside a DNNL subgraph,
+each oneDNN step is an event (cat ``onednn``) named after the fused node it
+belongs to and the kernel oneDNN chose (``sg_dnnl_conv_bn_act_0
+convolution[brg:avx512_core_amx]``), timed in C. With ``profile_memory``,
+each buffer an NDArray or an executor allocates is counted while it lives:
+a ``Memory: cpu/0`` counter of the bytes in use.
+
+`dump` writes the records as Chrome trace JSON (chrome://tracing, Perfetto):
+``{"traceEvents": [...], "displayTimeUnit": "ms"}`` with ``process_name``
+metadata for ``cpu/0`` (pid 0) and ``Device Storage`` (pid 1), a ``B``/``E``
+pair (ts in microseconds) per operation and a ``C`` event per change of the
+memory in use. With ``aggregate_stats``, `dumps` returns MXNet's table: per
+operator (a node's operator; a oneDNN step's primitive and kernel) the count
+and total / min / max / avg time, and the memory in use (min / max / avg).
+``profile_api`` is accepted for compatibility (minimx has no C API).
+``continuous_dump`` rewrites the file each time profiling stops or pauses.
+When the profiler is off the engine pays one global read per operation, a
+DNNL subgraph one per run, and an allocation one call.
 
 Example::
 
@@ -29,13 +40,18 @@ from __future__ import annotations
 import json
 import os
 import threading
+import weakref
 from dataclasses import dataclass, fields, replace
+from time import perf_counter_ns
+
+import numpy as np
 
 from .base import MinimxError
 from .engine import set_op_recorder
 from .engine.core import Recorder
 
-_PID = 0  # the only device: cpu/0
+_PID, _MEMORY_PID = 0, 1     # the only device, cpu/0; its memory counter
+MEMORY = "Memory: cpu/0"
 
 
 @dataclass(frozen=True)
@@ -50,15 +66,32 @@ class _Config:
     aggregate_stats: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class _Event:
+    name: str
+    kind: str        # the operator it runs, which the table groups by ('': the name)
+    category: str    # 'operator', or 'onednn' for a step inside a DNNL plan
+    tid: int
+    start: int       # ns
+    end: int
+
+
 _config = _Config()
 _running = False
 _paused = False
-_lock = threading.Lock()
-# (name, thread id, start ns, end ns) for the trace, since the last finished dump.
-_events: list[tuple[str, int, int, int]] = []
+_symbolic = False     # executor operations are being recorded
+_memory = False       # allocations are being recorded
+_lock = threading.RLock()   # a finalizer counting a free may run while it is held
+# Since the last finished dump: the events, the threads' names, and the
+# memory in use after each change (ns, bytes).
+_events: list[_Event] = []
 _thread_names: dict[int, str] = {}
-# name -> [count, total ns, min ns, max ns], since the last dumps(reset=True).
+_memory_samples: list[tuple[int, int]] = []
+_in_use = 0
+# Since the last dumps(reset=True): operator -> [count, total ns, min ns, max ns],
+# and the memory in use -> [count, total, min, max] bytes.
 _aggregate: dict[str, list[int]] = {}
+_memory_stats: list[int] = []
 
 
 def _check_process(profile_process: str) -> None:
@@ -131,45 +164,100 @@ def _set_paused(paused: bool, profile_process: str) -> None:
 
 def _install() -> None:
     """Give the engine a recorder exactly while something should be recorded."""
+    global _symbolic, _memory
     cfg = _config
     imperative = cfg.profile_all or cfg.profile_imperative
     symbolic = cfg.profile_all or cfg.profile_symbolic
-    on = _running and not _paused and (imperative or symbolic)
-    set_op_recorder(_recorder(imperative, symbolic, cfg.aggregate_stats) if on else None)
+    on = _running and not _paused
+    _symbolic = on and symbolic
+    _memory = on and cfg.profile_memory
+    recording = on and (imperative or symbolic)
+    set_op_recorder(_recorder(imperative, symbolic) if recording else None)
 
 
-def _recorder(imperative: bool, symbolic: bool, aggregate: bool) -> Recorder:
-    def record(name: str, is_symbolic: bool, start: int, end: int) -> None:
-        if not (symbolic if is_symbolic else imperative):
-            return
-        tid = threading.get_native_id()
-        with _lock:
-            _events.append((name, tid, start, end))
-            if tid not in _thread_names:
-                _thread_names[tid] = threading.current_thread().name
-            if aggregate:
-                stat = _aggregate.get(name)
-                took = end - start
-                if stat is None:
-                    _aggregate[name] = [1, took, took, took]
-                else:
-                    stat[0] += 1
-                    stat[1] += took
-                    stat[2] = min(stat[2], took)
-                    stat[3] = max(stat[3], took)
+def _recorder(imperative: bool, symbolic: bool) -> Recorder:
+    def record(name: str, kind: str, is_symbolic: bool, start: int, end: int) -> None:
+        if symbolic if is_symbolic else imperative:
+            _record([_Event(name, kind, "operator", threading.get_native_id(), start, end)])
     return record
+
+
+def _record(events: list[_Event]) -> None:
+    """Keep `events` (all from the calling thread) for the trace and the table."""
+    aggregate = _config.aggregate_stats
+    with _lock:
+        _events.extend(events)
+        tid = events[0].tid
+        if tid not in _thread_names:
+            _thread_names[tid] = threading.current_thread().name
+        if not aggregate:
+            return
+        for e in events:
+            took = e.end - e.start
+            stat = _aggregate.get(e.kind or e.name)
+            if stat is None:
+                _aggregate[e.kind or e.name] = [1, took, took, took]
+            else:
+                stat[0] += 1
+                stat[1] += took
+                stat[2] = min(stat[2], took)
+                stat[3] = max(stat[3], took)
+
+
+def recording_layers() -> bool:
+    """Whether executor operations are being recorded now: an executor then runs
+    one engine operation per node, and DNNL plans time their steps."""
+    return _symbolic
+
+
+def record_steps(names: list[tuple[str, str]], times: np.ndarray) -> None:
+    """Record the steps of one oneDNN plan run on this thread: per step, its
+    (owner node, primitive and kernel) and, in `times`, its start and end."""
+    tid = threading.get_native_id()
+    ends = times.tolist()
+    _record([_Event(f"{owner} {kernel}", kernel, "onednn", tid, ends[2 * i], ends[2 * i + 1])
+             for i, (owner, kernel) in enumerate(names)])
+
+
+def track_allocation(array: np.ndarray) -> None:
+    """Count `array`'s buffer as memory in use until it is freed (while
+    ``profile_memory`` records; views own no buffer and are not counted)."""
+    if not _memory or array.base is not None or array.nbytes == 0:
+        return
+    _memory_change(array.nbytes)
+    weakref.finalize(array, _memory_change, -array.nbytes)
+
+
+def _memory_change(nbytes: int) -> None:
+    global _in_use
+    with _lock:
+        _in_use += nbytes
+        _memory_samples.append((perf_counter_ns(), _in_use))
+        if _config.aggregate_stats:
+            if not _memory_stats:
+                _memory_stats.extend([0, 0, _in_use, _in_use])
+            _memory_stats[0] += 1
+            _memory_stats[1] += _in_use
+            _memory_stats[2] = min(_memory_stats[2], _in_use)
+            _memory_stats[3] = max(_memory_stats[3], _in_use)
 
 
 def _trace() -> dict:
     """The Chrome trace of what was recorded since the last finished dump."""
-    events: list[dict] = [{"name": "process_name", "ph": "M", "pid": _PID,
-                           "args": {"name": "cpu/0"}}]
+    events: list[dict] = [
+        {"name": "process_name", "ph": "M", "pid": _PID, "args": {"name": "cpu/0"}},
+        {"name": "process_name", "ph": "M", "pid": _MEMORY_PID,
+         "args": {"name": "Device Storage"}}]
     events += [{"name": "thread_name", "ph": "M", "pid": _PID, "tid": tid,
                 "args": {"name": tname}} for tid, tname in _thread_names.items()]
-    for name, tid, start, end in _events:
-        common = {"name": name, "cat": "operator", "pid": _PID, "tid": tid}
-        events.append({**common, "ph": "B", "ts": start / 1000})
-        events.append({**common, "ph": "E", "ts": end / 1000})
+    for e in _events:
+        common = {"name": e.name, "cat": e.category, "pid": _PID, "tid": e.tid}
+        args = {"args": {"op": e.kind}} if e.kind else {}
+        events.append({**common, "ph": "B", "ts": e.start / 1000, **args})
+        events.append({**common, "ph": "E", "ts": e.end / 1000})
+    events += [{"name": MEMORY, "cat": "Device Storage", "ph": "C", "pid": _MEMORY_PID,
+                "tid": 0, "ts": ts / 1000, "args": {MEMORY: in_use}}
+               for ts, in_use in _memory_samples]
     return {"traceEvents": events, "displayTimeUnit": "ms"}
 
 
@@ -185,6 +273,7 @@ def dump(finished: bool = True, profile_process: str = "worker") -> None:
         if finished:
             _events.clear()
             _thread_names.clear()
+            _memory_samples.clear()
         filename = _config.filename
     tmp = f"{filename}.tmp"
     with open(tmp, "w", encoding="utf-8") as f:
@@ -210,23 +299,43 @@ def dumps(reset: bool = False, format: str = "table", sort_by: str = "total",
     with _lock:
         rows = [(name, s[0], s[1] / 1e6, s[2] / 1e6, s[3] / 1e6, s[1] / s[0] / 1e6)
                 for name, s in _aggregate.items()]
+        memory = list(_memory_stats)
         if reset:
             _aggregate.clear()
+            _memory_stats.clear()
     column = _SORT_COLUMNS[sort_by]
     rows.sort(key=lambda r: (r[column], r[0]), reverse=not ascending)
+    # (count, min, max, avg) kB of memory in use
+    storage = (memory[0], memory[2] / 1e3, memory[3] / 1e3, memory[1] / memory[0] / 1e3) \
+        if memory else None
     if format == "json":
-        return json.dumps({"Time": {"operator": {
+        stats: dict = {"Time": {"operator": {
             name: {"Count": count, "Total": total, "Min": lo, "Max": hi, "Avg": avg}
-            for name, count, total, lo, hi, avg in rows}}, "Unit": {"Time": "ms"}}, indent=4)
-    head = f"{'Name':<25}{'Total Count':>16} {'Time (ms)':>16} {'Min Time (ms)':>16} " \
-           f"{'Max Time (ms)':>16} {'Avg Time (ms)':>16}"
-    rule = f"{'----':<25}{'-----------':>16} {'---------':>16} {'-------------':>16} " \
-           f"{'-------------':>16} {'-------------':>16}"
-    lines = ["", "Profile Statistics:", "\tNote the difference in units for different entries.",
-             "operator", "=================", head, rule]
-    lines += [f"{name:<25}{count:>16} {total:>16.4f} {lo:>16.4f} {hi:>16.4f} {avg:>16.4f}"
-              for name, count, total, lo, hi, avg in rows]
+            for name, count, total, lo, hi, avg in rows}}, "Unit": {"Time": "ms"}}
+        if storage is not None:
+            count, lo, hi, avg = storage
+            stats["Memory"] = {"Device Storage": {MEMORY: {
+                "Count": count, "Min": lo, "Max": hi, "Avg": avg}}}
+            stats["Unit"]["Memory"] = "kB"
+        return json.dumps(stats, indent=4)
+    lines = ["", "Profile Statistics:", "\tNote the difference in units for different entries."]
+    if storage is not None:
+        lines += _section("Device Storage", ("Min Use  (kB)", "Max Use  (kB)",
+                                             "Avg Use  (kB)"), [(MEMORY, *storage)])
+    lines += _section("operator", ("Time (ms)", "Min Time (ms)", "Max Time (ms)",
+                                   "Avg Time (ms)"),
+                      [(name, count, total, lo, hi, avg)
+                       for name, count, total, lo, hi, avg in rows])
     if not _config.aggregate_stats:
         lines.append("(aggregate_stats is off: call profiler.set_config(aggregate_stats=True) "
                      "before profiling)")
     return "\n".join(lines) + "\n"
+
+
+def _section(title: str, columns: tuple[str, ...], rows: list[tuple]) -> list[str]:
+    """One of MXNet's tables: name and count, then `columns` of 4-decimal values."""
+    head = f"{'Name':<30}{'Total Count':>11}" + "".join(f"{c:>17}" for c in columns)
+    rule = f"{'----':<30}{'-----------':>11}" + "".join(f"{'-' * len(c):>17}" for c in columns)
+    body = [f"{name:<30}{count:>11}" + "".join(f"{v:>17.4f}" for v in values)
+            for name, count, *values in rows]
+    return [title, "=================", head, rule, *body, ""]

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "oneapi/dnnl/dnnl.h"
 #include "oneapi/dnnl/dnnl_debug.h"
@@ -728,13 +729,20 @@ size_t mmx_plan_scratchpad_size(const mmx_plan *plan) {
     return plan->scratch_size;
 }
 
-int mmx_plan_run(mmx_plan *plan, int n, void *const *handles) {
+static int64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);   /* Python's time.perf_counter_ns clock */
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+int mmx_plan_run(mmx_plan *plan, int n, void *const *handles, int64_t *times) {
     REQUIRE(plan->scratch_mems != NULL, dnnl_invalid_arguments);
     REQUIRE(n == plan->nio, dnnl_invalid_arguments);
     for (int i = 0; i < n; i++)
         CHECK(dnnl_memory_set_data_handle(plan->io[i], handles[i]));
     for (int i = 0; i < plan->nsteps; i++) {
         step_t *step = &plan->steps[i];
+        if (times) times[2 * i] = now_ns();
         dnnl_status_t status = step->wino
                 ? wino_step_run(step->wino, plan->stream, step->args)
                 : dnnl_primitive_execute(step->prim->primitive, plan->stream,
@@ -745,6 +753,10 @@ int mmx_plan_run(mmx_plan *plan, int n, void *const *handles) {
                     "dnnl_primitive_execute(step %d: %s)", i,
                     mmx_prim_impl(step->prim));
             return mmx_fail(status, what);
+        }
+        if (times) {   /* the step's own end, not the next one's start */
+            CHECK(dnnl_stream_wait(plan->stream));
+            times[2 * i + 1] = now_ns();
         }
     }
     CHECK(dnnl_stream_wait(plan->stream));

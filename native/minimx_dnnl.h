@@ -265,4 +265,7 @@ int mmx_plan_set_io(mmx_plan *plan, int n, mmx_memory *const *mems);
 /* Allocates one scratchpad for the largest step and binds it to all. */
 int mmx_plan_finalize(mmx_plan *plan);
 size_t mmx_plan_scratchpad_size(const mmx_plan *plan);
-int mmx_plan_run(mmx_plan *plan, int n, void *const *handles);
+/* times: NULL, or room for 2 * nsteps: each step's start and end, in ns of
+ * CLOCK_MONOTONIC (the profiler's clock); timing waits for each step. */
+int mmx_plan_run(mmx_plan *plan, int n, void *const *handles,
+        int64_t *times);

@@ -1,8 +1,11 @@
 """base: dtype names and flags, shape and size checks."""
+import os
+
 import numpy as np
 import pytest
 
 import minimx as mx
+from minimx import base
 from minimx.base import (
     BFLOAT16,
     MXNET_BFLOAT16,
@@ -52,3 +55,15 @@ def test_sizes_beyond_memory_are_refused_before_allocating():
                                             "float32 needs"):
         check_array_size((2**40, 2**40), np.float32, "x")
     check_array_size((1024, 1024), np.float64, "x")
+
+
+def test_subgraph_backend_sets_and_restores_the_variable(monkeypatch) -> None:
+    monkeypatch.delenv("MINIMX_SUBGRAPH_BACKEND", raising=False)
+    with base.subgraph_backend("DNNL"):
+        assert base.settings().subgraph_backends == ("DNNL",)
+    assert "MINIMX_SUBGRAPH_BACKEND" not in os.environ
+    monkeypatch.setenv("MINIMX_SUBGRAPH_BACKEND", "default")
+    with pytest.raises(ZeroDivisionError), base.subgraph_backend("NONE"):
+        assert base.settings().subgraph_backends == ()
+        1 / 0  # noqa: B018
+    assert os.environ["MINIMX_SUBGRAPH_BACKEND"] == "default"

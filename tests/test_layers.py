@@ -20,11 +20,12 @@ LAYERS = [
     ["ops", "profiler"],
     ["ndarray", "graph"],
     ["symbol", "interpreter", "io"],
-    ["subgraph"],
+    ["subgraph", "viz"],
     ["executor", "backends"],
     ["model", "models", "initializer", "optimizer", "lr_scheduler", "metric"],
     ["contrib", "callback", "module"],
     ["__init__"],
+    ["commands"],
     ["__main__"],
 ]
 LAYER_OF = {unit: k for k, units in enumerate(LAYERS) for unit in units}

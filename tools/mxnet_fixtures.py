@@ -47,6 +47,8 @@ Then, from the repository root:
   schedules, lr/wd multipliers, metrics on fixed predictions, and a small Module.fit.
 - ``quantized_plain``: the same float net quantized by plain ``quantize_model`` (after
   ``quantized_net``, whose files it reads).
+- ``viz``: ``mx.viz.print_summary``'s text and ``mx.viz.plot_network``'s DOT source for
+  the handnet and three zoo nets.
 - ``int8_agreement``: the ``models`` nets quantized by ``quantize_model_mkldnn`` (naive, first
   convolution excluded), MXNet's INT8 and fp32 outputs on a fixed set of images, and how
   well they agree (``benchmarks/int8_agreement.py`` measures minimx the same way).
@@ -64,8 +66,10 @@ printing OK or FAIL per file; the exit status is 1 if any file fails.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import hashlib
+import io
 import json
 import os
 import re
@@ -1590,6 +1594,32 @@ def write_training(out: Path) -> None:
               "metrics": _metric_record(rng, arrays), "fit": _fit_record(rng, arrays)}
     (out / "training.json").write_text(json.dumps(record, indent=1) + "\n")
     np.savez_compressed(out / "training-arrays.npz", **arrays)
+# -- mx.viz ------------------------------------------------------------------------------------
+def _viz_cases(structure: Path) -> list[tuple[str, mx.sym.Symbol, dict | None]]:
+    """(case, symbol, input shapes or None) for print_summary and plot_network."""
+    def zoo(name: str) -> mx.sym.Symbol:
+        with gzip.open(structure / f"{name}-symbol.json.gz", "rt") as f:
+            return mx.sym.load_json(f.read())
+    image = {"data": (1, 3, 224, 224)}
+    return [("handnet", build_handnet(), {"data": (2, 3, 8, 8), "softmax_label": (2,)}),
+            ("handnet_noshape", build_handnet(), None),
+            ("resnet18_v1", zoo("resnet18_v1"), image),
+            ("mobilenet0.25", zoo("mobilenet0.25"), image),
+            ("squeezenet1.1", zoo("squeezenet1.1"), image)]
+
+
+def write_viz(out: Path) -> None:
+    """`mx.viz.print_summary`'s text and `mx.viz.plot_network`'s DOT source per case."""
+    out.mkdir(parents=True, exist_ok=True)
+    record = {"mxnet_version": mx.__version__, "cases": {}}
+    for case, sym, shape in _viz_cases(out.parent / "structure"):
+        text = io.StringIO()
+        with contextlib.redirect_stdout(text):
+            mx.viz.print_summary(sym, shape=shape)
+        dot = mx.viz.plot_network(sym, shape=shape).source
+        record["cases"][case] = {"symbol": sym.tojson(), "shape": shape,
+                                 "summary": text.getvalue(), "dot": dot}
+    _write_gzip(out / "viz.json.gz", json.dumps(record, indent=1) + "\n")
 
 
 # -- README ----------------------------------------------------------------------------------
@@ -1679,6 +1709,10 @@ GROUP_NOTES = {
                 "after each of two batches and after reset_local; `build_fitnet()` trained "
                 "by Module.fit (2 epochs, SGD with momentum and Adam) from fixed parameters: "
                 "parameters, score and predictions.",
+    "viz": "`viz.json.gz`: per case (`_viz_cases()` in the script: the handnet with and "
+           "without shapes, three zoo nets from `structure/`), the symbol JSON, the input "
+           "shapes, `mx.viz.print_summary`'s printed text and `mx.viz.plot_network`'s DOT "
+           "source.",
     "io": "`ndarrayiter.json`: `mx.io.NDArrayIter` cases (`_io_cases()` in the script): "
           "each input (kind single/list/dict, values, dtype, whether an NDArray), the "
           "arguments, the steps taken (epoch, next, reset, hard_reset), provide_data / "
@@ -1755,7 +1789,7 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "quantization": write_quantization, "int8_agreement": write_int8_agreement,
           "families": write_families, "tensor_ops": write_tensor_ops,
           "model_ops": write_model_ops, "amp": write_amp, "training": write_training,
-          "quantized_plain": write_quantized_plain}
+          "quantized_plain": write_quantized_plain, "viz": write_viz}
 
 
 def main(argv: list[str] | None = None) -> int:

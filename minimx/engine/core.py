@@ -28,9 +28,9 @@ from time import perf_counter_ns
 from .errors import EngineError, Failure
 from .var import Op, Var, split_vars
 
-# (name, symbolic, start_ns, end_ns) -> None, called on the thread that ran
-# the operation. Set by minimx.profiler while it records; None otherwise.
-Recorder = Callable[[str, bool, int, int], None]
+# (name, kind, symbolic, start_ns, end_ns) -> None, called on the thread that
+# ran the operation. Set by minimx.profiler while it records; None otherwise.
+Recorder = Callable[[str, str, bool, int, int], None]
 _recorder: Recorder | None = None
 
 
@@ -57,7 +57,7 @@ def run_op(op: Op, catch: type[BaseException]) -> None:
             try:
                 op.fn()  # type: ignore[misc]
             finally:
-                recorder(op.name, op.symbolic, start, perf_counter_ns())
+                recorder(op.name, op.kind, op.symbolic, start, perf_counter_ns())
     except catch as exc:
         op.failure = Failure(op.name, exc, op.seq)
 
@@ -85,13 +85,15 @@ class Engine(ABC):
 
     def push(self, fn: Callable[[], object], const_vars: Iterable[Var] = (),
              mutable_vars: Iterable[Var] = (), priority: int = 0, name: str = "op",
-             *, symbolic: bool = False) -> None:
+             *, symbolic: bool = False, kind: str = "") -> None:
         """Schedule ``fn()``, which reads `const_vars` and writes `mutable_vars`.
 
         Among operations ready at the same time, higher `priority` runs first,
         then earlier pushes. `name` labels errors and profiler events;
         `symbolic` marks executor work (profiled under ``profile_symbolic``)
-        as opposed to imperative NDArray work (``profile_imperative``).
+        as opposed to imperative NDArray work (``profile_imperative``); `kind`,
+        the operator a graph node's operation runs, is what the profiler's
+        table groups it under (default: `name`).
         """
         if not callable(fn):
             raise EngineError(f"push {name!r}: fn must be callable, got {type(fn).__name__}")
@@ -100,7 +102,7 @@ class Engine(ABC):
             if self._closed:
                 raise EngineError(f"push {name!r}: the engine is shut down")
             self._seq += 1
-            self._schedule(Op(fn, reads, writes, priority, name, symbolic, self._seq))
+            self._schedule(Op(fn, reads, writes, priority, name, symbolic, self._seq, kind))
 
     @abstractmethod
     def _schedule(self, op: Op) -> None:

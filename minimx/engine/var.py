@@ -58,18 +58,19 @@ class Var:
 class Op:
     """One pushed operation: its function, its variables and its progress."""
 
-    __slots__ = ("fn", "reads", "writes", "priority", "name", "symbolic", "seq",
+    __slots__ = ("fn", "reads", "writes", "priority", "name", "symbolic", "kind", "seq",
                  "wait", "failure", "done")
 
     def __init__(self, fn: Callable[[], object] | None, reads: tuple[Var, ...],
                  writes: tuple[Var, ...], priority: int, name: str, symbolic: bool,
-                 seq: int) -> None:
+                 seq: int, kind: str = "") -> None:
         self.fn = fn            # None marks a wait barrier, which runs no code
         self.reads = reads
         self.writes = writes
         self.priority = priority
         self.name = name
         self.symbolic = symbolic
+        self.kind = kind        # the operator a graph node's op runs ('': the name)
         self.seq = seq
         self.wait = 0           # variables not yet granted to this operation
         # Before running: the earliest failure found on its variables (then the

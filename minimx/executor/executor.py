@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import engine
+from .. import engine, profiler
 from ..base import (
     DTypeError,
     MinimxError,
@@ -191,7 +191,8 @@ class Executor:
             _copy_in(args[name], value, "forward", f"Argument {name}")
         inputs = self._input_data()
         outs = [o._data for o in self.outputs]
-        if settings().exec_bulk_inference and not is_train:
+        # A profile shows each layer: bulk inference switches itself off for it.
+        if settings().exec_bulk_inference and not is_train and not profiler.recording_layers():
             # Inference reads the auxiliary states: leaving their versions alone
             # keeps the caches of stateful operators (folded BatchNorm) valid.
             engine.push(lambda: self._runner.forward(inputs, is_train, outs),
@@ -200,9 +201,9 @@ class Executor:
         else:
             prog, steps, finish = self._runner.forward_steps(inputs, is_train, outs)
             var_of = self._entry_vars(prog)
-            for name, run, reads, writes in steps:
+            for name, kind, run, reads, writes in steps:
                 engine.push(run, [var_of[e] for e in reads], [var_of[e] for e in writes],
-                            name=name, symbolic=True)
+                            name=name, symbolic=True, kind=kind)
             engine.push(finish, [var_of[e] for e in self._graph.head_entry_ids()],
                         [o._var for o in self.outputs], name="outputs", symbolic=True)
         return self.outputs

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .. import profiler
 from ..base import settings
 from ..graph import Graph
 from ..graph.gradient import BackwardGraph, build_backward
@@ -52,8 +53,11 @@ class Program:
         """One array per entry: planned views (allocated on first use); None where external."""
         if self._env is None:
             # float64 words keep every view 8-byte aligned.
-            blocks = [np.empty(-(-size // 8), np.float64).view(np.uint8)[:size]
-                      for size in self.plan.block_bytes]
+            words = [np.empty(-(-size // 8), np.float64) for size in self.plan.block_bytes]
+            for block in words:
+                profiler.track_allocation(block)
+            blocks = [w.view(np.uint8)[:size]
+                      for w, size in zip(words, self.plan.block_bytes, strict=True)]
             self._env = [None] * len(self.shapes)
             for eid, sid in enumerate(self.plan.storage):
                 if sid >= 0:
@@ -66,6 +70,7 @@ class Program:
         """A buffer of the program's own for external entry `eid` (made once)."""
         if eid not in self._owned:
             self._owned[eid] = np.empty(self.shapes[eid], self.dtypes[eid])
+            profiler.track_allocation(self._owned[eid])
         return self._owned[eid]
 
     def zeros(self, eid: int) -> np.ndarray:

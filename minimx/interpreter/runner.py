@@ -32,7 +32,7 @@ from ..ops.registry import OpContext
 from .program import Program
 
 Monitor = Callable[[str, np.ndarray], None]
-Step = tuple[str, Callable[[], object], list[int], list[int]]
+Step = tuple[str, str, Callable[[], object], list[int], list[int]]
 
 
 class GraphRunner:
@@ -110,7 +110,7 @@ class GraphRunner:
                       outputs: Sequence[np.ndarray]
                       ) -> tuple[Program, list[Step], Callable[[], object]]:
         """The forward as one step per node, for the engine to run by dependency:
-        each step is (name, run, entries read, entries written; auxiliary
+        each step is (name, operator, run, entries read, entries written; auxiliary
         states count as written only in training, when BatchNorm updates
         them). The returned `finish` then reads the heads and completes
         `outputs`."""
@@ -124,7 +124,8 @@ class GraphRunner:
             if node.is_variable:
                 continue
             ins = g.input_entry_ids(nid)
-            steps.append((node.name, functools.partial(self._run_node, prog, nid, ctx), ins,
+            steps.append((node.name, node.op or "",
+                          functools.partial(self._run_node, prog, nid, ctx), ins,
                           g.output_entry_ids(nid)
                           + ([ins[i] for i in node.aux_indices()] if is_train else [])))
         return prog, steps, functools.partial(self._finish, prog, inputs, outputs)

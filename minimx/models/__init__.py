@@ -30,19 +30,34 @@ _MODELS: dict[str, Callable[..., Symbol]] = {
 }
 
 
-def get_model(name: str, classes: int = 1000, **kwargs: Any) -> Symbol:
+def get_model(name: str, classes: int = 1000, pretrained: bool = False,
+              **kwargs: Any) -> Symbol:
     """The symbol of model-zoo net `name` (``resnet50_v1``, ``mobilenet0.25``...).
 
     `kwargs` are the family's options that gluon's constructors take: ``prefix`` for
     all, ``thumbnail`` for ResNets, ``bn_size`` and ``dropout`` for DenseNets.
     The input is the variable ``data``; its size is 224x224 (299x299 for inceptionv3).
+    minimx downloads no weights: ``pretrained=True`` raises a `ModelError` that
+    says how to load a checkpoint exported from MXNet instead.
     """
+    if pretrained:
+        raise ModelError(_NO_DOWNLOAD.format(name=name))
     try:
         build = _MODELS[name.lower()]
     except KeyError:
         raise ModelError(f"model {name!r} is not supported; available: "
                          f"{', '.join(list_models())}") from None
     return build(classes=classes, **kwargs)
+
+
+_NO_DOWNLOAD = """\
+get_model({name!r}, pretrained=True): minimx does not download weights. Export the \
+pretrained model from MXNet 1.x once:
+    net = mxnet.gluon.model_zoo.vision.get_model({name!r}, pretrained=True)
+    net.hybridize(); net(mxnet.nd.zeros((1, 3, 224, 224))); net.export({name!r})
+then load the checkpoint it wrote ({name}-symbol.json, {name}-0000.params):
+    sym, arg_params, aux_params = mx.model.load_checkpoint({name!r}, 0)
+(or bind get_model({name!r}) to those params: the names match)"""
 
 
 def list_models() -> list[str]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import engine
+from .. import engine, profiler
 from ..base import (
     DEFAULT_DTYPE,
     DTypeError,
@@ -49,6 +49,7 @@ class NDArray:
     def __init__(self, data: np.ndarray, var: engine.Var | None = None) -> None:
         self._data = data
         self._var = var if var is not None else engine.new_variable()
+        profiler.track_allocation(data)
 
     # -- engine seam -------------------------------------------------------
     def _push(self, fn: Callable[[], None], reads: Sequence[NDArray] = (),

@@ -76,6 +76,10 @@ class Plan:
         self.name = name
         self.slots: list[Slot] = []
         self.steps: list[tuple[Primitive, list[Slot]]] = []
+        # What each step is part of (a graph node's name, for profiles): the
+        # `owner` when the step was added.
+        self.owner = ""
+        self.step_owners: list[str] = []
         self.inputs: list[Slot] = []
         self.outputs: list[Slot] = []
         self._cplan = None
@@ -159,6 +163,7 @@ class Plan:
             raise BackendError(f"plan {self.name!r} is already compiled")
         bound = [dst if n == "dst" else args[n] for n in op.args]
         self.steps.append((op, bound))
+        self.step_owners.append(self.owner)
         dst.written = True
         return dst
 
@@ -294,7 +299,7 @@ class Plan:
               "plan io")
         check(lib.mmx_plan_finalize(cplan), "plan scratchpad")
         # Looked up once: each run would otherwise pay for the loader's lock.
-        self._calls = (ffi.from_buffer, lib.mmx_plan_run)
+        self._calls = (ffi.from_buffer, lib.mmx_plan_run, ffi.NULL)
         return cplan
 
     @property
@@ -303,13 +308,22 @@ class Plan:
         self.compile()
         return int(native().lib.mmx_plan_scratchpad_size(self._cplan))
 
+    def step_names(self) -> list[tuple[str, str]]:
+        """Per step, (its owner, the primitive and the kernel oneDNN chose:
+        ``convolution[brg:avx512_core_amx]``)."""
+        return [(owner, f"{op.kind}[{op.impl}]")
+                for owner, (op, _) in zip(self.step_owners, self.steps, strict=True)]
+
     def run(self, inputs: Sequence[np.ndarray],
-            outputs: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
+            outputs: Sequence[np.ndarray] | None = None,
+            times: np.ndarray | None = None) -> list[np.ndarray]:
         """Run every step once, in one C call, and return the outputs.
 
         ``inputs`` and ``outputs`` follow the order of ``input``/``output``
         declarations: C-contiguous arrays of the declared shapes and types.
-        Outputs are allocated when not given.
+        Outputs are allocated when not given. `times`, an int64 array of two
+        per step, receives each step's start and end (`time.perf_counter_ns`'s
+        clock), measured in C, each step waited for.
         """
         if self._cplan is None:
             self.compile()
@@ -322,14 +336,24 @@ class Plan:
         elif len(outputs) != len(outs):
             raise BackendError(f"plan {self.name!r}: {len(outs)} outputs expected, "
                                f"{len(outputs)} given")
-        from_buffer, run = self._calls
+        from_buffer, run, null = self._calls
         handles = (_buffers(from_buffer, inputs, ins, False)
                    + _buffers(from_buffer, outputs, outs, True))
+        clock = null if times is None else self._clock(times)
         with self._lock:
-            status = run(self._cplan, len(handles), handles)
+            status = run(self._cplan, len(handles), handles, clock)
         if status:
             check(status, f"plan {self.name!r} run")
         return list(outputs)
+
+    def _clock(self, times: np.ndarray):
+        """`times` as the C side's int64_t pointer, checked."""
+        if times.dtype != np.int64 or times.shape != (2 * len(self.steps),) \
+                or not times.flags.c_contiguous or not times.flags.writeable:
+            raise BackendError(f"plan {self.name!r}: times must be a writable int64 array of "
+                               f"shape ({2 * len(self.steps)},), got {times.dtype} "
+                               f"{times.shape}")
+        return native().ffi.cast("int64_t *", times.ctypes.data)
 
     def __str__(self) -> str:
         lines = [f"Plan {self.name!r}: {len(self.steps)} steps"]

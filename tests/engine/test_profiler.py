@@ -1,6 +1,7 @@
 """The profiler: Chrome trace of engine operations and the aggregate table."""
 from __future__ import annotations
 
+import gc
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -9,9 +10,11 @@ from pathlib import Path
 import pytest
 from engine_support import WAIT
 
+import minimx as mx
 from minimx import profiler
 from minimx.base import MinimxError
 from minimx.engine import Engine
+from tests.trace_schema import check_trace
 
 DEFAULTS = dict(profile_all=False, profile_symbolic=True, profile_imperative=True,
                 profile_memory=False, profile_api=False, continuous_dump=False,
@@ -139,3 +142,66 @@ def test_bad_profiler_arguments(trace_file: Path) -> None:
     with pytest.raises(MinimxError, match="sort_by"):
         profiler.dumps(sort_by="median")
     profiler.set_config(profile_all="True", aggregate_stats="0")  # MXNet passes strings
+
+
+def test_trace_follows_the_chrome_trace_schema(threaded: Engine, trace_file: Path) -> None:
+    profiler.set_config(profile_memory=True)
+    profiler.set_state("run")
+    push_named(threaded, ["conv0", "relu0"])
+    kept = mx.nd.zeros((10,))
+    mx.nd.waitall()
+    profiler.set_state("stop")
+    profiler.dump()
+    events = check_trace(trace_file)
+    assert {e["ph"] for e in events} == {"M", "B", "E", "C"}
+    del kept
+
+
+def test_dumps_table_is_mxnets_layout(threaded: Engine, trace_file: Path) -> None:
+    profiler.set_config(aggregate_stats=True)
+    profiler.set_state("run")
+    push_named(threaded, ["a_rather_long_operator_name"] * 2)
+    profiler.set_state("stop")
+    lines = profiler.dumps().splitlines()
+    # MXNet 1.9.1's header, rule and row widths, as its dumps() prints them
+    assert lines[1:6] == ["Profile Statistics:",
+                          "\tNote the difference in units for different entries.",
+                          "operator", "=================",
+                          "Name                          Total Count        Time (ms)    "
+                          "Min Time (ms)    Max Time (ms)    Avg Time (ms)"]
+    assert lines[6] == ("----                          -----------        ---------    "
+                        "-------------    -------------    -------------")
+    row = lines[7]
+    assert row.startswith("a_rather_long_operator_name   ") and row[30:41] == " " * 10 + "2"
+    assert len(row) == 41 + 4 * 17
+
+
+def test_profile_memory_counts_buffers_while_they_live(trace_file: Path) -> None:
+    profiler.set_config(profile_memory=True, aggregate_stats=True)
+    profiler.set_state("run")
+    a = mx.nd.zeros((1000,))            # 4000 bytes
+    b = mx.nd.zeros((250,), dtype="float64")   # 2000 more
+    view = a[10:20]                     # a view: no new buffer
+    mx.nd.waitall()
+    del a, view
+    gc.collect()
+    profiler.set_state("stop")
+    profiler.dump()
+    events = check_trace(trace_file)
+    in_use = [e["args"][profiler.MEMORY] for e in events if e["ph"] == "C"]
+    assert in_use == [4000, 6000, 2000]   # a freed when its last reference went
+    table = profiler.dumps()
+    assert "Device Storage" in table and "Min Use  (kB)" in table
+    stats = json.loads(profiler.dumps(format="json"))["Memory"]["Device Storage"]
+    assert stats[profiler.MEMORY] == {"Count": 3, "Min": 2.0, "Max": 6.0, "Avg": 4.0}
+    del b
+
+
+def test_memory_is_not_counted_unless_asked(trace_file: Path) -> None:
+    profiler.set_state("run")
+    kept = mx.nd.zeros((1000,))
+    mx.nd.waitall()
+    profiler.set_state("stop")
+    profiler.dump()
+    assert not [e for e in check_trace(trace_file) if e["ph"] == "C"]
+    del kept

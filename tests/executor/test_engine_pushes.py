@@ -41,7 +41,7 @@ def test_per_node_forward_records_one_engine_op_per_node(monkeypatch):
     ex = _net().simple_bind(mx.cpu(), grad_req="null", data=(2, 3, 5, 5))
     names = []
     engine.wait_for_all()
-    engine.set_op_recorder(lambda name, symbolic, start, end: names.append(name))
+    engine.set_op_recorder(lambda name, kind, symbolic, start, end: names.append(name))
     try:
         ex.forward()
         engine.wait_for_all()

@@ -117,3 +117,14 @@ def test_unknown_model() -> None:
         resnet.resnet_v2("bottleneck", [1], [8, 16])
     with pytest.raises(mx.models.ModelError, match="2 stages need 3 channel counts"):
         resnet.resnet_v1("basic_block", [1, 1], [8, 16])
+
+
+def test_pretrained_says_weights_are_not_downloaded_and_how_to_load_them() -> None:
+    with pytest.raises(mx.models.ModelError) as err:
+        mx.models.get_model("resnet18_v1", pretrained=True)
+    text = str(err.value)
+    assert "does not download weights" in text
+    assert "net.export('resnet18_v1')" in text
+    assert "mx.model.load_checkpoint('resnet18_v1', 0)" in text
+    assert mx.models.get_model("resnet18_v1", pretrained=False).list_outputs() == \
+        mx.models.get_model("resnet18_v1").list_outputs()

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
+import pytest
 
 from minimx import onednn
+from minimx.base import BackendError
 from minimx.onednn import PostOp
 
 from . import reference
@@ -110,3 +113,41 @@ def test_one_plan_from_many_threads():
         t.join()
     for i in range(4):
         np.testing.assert_allclose(results[i], expected(data[i]), rtol=RTOL, atol=ATOL)
+
+
+def test_timed_run_gives_each_step_its_span_and_the_same_outputs():
+    plan, expected, _ = build_conv_relu_pool_fc()
+    data = random((2, 16, 8, 8), 5)
+    times = np.zeros(2 * len(plan.steps), np.int64)
+    before = time.perf_counter_ns()
+    (timed,) = plan.run([data], times=times)
+    after = time.perf_counter_ns()
+    np.testing.assert_allclose(timed, expected(data), rtol=RTOL, atol=ATOL)
+    np.testing.assert_array_equal(timed, plan.run([data])[0])
+    # the profiler's clock, each step after the one before it
+    assert before <= times[0] and times[-1] <= after
+    assert (np.diff(times) >= 0).all()
+    owners_and_kernels = plan.step_names()
+    assert len(owners_and_kernels) == len(plan.steps)
+    assert [k.split("[")[0] for _, k in owners_and_kernels] == \
+        [op.kind for op, _ in plan.steps]
+    assert all(k.endswith(f"[{op.impl}]")
+               for (_, k), (op, _) in zip(owners_and_kernels, plan.steps, strict=True))
+
+
+def test_timed_run_refuses_a_wrong_times_array():
+    plan, _, _ = build_conv_relu_pool_fc()
+    data = random((2, 16, 8, 8), 5)
+    for bad in (np.zeros(2 * len(plan.steps), np.int32), np.zeros(3, np.int64)):
+        with pytest.raises(BackendError, match="times must be a writable int64 array"):
+            plan.run([data], times=bad)
+
+
+def test_steps_belong_to_the_owner_set_when_they_were_added():
+    plan = onednn.Plan("owned")
+    x = plan.input((1, 4))
+    plan.owner = "first"
+    y = plan.add(onednn.eltwise(x.desc, "relu"), src=plan.reorder(x, copy=True))
+    plan.owner = "second"
+    plan.output(plan.add(onednn.eltwise(y.desc, "tanh"), src=y))
+    assert [owner for owner, _ in plan.step_names()] == ["first", "first", "second"]

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ... import onednn
+from ... import onednn, profiler
 from ...base import BackendError, settings
 from ...graph import Graph, Node, NodeEntry
 from ...graph.infer import infer_shapes
@@ -169,7 +169,12 @@ class Compiled:
             versions: Sequence[int | None] | None) -> list[np.ndarray]:
         self.refresh(inputs, versions)
         data = [np.ascontiguousarray(inputs[i]) for i in self.data_inputs]
-        outs = self.plan.run(data, self.out_buffers)
+        if profiler.recording_layers():   # one event per oneDNN step, timed in C
+            times = np.empty(2 * len(self.plan.steps), np.int64)
+            outs = self.plan.run(data, self.out_buffers, times)
+            profiler.record_steps(self.plan.step_names(), times)
+        else:
+            outs = self.plan.run(data, self.out_buffers)
         return [o.reshape(s) for o, s in zip(outs, self.out_shapes, strict=True)]
 
 
@@ -370,6 +375,7 @@ class Lowering:
             lower = None if kind is None else LOWERINGS.get(kind)
             if lower is None:
                 raise BackendError(f"DNNL lowering: {node.label} is not supported")
+            self.plan.owner = node.name   # the steps it adds are this node's
             try:
                 self.slots[out] = lower(self, node, nid, ins, inputs)
             except BackendError as exc:  # oneDNN's refusals do not know the node
@@ -377,6 +383,7 @@ class Lowering:
                     raise
                 raise BackendError(f"DNNL lowering: {node.label}: {exc}") from exc
         heads = g.head_entry_ids()
+        self.plan.owner = "outputs"
         for e in heads:
             self.plan.output(self.value(e))
         in_dtypes = tuple(self.dtype(g.entry_ptr[n]) for n in g.input_ids)

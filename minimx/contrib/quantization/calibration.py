@@ -17,16 +17,14 @@ left out). The first batch fixes the shapes the symbol is bound with.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from itertools import chain
 from typing import Any
 
 import numpy as np
 from tqdm import tqdm
 
-from ...base import MinimxError, ShapeError
+from ...base import MinimxError, ShapeError, subgraph_backend
 from ...context import cpu
 from ...executor import Executor
 from ...ndarray import NDArray
@@ -198,24 +196,10 @@ def _finite(index: int, layer: str, values: np.ndarray) -> np.ndarray:
     return values
 
 
-@contextmanager
-def _no_subgraph_backend() -> Iterator[None]:
-    """Bind without the backends MINIMX_SUBGRAPH_BACKEND names: a backend would hide
-    the outputs of the operators it fuses, which calibration watches."""
-    old = os.environ.get("MINIMX_SUBGRAPH_BACKEND")
-    os.environ["MINIMX_SUBGRAPH_BACKEND"] = "NONE"
-    try:
-        yield
-    finally:
-        if old is None:
-            del os.environ["MINIMX_SUBGRAPH_BACKEND"]
-        else:
-            os.environ["MINIMX_SUBGRAPH_BACKEND"] = old
-
-
 def _bind(sym: Symbol, shapes: Mapping[str, tuple[int, ...]],
           arg_params: Mapping[str, NDArray], aux_params: Mapping[str, NDArray]) -> Executor:
-    with _no_subgraph_backend():
+    # A backend would hide the outputs of the operators it fuses, which calibration watches.
+    with subgraph_backend("NONE"):
         executor = sym.simple_bind(cpu(), grad_req="null", **shapes)
     executor.copy_params_from(arg_params, aux_params, allow_extra_params=True)
     return executor
