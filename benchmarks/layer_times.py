@@ -63,10 +63,9 @@ def minimx_steps(prefix: Path, batch: int, iters: int) -> list[Step]:
 def ort_steps(onnx: Path, batch: int, iters: int) -> list[Step]:
     """ONNX Runtime's nodes in order: (operator, node name and input shape, us)."""
     with tempfile.TemporaryDirectory() as tmp:
-        proc = subprocess.run([PEER_PYTHON["ort"], str(HERE / "peer_worker.py"), "ort",
-                               str(onnx), str(batch), "--profile", f"{tmp}/ort"],
-                              input=f"{iters}\n", capture_output=True, text=True, check=True)
-        del proc
+        subprocess.run([PEER_PYTHON["ort"], str(HERE / "peer_worker.py"), "ort", str(onnx),
+                        str(batch), "--profile", f"{tmp}/ort"],
+                       input=f"{iters}\n", capture_output=True, text=True, check=True)
         (profile,) = glob.glob(f"{tmp}/ort*.json")
         events = json.loads(Path(profile).read_text())
     times: dict[str, list[float]] = defaultdict(list)
