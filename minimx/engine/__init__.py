@@ -91,9 +91,10 @@ def new_variable(name: str = "") -> Var:
 
 def push(fn: Callable[[], object], const_vars: Iterable[Var] = (),
          mutable_vars: Iterable[Var] = (), priority: int = 0, name: str = "op",
-         *, symbolic: bool = False, kind: str = "") -> None:
+         *, symbolic: bool = False, kind: str = "", here_if_ready: bool = False) -> None:
     """`Engine.push` on the process-wide engine."""
-    get_engine().push(fn, const_vars, mutable_vars, priority, name, symbolic=symbolic, kind=kind)
+    get_engine().push(fn, const_vars, mutable_vars, priority, name, symbolic=symbolic, kind=kind,
+                      here_if_ready=here_if_ready)
 
 
 def wait_for_var(var: Var, timeout: float | None = None) -> None:
