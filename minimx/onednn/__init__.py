@@ -56,14 +56,15 @@ from .primitives import (
     reorder,
     softmax,
 )
-from .runtime import Memory, MemoryDesc, engine
+from .runtime import BFLOAT16, FLOAT32, Memory, MemoryDesc, engine
 from .winograd import wino_conv, winograd_supports, winograd_weights
 
-__all__ = ["BackendError", "ELTWISE_ALGS", "Int8", "Memory", "MemoryDesc", "Plan", "PostOp",
-           "Primitive", "Slot", "available", "batch_norm", "binary", "concat", "constant", "conv",
-           "deconv", "eltwise", "engine", "inner_product", "isa", "lrn", "pool_output_size",
-           "pooling", "reorder", "require", "softmax", "to_layout", "to_numpy",
-           "unavailable_reason", "version", "wino_conv", "winograd_supports", "winograd_weights"]
+__all__ = ["BF16_ISAS", "BFLOAT16", "ELTWISE_ALGS", "FLOAT32", "BackendError", "Int8", "Memory",
+           "MemoryDesc", "Plan", "PostOp", "Primitive", "Slot", "available", "batch_norm",
+           "bf16_native", "binary", "concat", "constant", "conv", "deconv", "eltwise", "engine",
+           "inner_product", "isa", "lrn", "pool_output_size", "pooling", "reorder", "require",
+           "softmax", "to_layout", "to_numpy", "unavailable_reason", "version", "wino_conv",
+           "winograd_supports", "winograd_weights"]
 
 
 def available() -> bool:
@@ -93,3 +94,15 @@ def isa() -> str:
     """The instruction set oneDNN dispatches to here, e.g. ``"avx512_core_bf16"``."""
     ffi, lib = native().ffi, native().lib
     return ffi.string(lib.mmx_isa()).decode().removeprefix("cpu_isa_")
+
+
+# oneDNN's effective ISAs with bfloat16 dot products in hardware (AVX512-BF16,
+# AMX, AVX2-VNNI-2); below them oneDNN emulates bf16, slower than float32.
+BF16_ISAS = ("avx512_core_bf16", "avx512_core_fp16", "avx512_core_amx",
+             "avx512_core_amx_fp16", "avx2_vnni_2")
+
+
+def bf16_native() -> bool:
+    """Whether oneDNN runs bfloat16 in hardware here (the effective ISA is one
+    of BF16_ISAS)."""
+    return isa() in BF16_ISAS

@@ -16,6 +16,13 @@ as Winograd F(4x4, 3x3) (`onednn.wino_conv`, NHWC in and out; see
 Winograd domain). Flatten / Reshape are views: they keep their producer's
 slot, and only FullyConnected reads them inside a subgraph (the selector sees
 to that), which flattens anyway.
+
+In bfloat16 (`compute`, the `_sg_dnnl` node's `dtype`): convolution, inner
+product and deconvolution take bf16 src, weights and dst with a float32 bias
+(BatchNorm folded in float32 first, then the weights rounded to bf16 once, in
+the weight cache), and pooling, eltwise, sum, concat... run on the bf16 tensors
+they are given; float32 inputs become bf16 once, and outputs leave in the
+dtype the graph gives them (float32 for an fp32 model). No Winograd in bf16.
 """
 from __future__ import annotations
 
@@ -43,7 +50,7 @@ from .quantized import (
     quantized_conv,
     quantized_fc,
 )
-from .weights import Constant, fold_bias, fold_weight
+from .weights import FLOAT32, Constant, fold_bias, fold_weight
 from .winograd import use_winograd
 
 VIEWS = default_support().lowered_as("view")
@@ -182,12 +189,16 @@ class _Fused:
 class Lowering:
     """Builds the plan of `graph` for `in_shapes` (one shape per input variable);
     `shapes` and `dtypes`, every entry's, when the caller has inferred them
-    (dtypes default to float32 throughout)."""
+    (dtypes default to float32 throughout); `compute`, what float operators
+    compute in (float32, or onednn's BFLOAT16)."""
 
     def __init__(self, graph: Graph, in_shapes: Sequence[tuple[int, ...]], name: str,
                  shapes: Sequence[tuple[int, ...] | None] | None = None,
-                 dtypes: Sequence[np.dtype | None] | None = None) -> None:
+                 dtypes: Sequence[np.dtype | None] | None = None,
+                 compute: np.dtype = FLOAT32) -> None:
         g = self.g = graph
+        self.compute = compute
+        self.computed: dict[int, onednn.Slot] = {}   # root entry -> its slot in `compute`
         self.in_shapes = tuple(tuple(s) for s in in_shapes)
         self.shapes = list(shapes) if shapes is not None else infer_shapes(
             g, {g.entry_ptr[n]: s for n, s in zip(g.input_ids, self.in_shapes, strict=True)})
@@ -249,6 +260,18 @@ class Lowering:
             self.slots[eid] = self.plan.input(self.shape(eid), dtype=self.dtype(eid))
             self.data_inputs.append(self.input_pos[eid])
         return self.slots[eid]
+
+    def data(self, eid: int) -> onednn.Slot:
+        """`value(eid)`, a float one in the compute dtype (converted once, in its
+        layout, for the operators that keep their source's layout and type)."""
+        slot = self.value(eid)
+        if slot.desc.dtype == self.compute or slot.desc.dtype != FLOAT32:
+            return slot
+        root = self.root[eid]
+        if root not in self.computed:
+            self.computed[root] = self.plan.reorder(
+                slot, onednn.MemoryDesc.plain(slot.shape, self.compute))
+        return self.computed[root]
 
     def set_range(self, out: int, lo: np.ndarray, hi: np.ndarray) -> None:
         """Record the range outputs (entries `out` + 1 and + 2) of a quantized node."""
@@ -325,8 +348,11 @@ class Lowering:
                     raise
                 raise BackendError(f"DNNL lowering: {node.label}: {exc}") from exc
         heads = g.head_entry_ids()
-        for e in heads:
-            self.plan.output(self.value(e))
+        for e in heads:  # each in the dtype the graph gives it
+            y = self.value(e)
+            if y.desc.dtype != self.dtype(e):
+                y = self.plan.reorder(y, onednn.MemoryDesc.plain(y.shape, self.dtype(e)))
+            self.plan.output(y)
         in_dtypes = tuple(self.dtype(g.entry_ptr[n]) for n in g.input_ids)
         ranges = {i: q_scalar(inputs[i]) for i in self.range_inputs} if inputs else {}
         return Compiled(self.plan, self.in_shapes, in_dtypes, ranges,
@@ -352,13 +378,14 @@ class Lowering:
                   post_ops=post)
         weight_shape = self.shape(weight)
         if conv.op == "Deconvolution":
-            op = onednn.deconv(x.shape, weight_shape, adj=p.adj or None, **kw)
-        elif use_winograd(x.shape, weight_shape, kw):
+            op = onednn.deconv(x.shape, weight_shape, adj=p.adj or None, dtype=self.compute,
+                               **kw)
+        elif self.compute == FLOAT32 and use_winograd(x.shape, weight_shape, kw):
             self.winograd.append(conv.name)
             op = onednn.wino_conv(x.shape, weight_shape, pad=kw["pad"],
                                 bias=kw["bias"], post_ops=post)
         else:
-            op = onednn.conv(x.shape, weight_shape, **kw)
+            op = onednn.conv(x.shape, weight_shape, dtype=self.compute, **kw)
         args = {"src": self.plan.reorder(x, op.desc("src"))}
         w = self.source(weight, f"{conv.label} weight")
         b = None if bias is None else self.source(bias, f"{conv.label} bias")
@@ -405,7 +432,7 @@ class Lowering:
         p = node.params
         x = self.value(entry(node.inputs[0]))
         op = onednn.inner_product(x.shape, p.num_hidden, bias=not p.no_bias,
-                                post_ops=self.eltwise_post(act))
+                                  post_ops=self.eltwise_post(act), dtype=self.compute)
         args = {"src": self.plan.reorder(x, op.desc("src")),
                 "weights": self.constant(inputs, [self.source(entry(node.inputs[1]), node.label)],
                                          lambda a: a, op, "weights")}
@@ -422,7 +449,7 @@ class Lowering:
 
     def batch_norm(self, node, nid, ins, inputs):
         p = node.params
-        x = self.value(ins[0])
+        x = self.data(ins[0])
         op = onednn.batch_norm(x.desc, eps=p.eps)
         gamma, beta, mean, var = (self.source(e, node.label) for e in ins[1:5])
         return self.plan.add(
@@ -434,12 +461,12 @@ class Lowering:
             shift=self.constant(inputs, [beta], lambda a: a))
 
     def eltwise(self, node, nid, ins, inputs):
-        x = self.value(ins[0])
+        x = self.data(ins[0])
         return self.plan.add(onednn.eltwise(x.desc, *_eltwise(node)), src=x)
 
     def pooling(self, node, nid, ins, inputs):
         p = node.params
-        x = self.value(ins[0])
+        x = self.data(ins[0])
         # count_include_pad means nothing to max pooling.
         include = True if p.pool_type == "max" else pool_include_pad(p, x.shape[2:])
         if include is None:
@@ -452,25 +479,28 @@ class Lowering:
         return self.plan.add(op, src=x)
 
     def softmax(self, node, nid, ins, inputs):
+        # In float32 always: probabilities rounded to bf16 would differ by 0.4%.
         x = self.value(ins[0])
+        if x.desc.dtype == onednn.BFLOAT16:
+            x = self.plan.reorder(x, onednn.MemoryDesc.plain(x.shape))
         op = onednn.softmax(x.desc, axis=node.params.axis, log=node.op == "log_softmax")
         return self.plan.add(op, src=x)
 
     def lrn(self, node, nid, ins, inputs):
         p = node.params
-        x = self.value(ins[0])
+        x = self.data(ins[0])
         return self.plan.add(onednn.lrn(x.desc, p.nsize, alpha=p.alpha, beta=p.beta,
                                       knorm=p.knorm), src=x)
 
     def concat(self, node, nid, ins, inputs):
-        xs = [self.value(e) for e in ins]
+        xs = [self.data(e) for e in ins]
         op = onednn.concat([x.desc for x in xs], axis=node.params.dim)
         return self.plan.add(op, **{f"src{i}": x for i, x in enumerate(xs)})
 
     def add(self, node, nid, ins, inputs):
-        acc = self.value(ins[0])
+        acc = self.data(ins[0])
         for e in ins[1:]:
-            other = self.value(e)
+            other = self.data(e)
             same = other.shape == acc.shape
             other = self.plan.reorder(other, acc.desc if same else None)
             acc = self.plan.add(onednn.binary(acc.desc, other.desc, "add"), src=acc, src1=other)

@@ -10,6 +10,11 @@ fused nodes (`patterns`) and wraps the group in one `_sg_dnnl` node. Nodes
 oneDNN would run but for their dtype (a float16 graph) are counted, and one
 warning at the end of partitioning says how many were left to numpy; the
 partition summary says why each operator left out is (`why_left_out`).
+
+The `dtype` option (``optimize_for('DNNL', dtype='bfloat16')``; at bind, the
+MINIMX_DNNL_DTYPE setting) makes the subgraphs of a float32 model compute in
+bfloat16 (`lower`). Where oneDNN has no bf16 instructions (`onednn.bf16_native`)
+they compute in float32, with one warning saying why.
 """
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ... import onednn
-from ...base import BackendError, warn_user
+from ...base import DNNL_DTYPES, BackendError, settings, warn_user
 from ...graph import Node
 from ...subgraph import subgraph_op
 from ...subgraph.property import SubgraphProperty
@@ -79,10 +84,20 @@ class DnnlProperty(SubgraphProperty):
         super().__init__(**options)
         self.support = default_support()
         self.wrong_dtype: list[set[str]] = []   # one entry per node, over the whole graph
+        dtype = str(options.get("dtype") or settings().dnnl_dtype)
+        if dtype not in DNNL_DTYPES:
+            raise BackendError(f"subgraph backend DNNL: dtype {dtype!r} is not one of "
+                               f"{', '.join(DNNL_DTYPES)}")
+        self.dtype = dtype
 
     def create_subgraph_selector(self) -> SubgraphSelector:
         if not onednn.available():
             raise BackendError(f"subgraph backend DNNL: {onednn.unavailable_reason()}")
+        if self.dtype == "bfloat16" and not onednn.bf16_native():
+            warn_user(f"DNNL: bfloat16 was asked for, but oneDNN's instruction set here "
+                      f"({onednn.isa()}) has no bfloat16 dot products (it needs one of "
+                      f"{', '.join(onednn.BF16_ISAS)}); the subgraphs run in float32")
+            self.dtype = "float32"
         return DnnlSelector(self.support, self.wrong_dtype)
 
     def why_left_out(self, node: SelectorNode) -> str:
@@ -104,8 +119,10 @@ class DnnlProperty(SubgraphProperty):
     def create_subgraph_node(self, subgraph_sym: Symbol, subgraph_id: int = 0) -> Node:
         fused, patterns = fuse_chains(subgraph_sym)
         fusions = ",".join(f"{k}:{n}" for k, n in sorted(patterns.items()))
-        node = Node.create("_sg_dnnl", f"{self.name_prefix}{subgraph_id}",
-                           {"fusions": fusions} if fusions else {},
+        attrs = {"fusions": fusions} if fusions else {}
+        if self.dtype != "float32":
+            attrs["dtype"] = self.dtype
+        node = Node.create("_sg_dnnl", f"{self.name_prefix}{subgraph_id}", attrs,
                            subgraphs=[Symbol(fused.outputs)])
         subgraph_op.adopt_inner_graph(node.params, fused)
         return node
