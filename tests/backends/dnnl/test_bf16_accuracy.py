@@ -1,0 +1,77 @@
+"""bfloat16 keeps a trained model's accuracy on real data, and the zoo's outputs.
+
+The digits CNN of the INT8 tests (trained by minimx on scikit-learn's bundled
+digits, 98.5% on a held-out third) must stay within 0.5 points of its float32
+accuracy when its DNNL subgraph computes in bfloat16. The model fixtures
+(tests/fixtures/models, random weights exported by MXNet) must keep their
+logits' cosine to float32 near 1 (`benchmarks/bf16_agreement.py` prints the
+README's table of it).
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minimx as mx
+from minimx import onednn
+from minimx.graph import Graph
+
+from ...contrib.test_int8_accuracy import accuracy, conv_net, digits, predict, train
+
+TOLERANCE = 0.5   # percentage points
+BENCHMARKS = str(Path(__file__).resolve().parents[3] / "benchmarks")
+
+
+def _script(name: str):
+    """A benchmark script as a module: benchmarks/ is no package, and its scripts
+    import each other by name, as when run from there."""
+    sys.path.insert(0, BENCHMARKS)
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(BENCHMARKS)
+
+
+agreement_script = _script("bf16_agreement")
+
+
+@pytest.fixture(autouse=True)
+def _bf16_cpu() -> None:
+    if not onednn.bf16_native():
+        pytest.skip(f"oneDNN's ISA here ({onednn.isa()}) has no bfloat16")
+
+
+@pytest.fixture(scope="module")
+def model():
+    """(symbol, arg_params, aux_params, data split), trained on the numpy path."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("MINIMX_SUBGRAPH_BACKEND", "MXNET_SUBGRAPH_BACKEND"):
+            patch.delenv(name, raising=False)
+        train_x, test_x, train_y, test_y = digits()
+        sym = conv_net()
+        args, auxs = train(sym, train_x, train_y)
+    return sym, args, auxs, (test_x, test_y)
+
+
+def test_digits_in_bf16_within_half_a_point_of_float32(model):
+    sym, args, auxs, (test_x, test_y) = model
+    fp32 = accuracy(predict(sym, args, auxs, test_x), test_y)
+    part = sym.optimize_for("DNNL", args={"data": mx.nd.array(test_x)}, dtype="bfloat16")
+    nodes = [n for n in Graph(part.outputs).nodes if not n.is_variable]
+    assert [n.op for n in nodes] == ["_sg_dnnl", "SoftmaxOutput"]
+    assert nodes[0].attrs["dtype"] == "bfloat16"
+    probs = predict(part, args, auxs, test_x)
+    assert probs.dtype == np.float32
+    assert abs(accuracy(probs, test_y) - fp32) <= TOLERANCE, (fp32, accuracy(probs, test_y))
+
+
+@pytest.mark.parametrize("name", agreement_script.MODELS)
+def test_zoo_logits_in_bf16_keep_their_cosine_to_float32(name):
+    got = agreement_script.measure(name)
+    assert got.cosine >= agreement_script.MIN_COSINE, got
+    if got.fp32_spread >= agreement_script.COLLAPSED:   # else the centred logits are noise
+        assert got.centred_cosine >= agreement_script.MIN_CENTRED_COSINE, got
