@@ -116,12 +116,14 @@ def initial_value(name: str, shape: tuple[int, ...]) -> np.ndarray:
 
 
 class Minimx:
-    """A minimx executor for `model` at `batch`, partitioned by `backend` or not."""
+    """A minimx executor for `model` at `batch`, partitioned by `backend` (with its
+    `options`, such as DNNL's dtype) or not."""
 
-    def __init__(self, model: str, batch: int, backend: str | None) -> None:
+    def __init__(self, model: str, batch: int, backend: str | None, **options: str) -> None:
         sym = mx.models.get_model(model)
         if backend:
-            sym = mx.subgraph.partition(sym, backend, shapes={"data": (batch, 3, 224, 224)})
+            sym = mx.subgraph.partition(sym, backend, shapes={"data": (batch, 3, 224, 224)},
+                                        **options)
         self.ex = sym.simple_bind(mx.cpu(), grad_req="null", data=(batch, 3, 224, 224))
         for name, arr in {**self.ex.arg_dict, **self.ex.aux_dict}.items():
             arr[:] = initial_value(name, arr.shape)
