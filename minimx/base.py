@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import FrameType
 
+import ml_dtypes
 import numpy as np
 
 
@@ -64,6 +65,11 @@ def warn_user(message: str, category: type[Warning] = UserWarning) -> None:
     warnings.warn(message, category, stacklevel=level)
 
 
+# bfloat16: ml_dtypes' numpy dtype (as JAX and TensorFlow use). MXNet 1.9.1's Python
+# names it by a structured dtype holding the raw bits; `as_dtype` takes that too.
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+MXNET_BFLOAT16 = np.dtype([("bfloat16", "<u2")])
+
 # MXNet's type flags (mshadow::TypeFlag), as written in .params files and `__dtype__`.
 DTYPE_TO_FLAG: dict[np.dtype, int] = {
     np.dtype(np.float32): 0,
@@ -78,6 +84,7 @@ DTYPE_TO_FLAG: dict[np.dtype, int] = {
     np.dtype(np.uint16): 9,
     np.dtype(np.uint32): 10,
     np.dtype(np.uint64): 11,
+    BFLOAT16: 12,
 }
 FLAG_TO_DTYPE: dict[int, np.dtype] = {flag: dt for dt, flag in DTYPE_TO_FLAG.items()}
 DEFAULT_DTYPE = np.dtype(np.float32)
@@ -93,10 +100,24 @@ def as_dtype(value: object) -> np.dtype:
         dt = np.dtype(value)  # type: ignore[call-overload]
     except (TypeError, ValueError) as exc:  # ValueError: e.g. "(10**12,)i4", too big
         raise DTypeError(f"not a dtype: {value!r}") from exc
+    if dt == MXNET_BFLOAT16:
+        return BFLOAT16
     if dt not in DTYPE_TO_FLAG:
         raise DTypeError(f"dtype {dt} is not supported (supported: "
                          f"{', '.join(str(d) for d in DTYPE_TO_FLAG)})")
     return dt
+
+
+def to_bfloat16(values: object) -> np.ndarray:
+    """`values` rounded to bfloat16, to nearest with ties to even (as oneDNN, and
+    MXNet's oneDNN casts, round; MXNet's mshadow `Cast` truncates instead)."""
+    return np.asarray(values, dtype=np.float32).astype(BFLOAT16)
+
+
+def compute_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype a kernel computes in for data of `dtype`: float32 for the 16-bit
+    floats (MXNet's AccReal), `dtype` itself otherwise."""
+    return np.dtype(np.float32) if dtype in (BFLOAT16, np.float16) else dtype
 
 
 def _physical_memory() -> int:

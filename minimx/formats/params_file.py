@@ -22,10 +22,9 @@ gives no usable answer:
 - **Sparse** (``row_sparse``, ``csr``) records load **densified**, after checking indices
   against the shape; the dense result may not exceed ``max_densified_bytes`` because its
   size is not bounded by the file's size.
-- **bfloat16** (flag 12) has no numpy dtype. It loads as MXNet 1.9.1 returns it, the
-  structured dtype :data:`BFLOAT16_DTYPE` (``[('bfloat16', '<u2')]``) holding the raw bits,
-  and ``save_arrays`` writes that dtype back as flag 12. As float32:
-  ``(a['bfloat16'].astype(np.uint32) << 16).view(np.float32)``.
+- **bfloat16** (flag 12) loads as ml_dtypes' ``bfloat16`` (:data:`minimx.base.BFLOAT16`);
+  ``save_arrays`` writes it, and MXNet 1.9.1's own view of it (the structured dtype
+  ``[('bfloat16', '<u2')]`` that ``asnumpy`` returns there), as flag 12.
 - Flags 8-11 (int16, uint16, uint32, uint64) load and save, but MXNet 1.9.1's loader
   rejects them ("Unknown type enum").
 - As in MXNet: the context is ignored (everything loads to CPU), bytes after the name
@@ -47,8 +46,10 @@ from typing import BinaryIO
 import numpy as np
 
 from ..base import (
+    BFLOAT16,
     DTYPE_TO_FLAG,
     FLAG_TO_DTYPE,
+    MXNET_BFLOAT16,
     DTypeError,
     GraphFormatError,
     MinimxError,
@@ -60,8 +61,6 @@ LIST_MAGIC = 0x112
 NDARRAY_V1_MAGIC = 0xF993FAC8
 NDARRAY_V2_MAGIC = 0xF993FAC9
 NDARRAY_V3_MAGIC = 0xF993FACA
-BFLOAT16_FLAG = 12
-BFLOAT16_DTYPE = np.dtype([("bfloat16", "<u2")])
 MAX_DENSIFIED_BYTES = 1 << 31
 
 _ROW_SPARSE, _CSR = 1, 2
@@ -139,8 +138,6 @@ def _check_dims(r: _Reader, shape: tuple[int, ...], field: str, at: int) -> None
 
 
 def _dtype_of(r: _Reader, flag: int, field: str, at: int) -> np.dtype:
-    if flag == BFLOAT16_FLAG:
-        return BFLOAT16_DTYPE
     if flag not in FLAG_TO_DTYPE:
         raise r.error(field, f"unknown type flag {flag} (MXNet knows 0-12)", at)
     return FLAG_TO_DTYPE[flag]
@@ -358,15 +355,13 @@ def _entries(data: ArraysIn) -> tuple[list[str], list[tuple[str, np.ndarray]]]:
 
 def _record(label: str, array: np.ndarray) -> tuple[bytes, np.ndarray]:
     """A V2 dense record header and its little-endian data, as MXNet 1.9.1 writes them."""
-    if array.dtype == BFLOAT16_DTYPE:
-        flag, wire = BFLOAT16_FLAG, BFLOAT16_DTYPE
-    else:
-        native = array.dtype.newbyteorder("=")
-        if native not in DTYPE_TO_FLAG:
-            raise DTypeError(f"save_arrays: {label} has dtype {array.dtype}, which MXNet's format "
-                             f"cannot hold (supported: {', '.join(map(str, DTYPE_TO_FLAG))}, "
-                             "bfloat16 as BFLOAT16_DTYPE)")
-        flag, wire = DTYPE_TO_FLAG[native], native.newbyteorder("<")
+    if array.dtype == MXNET_BFLOAT16:
+        array = array.view(BFLOAT16)
+    native = array.dtype.newbyteorder("=")
+    if native not in DTYPE_TO_FLAG:
+        raise DTypeError(f"save_arrays: {label} has dtype {array.dtype}, which MXNet's format "
+                         f"cannot hold (supported: {', '.join(map(str, DTYPE_TO_FLAG))})")
+    flag, wire = DTYPE_TO_FLAG[native], native.newbyteorder("<")
     if array.ndim == 0:
         raise ShapeError(f"save_arrays: {label} is 0-d; V2 records cannot hold a scalar "
                          "(MXNet cannot load the one it writes), reshape it to (1,)")

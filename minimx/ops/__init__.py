@@ -5,6 +5,7 @@ Importing this package registers every operator module below.
 # Imported for their side effect: each module registers its operators.
 from . import (  # noqa: F401
     activation,
+    amp,
     conv,
     elemwise,
     linalg,

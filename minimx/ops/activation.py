@@ -307,6 +307,7 @@ def _softmax_activation_backward(p: Params, ctx: OpContext, inputs: list[Array],
 
 register(OpDef(
     "SoftmaxActivation", _softmax_activation_forward, backward=_softmax_activation_backward,
+    bfloat16="refuse",
     backward_reads=GradReads(outputs=("output",)),
     params=(Param("mode", "str", "instance", "Specifies how to compute the softmax: over all "
                   "but the first axis (instance) or along axis 1 (channel).",
@@ -434,6 +435,7 @@ def _infer_dropout(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
 
 register(OpDef(
     "Dropout", _dropout_forward, outputs=("output", "mask"), visible_outputs=lambda p: 1,
+    bfloat16="refuse",
     backward=lambda p, ctx, inputs, outputs, out_grads: [
         (out_grads[0] * outputs[1]).astype(inputs[0].dtype, copy=False)],
     backward_reads=GradReads(outputs=("mask",)),

@@ -244,7 +244,8 @@ register(OpDef(
     backward_reads=GradReads(),
     doc="Adds all input arguments element-wise."))
 
-CAST_DTYPES = ("float32", "float64", "float16", "uint8", "int8", "int32", "int64", "bool")
+CAST_DTYPES = ("float32", "float64", "float16", "bfloat16", "uint8", "int8", "int32", "int64",
+               "bool")
 
 
 def _infer_cast(p: Params, in_types: list, out_types: list):
@@ -254,7 +255,7 @@ def _infer_cast(p: Params, in_types: list, out_types: list):
 register(OpDef(
     "Cast", lambda p, ctx, inputs: inputs[0].astype(p.dtype),
     params=(Param("dtype", "dtype", doc="Output data type.", choices=CAST_DTYPES),),
-    infer_type=_infer_cast, aliases=("cast",),
+    infer_type=_infer_cast, aliases=("cast",), bfloat16="native",
     backward=lambda p, ctx, inputs, outputs, out_grads: [out_grads[0].astype(inputs[0].dtype)],
     backward_reads=GradReads(),
     doc="Casts all elements of the input to a new type."))

@@ -83,7 +83,7 @@ _DOT_PARAMS = (
 )
 
 register(OpDef(
-    name="dot", inputs=("lhs", "rhs"), params=_DOT_PARAMS,
+    name="dot", inputs=("lhs", "rhs"), params=_DOT_PARAMS, bfloat16="refuse",
     doc="Dot product of two arrays: a's last axis with b's first (N-d allowed).",
     forward=_dot_forward, backward=_dot_backward, backward_reads=GradReads(("lhs", "rhs")),
     infer_shape=from_input(_dot_rule),
@@ -117,7 +117,7 @@ def _batch_dot_backward(p, ctx, inputs, outputs, out_grads):
 
 
 register(OpDef(
-    name="batch_dot", inputs=("lhs", "rhs"), params=_DOT_PARAMS,
+    name="batch_dot", inputs=("lhs", "rhs"), params=_DOT_PARAMS, bfloat16="refuse",
     doc="Batchwise matrix product of N-d arrays (N >= 3) over the last two axes.",
     forward=_batch_dot_forward, backward=_batch_dot_backward,
     backward_reads=GradReads(("lhs", "rhs")),

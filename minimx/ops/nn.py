@@ -205,7 +205,7 @@ def _upsampling_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
 
 
 register(OpDef(
-    name="UpSampling",
+    name="UpSampling", bfloat16="refuse",
     forward=_upsampling_forward,
     backward=_upsampling_backward,
     backward_reads=GradReads(),

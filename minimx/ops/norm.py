@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import OperatorError, ShapeError
+from ..base import OperatorError, ShapeError, compute_dtype
 from .infer import merge_at, merge_dtype
 from .reduce import kept_shape
 from .registry import GradReads, OpContext, OpDef, Param, Params, register
@@ -74,8 +74,8 @@ def _bn_infer_type(p: Params, in_types: list, out_types: list):
     data = merge_dtype(in_types[0], out_types[0])
     if data is None:
         return in_types, out_types
-    # As MXNet (from cuDNN): float16 data keeps its parameters and statistics in float32.
-    param = np.dtype(np.float32) if data == np.float16 else data
+    # As MXNet: float16 and bfloat16 data keep parameters and statistics in float32.
+    param = compute_dtype(data)
     for t in (*in_types[1:], *out_types[1:]):
         merge_dtype(t, param)
     return [data] + [param] * 4, [data, param, param]
@@ -201,7 +201,7 @@ def _instance_norm_backward(p: Params, ctx: OpContext, inputs: list, outputs: li
 
 
 register(OpDef(
-    name="InstanceNorm",
+    name="InstanceNorm", bfloat16="refuse",
     forward=_instance_norm_forward,
     backward=_instance_norm_backward,
     backward_reads=GradReads(("data", "gamma"), ("mean", "var")),
@@ -256,7 +256,7 @@ def _layer_norm_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
 
 
 register(OpDef(
-    name="LayerNorm",
+    name="LayerNorm", bfloat16="refuse",
     forward=_layer_norm_forward,
     backward=_layer_norm_backward,
     backward_reads=GradReads(("data", "gamma"), ("mean", "std")),
@@ -319,7 +319,7 @@ def _l2_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
 
 
 register(OpDef(
-    name="L2Normalization",
+    name="L2Normalization", bfloat16="refuse",
     forward=_l2_forward,
     backward=_l2_backward,
     backward_reads=GradReads(outputs=("output", "norm")),

@@ -164,7 +164,7 @@ OPERATORS: list[str] = []  # the names this module registers
 def _quantized_op(name: str, forward: Callable, doc: str, **fields) -> OpDef:
     OPERATORS.append(name)
     return register(OpDef(name=name, forward=forward, doc=doc, backward_reads=_NO_GRAD,
-                          **fields))
+                          bfloat16="refuse", **fields))
 
 
 # -- quantize, dequantize, requantize --------------------------------------------------------

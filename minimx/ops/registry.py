@@ -26,6 +26,10 @@ Kernel contract:
   ``infer_type`` likewise: given what is known (None for an unknown shape, 0
   for an unknown dimension), return what can be known. They may run in either
   direction and raise `ShapeError` / `DTypeError` on contradictions.
+- bfloat16: a stateless kernel never sees it. Its bfloat16 inputs come widened
+  to float32 and its results are rounded to the inferred dtypes (`bfloat16.py`).
+  ``bfloat16="native"``: the kernel takes bfloat16 itself (the casts);
+  ``bfloat16="refuse"``: type inference refuses it (no kernel in MXNet 1.9.1).
 """
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..base import OperatorError, node_label
+from . import bfloat16 as bf16
 from .infer import same_dtype, same_shape
 from .params import REQUIRED, Param, ParamParseError, Params
 
@@ -131,6 +136,20 @@ class OpDef:
     create_state: Callable[..., Any] | None = None
     aliases: tuple[str, ...] = ()
     doc: str = ""
+    bfloat16: str = "float32"   # how its kernel meets bfloat16: float32, native or refuse
+
+    def __post_init__(self) -> None:
+        if self.bfloat16 not in ("float32", "native", "refuse"):
+            raise OperatorError(f"{self.name}: bfloat16={self.bfloat16!r} is not one of "
+                                "float32, native, refuse")
+        if self.bfloat16 == "refuse":
+            object.__setattr__(self, "infer_type", bf16.refusing_bf16(self.infer_type, self.name))
+        # Stateful operators (subgraphs, oneDNN plans) handle their own dtypes.
+        elif self.bfloat16 == "float32" and self.create_state is None:
+            object.__setattr__(self, "forward", bf16.forward_in_float32(
+                self.forward, self.infer_type, self.num_outputs, self.aux_indices))
+            if self.backward is not None:
+                object.__setattr__(self, "backward", bf16.backward_in_float32(self.backward))
 
     # -- parameters -------------------------------------------------------
     def param(self, name: str) -> Param | None:
