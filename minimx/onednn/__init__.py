@@ -40,6 +40,7 @@ from .convert import constant, to_layout, to_numpy
 from .plan import Plan, Slot
 from .primitives import (
     ELTWISE_ALGS,
+    FLOATS,
     Int8,
     PostOp,
     Primitive,
@@ -59,12 +60,12 @@ from .primitives import (
 from .runtime import BFLOAT16, FLOAT32, Memory, MemoryDesc, engine
 from .winograd import wino_conv, winograd_supports, winograd_weights
 
-__all__ = ["BF16_ISAS", "BFLOAT16", "ELTWISE_ALGS", "FLOAT32", "BackendError", "Int8", "Memory",
-           "MemoryDesc", "Plan", "PostOp", "Primitive", "Slot", "available", "batch_norm",
-           "bf16_native", "binary", "concat", "constant", "conv", "deconv", "eltwise", "engine",
-           "inner_product", "isa", "lrn", "pool_output_size", "pooling", "reorder", "require",
-           "softmax", "to_layout", "to_numpy", "unavailable_reason", "version", "wino_conv",
-           "winograd_supports", "winograd_weights"]
+__all__ = ["BF16_ISAS", "BFLOAT16", "ELTWISE_ALGS", "FLOAT32", "FLOATS", "BackendError", "Int8",
+           "Memory", "MemoryDesc", "Plan", "PostOp", "Primitive", "Slot", "available",
+           "batch_norm", "bf16_native", "binary", "concat", "constant", "conv", "deconv",
+           "eltwise", "engine", "inner_product", "isa", "lrn", "pool_output_size", "pooling",
+           "reorder", "require", "softmax", "to_layout", "to_numpy", "unavailable_reason",
+           "version", "wino_conv", "winograd_supports", "winograd_weights"]
 
 
 def available() -> bool:

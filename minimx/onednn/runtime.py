@@ -9,14 +9,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
-import ml_dtypes
 import numpy as np
 
-from ..base import BackendError
+from ..base import BFLOAT16, BackendError
 from ._loader import native
 
 FLOAT32 = np.dtype(np.float32)
-BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 # The data types of tensors the binding handles (bf16 primitives use bfloat16,
 # INT8 ones the integer types), by the name of their oneDNN counterpart (enum mmx_dtype).
 DTYPES: dict[np.dtype, str] = {np.dtype(np.float32): "F32", BFLOAT16: "BF16",

@@ -23,6 +23,9 @@ product and deconvolution take bf16 src, weights and dst with a float32 bias
 the weight cache), and pooling, eltwise, sum, concat... run on the bf16 tensors
 they are given; float32 inputs become bf16 once, and outputs leave in the
 dtype the graph gives them (float32 for an fp32 model). No Winograd in bf16.
+A graph that says bfloat16 itself (AMP's `amp_cast` nodes, bf16 weights) runs
+its bf16 nodes so whatever `compute` is: an `amp_cast` becomes a conversion
+where data reads it, and where a weight does, part of the weight cache.
 """
 from __future__ import annotations
 
@@ -54,6 +57,7 @@ from .weights import FLOAT32, Constant, fold_bias, fold_weight
 from .winograd import use_winograd
 
 VIEWS = default_support().lowered_as("view")
+CASTS = default_support().lowered_as("cast")
 # Quantized operators whose min/max outputs are their min/max inputs.
 RANGE_PASSING = ("_contrib_quantized_pooling", "_contrib_quantized_flatten")
 FUSED_LOWERING = {p.fused: p.lower for p in PATTERNS}
@@ -198,7 +202,10 @@ class Lowering:
                  compute: np.dtype = FLOAT32) -> None:
         g = self.g = graph
         self.compute = compute
-        self.computed: dict[int, onednn.Slot] = {}   # root entry -> its slot in `compute`
+        # (root entry, float dtype) -> its slot converted to that dtype
+        self.converted: dict[tuple[int, np.dtype], onednn.Slot] = {}
+        # An amp_cast's entry -> (its input's entry, the dtype it casts to).
+        self.casts: dict[int, tuple[int, np.dtype]] = {}
         self.in_shapes = tuple(tuple(s) for s in in_shapes)
         self.shapes = list(shapes) if shapes is not None else infer_shapes(
             g, {g.entry_ptr[n]: s for n, s in zip(g.input_ids, self.in_shapes, strict=True)})
@@ -217,6 +224,8 @@ class Lowering:
             ins = g.input_entry_ids(nid)
             if node.op in VIEWS:
                 self.root[g.entry_ptr[nid]] = self.root[ins[0]]
+            if node.op in CASTS:
+                self.casts[g.entry_ptr[nid]] = (ins[0], np.dtype(node.operator()[1].dtype))
             if node.op in RANGE_PASSING:
                 for k in (1, 2):
                     self.root[g.entry_ptr[nid] + k] = self.root[ins[k]]
@@ -251,6 +260,8 @@ class Lowering:
         """The slot holding entry `eid` (a graph input becomes a plan input on first
         use, a known range a constant)."""
         eid = self.root[eid]
+        if eid in self.casts:
+            return self.data(*self.casts[eid])
         if eid not in self.slots:
             if eid in self.ranges:
                 self.slots[eid] = self.plan.constant(self.ranges[eid])
@@ -261,17 +272,23 @@ class Lowering:
             self.data_inputs.append(self.input_pos[eid])
         return self.slots[eid]
 
-    def data(self, eid: int) -> onednn.Slot:
-        """`value(eid)`, a float one in the compute dtype (converted once, in its
-        layout, for the operators that keep their source's layout and type)."""
+    def float_type(self, nid: int) -> np.dtype:
+        """What float operator `nid` computes in: bfloat16 where the graph says
+        its output is, else `compute`."""
+        out = self.g.entry_ptr[nid]
+        return onednn.BFLOAT16 if self.dtype(out) == onednn.BFLOAT16 else self.compute
+
+    def data(self, eid: int, dtype: np.dtype) -> onednn.Slot:
+        """`value(eid)`, a float one in `dtype` (converted once, plain, for the
+        operators that keep their source's type)."""
         slot = self.value(eid)
-        if slot.desc.dtype == self.compute or slot.desc.dtype != FLOAT32:
+        if slot.desc.dtype == dtype or slot.desc.dtype not in onednn.FLOATS:
             return slot
-        root = self.root[eid]
-        if root not in self.computed:
-            self.computed[root] = self.plan.reorder(
-                slot, onednn.MemoryDesc.plain(slot.shape, self.compute))
-        return self.computed[root]
+        key = (self.root[eid], dtype)
+        if key not in self.converted:
+            self.converted[key] = self.plan.reorder(
+                slot, onednn.MemoryDesc.plain(slot.shape, dtype))
+        return self.converted[key]
 
     def set_range(self, out: int, lo: np.ndarray, hi: np.ndarray) -> None:
         """Record the range outputs (entries `out` + 1 and + 2) of a quantized node."""
@@ -291,7 +308,10 @@ class Lowering:
         return q_scalar(self.inputs[self.input_pos[root]])
 
     def source(self, eid: int, what: str) -> int:
-        """The input position of a parameter entry (weights etc. must be inputs)."""
+        """The input position of a parameter entry (weights etc. must be inputs,
+        or their amp_casts: the weight cache converts them anyway)."""
+        while eid in self.casts:
+            eid = self.casts[eid][0]
         if eid not in self.input_pos:
             raise BackendError(f"DNNL lowering: {what} is computed inside the subgraph; "
                                "only inputs can be weights")
@@ -319,7 +339,7 @@ class Lowering:
         slot = self.value(eid)
         root = self.root[eid]
         if (slot.kind == "temp" and slot.desc == desc and self.last_use[root] <= nid
-                and root not in {self.root[r] for r in reads}):
+                and root not in self.casts and root not in {self.root[r] for r in reads}):
             return slot
         return self.plan.reorder(slot, desc, copy=True)
 
@@ -333,7 +353,8 @@ class Lowering:
         g = self.g
         for nid, node in enumerate(g.nodes):
             op = node.op
-            if op is None or op in VIEWS:  # a variable, or a view of its producer's slot
+            # A variable, a view of its producer's slot, or a cast (made where it is read).
+            if op is None or op in VIEWS or op in CASTS:
                 continue
             ins = g.input_entry_ids(nid)
             out = g.entry_ptr[nid]
@@ -377,15 +398,15 @@ class Lowering:
                   num_group=p.num_group, bias=bias is not None or bn is not None,
                   post_ops=post)
         weight_shape = self.shape(weight)
+        dtype = self.float_type(nid)
         if conv.op == "Deconvolution":
-            op = onednn.deconv(x.shape, weight_shape, adj=p.adj or None, dtype=self.compute,
-                               **kw)
-        elif self.compute == FLOAT32 and use_winograd(x.shape, weight_shape, kw):
+            op = onednn.deconv(x.shape, weight_shape, adj=p.adj or None, dtype=dtype, **kw)
+        elif dtype == FLOAT32 and use_winograd(x.shape, weight_shape, kw):
             self.winograd.append(conv.name)
             op = onednn.wino_conv(x.shape, weight_shape, pad=kw["pad"],
                                 bias=kw["bias"], post_ops=post)
         else:
-            op = onednn.conv(x.shape, weight_shape, dtype=self.compute, **kw)
+            op = onednn.conv(x.shape, weight_shape, dtype=dtype, **kw)
         args = {"src": self.plan.reorder(x, op.desc("src"))}
         w = self.source(weight, f"{conv.label} weight")
         b = None if bias is None else self.source(bias, f"{conv.label} bias")
@@ -432,7 +453,7 @@ class Lowering:
         p = node.params
         x = self.value(entry(node.inputs[0]))
         op = onednn.inner_product(x.shape, p.num_hidden, bias=not p.no_bias,
-                                  post_ops=self.eltwise_post(act), dtype=self.compute)
+                                  post_ops=self.eltwise_post(act), dtype=self.float_type(nid))
         args = {"src": self.plan.reorder(x, op.desc("src")),
                 "weights": self.constant(inputs, [self.source(entry(node.inputs[1]), node.label)],
                                          lambda a: a, op, "weights")}
@@ -449,7 +470,7 @@ class Lowering:
 
     def batch_norm(self, node, nid, ins, inputs):
         p = node.params
-        x = self.data(ins[0])
+        x = self.data(ins[0], self.float_type(nid))
         op = onednn.batch_norm(x.desc, eps=p.eps)
         gamma, beta, mean, var = (self.source(e, node.label) for e in ins[1:5])
         return self.plan.add(
@@ -461,12 +482,12 @@ class Lowering:
             shift=self.constant(inputs, [beta], lambda a: a))
 
     def eltwise(self, node, nid, ins, inputs):
-        x = self.data(ins[0])
+        x = self.data(ins[0], self.float_type(nid))
         return self.plan.add(onednn.eltwise(x.desc, *_eltwise(node)), src=x)
 
     def pooling(self, node, nid, ins, inputs):
         p = node.params
-        x = self.data(ins[0])
+        x = self.data(ins[0], self.float_type(nid))
         # count_include_pad means nothing to max pooling.
         include = True if p.pool_type == "max" else pool_include_pad(p, x.shape[2:])
         if include is None:
@@ -488,19 +509,20 @@ class Lowering:
 
     def lrn(self, node, nid, ins, inputs):
         p = node.params
-        x = self.data(ins[0])
+        x = self.data(ins[0], self.float_type(nid))
         return self.plan.add(onednn.lrn(x.desc, p.nsize, alpha=p.alpha, beta=p.beta,
                                       knorm=p.knorm), src=x)
 
     def concat(self, node, nid, ins, inputs):
-        xs = [self.data(e) for e in ins]
+        xs = [self.data(e, self.float_type(nid)) for e in ins]
         op = onednn.concat([x.desc for x in xs], axis=node.params.dim)
         return self.plan.add(op, **{f"src{i}": x for i, x in enumerate(xs)})
 
     def add(self, node, nid, ins, inputs):
-        acc = self.data(ins[0])
+        dtype = self.float_type(nid)
+        acc = self.data(ins[0], dtype)
         for e in ins[1:]:
-            other = self.data(e)
+            other = self.data(e, dtype)
             same = other.shape == acc.shape
             other = self.plan.reorder(other, acc.desc if same else None)
             acc = self.plan.add(onednn.binary(acc.desc, other.desc, "add"), src=acc, src1=other)
@@ -526,7 +548,7 @@ def check_config(support: Support) -> None:
     fused operator has a lowering, every lowering serves one, and the eltwise
     table matches the config (run at import, for the packaged config)."""
     wanted = {rule["lower"] for rule in support.ops.values()} | set(FUSED_LOWERING.values())
-    wanted.discard("view")   # views keep their producer's slot
+    wanted -= {"view", "cast"}   # views keep their producer's slot, casts are made when read
     if wanted != set(LOWERINGS):
         raise BackendError(f"DNNL config: lowerings {sorted(wanted - set(LOWERINGS))} are "
                            f"missing, {sorted(set(LOWERINGS) - wanted)} serve no operator")

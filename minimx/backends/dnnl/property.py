@@ -3,7 +3,7 @@
 The selector grows maximal connected groups of nodes that `Support` accepts
 (configs/dnnl.yaml), with two edge rules: a weight, bias or BatchNorm
 parameter is never computed inside a group (the weight cache converts
-inputs only), and a Flatten / Reshape (or quantized flatten) inside a group
+inputs only, and their AMP casts), and a Flatten / Reshape (or quantized flatten) inside a group
 feeds only a fully connected layer (blocked layouts have no cheap reshape; FullyConnected reads
 the unflattened tensor). The property rewrites each group's chains into
 fused nodes (`patterns`) and wraps the group in one `_sg_dnnl` node. Nodes
@@ -29,7 +29,7 @@ from ...subgraph.property import SubgraphProperty
 from ...subgraph.selector import SelectorNode, SubgraphSelector
 from ...symbol import Symbol
 from .config import Support, default_support
-from .lower import VIEWS
+from .lower import CASTS, VIEWS
 from .patterns import fuse_chains
 
 # The operators that may read a view inside a group (they flatten anyway).
@@ -42,8 +42,8 @@ def _edge_ok(producer: SelectorNode, reader: SelectorNode) -> bool:
     names = reader.node.input_names()
     as_param = any(e.node is producer.node and name in PARAM_INPUTS
                    for name, e in zip(names, reader.inputs, strict=False))
-    if as_param:
-        return False
+    if as_param:  # an AMP cast of a variable: the weight cache converts it anyway
+        return producer.op in CASTS and all(e.node.is_variable for e in producer.node.inputs)
     return producer.op not in VIEWS or reader.op in VIEW_READERS
 
 

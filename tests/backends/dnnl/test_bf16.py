@@ -18,8 +18,9 @@ from minimx import MinimxError, onednn
 from minimx.backends.dnnl.state import DnnlState
 from minimx.backends.dnnl.winograd import WINOGRAD
 from minimx.base import BackendError
+from minimx.graph import Graph
 
-from .helpers import bind, dnnl_nodes, outputs, random_arrays
+from .helpers import bind, dnnl_nodes, inner_ops, outputs, random_arrays
 
 data = mx.sym.var("data")
 SHAPE = {"data": (2, 16, 16, 16)}   # enough 4x4 tiles that float32 runs Winograd
@@ -151,3 +152,48 @@ def test_unknown_dtypes_are_refused(monkeypatch):
     monkeypatch.setenv("MINIMX_DNNL_DTYPE", "bf16")
     with pytest.raises(MinimxError, match="MINIMX_DNNL_DTYPE='bf16'"):
         sym.optimize_for("DNNL")
+
+
+def amp_net() -> mx.sym.Symbol:
+    """A graph as AMP converts one: the data and the convolution's parameters cast
+    to bf16 (amp_cast), the fully connected layer's given in bf16, BatchNorm's
+    parameters float32, the logits cast back to float32 for the softmax."""
+    x = mx.sym.amp_cast(data, dtype="bfloat16")
+    x = mx.sym.Convolution(x, mx.sym.amp_cast(mx.sym.var("c1_weight"), dtype="bfloat16"),
+                           mx.sym.amp_cast(mx.sym.var("c1_bias"), dtype="bfloat16"),
+                           kernel=(3, 3), pad=(1, 1), num_filter=32, name="c1")
+    x = mx.sym.relu(mx.sym.BatchNorm(x, fix_gamma=False, name="bn1"))
+    x = mx.sym.Pooling(x, kernel=(2, 2), stride=(2, 2), pool_type="max")
+    x = mx.sym.FullyConnected(x, num_hidden=10, name="fc")
+    return mx.sym.softmax(mx.sym.amp_cast(x, dtype="float32"))
+
+
+def amp_arrays(sym) -> tuple[dict, dict]:
+    """`scaled_arrays` as NDArrays, the fully connected layer's in bfloat16."""
+    args, aux = scaled_arrays(sym)
+    return ({k: mx.nd.array(v, dtype="bfloat16" if k.startswith("fc") else "float32")
+             for k, v in args.items()}, {k: mx.nd.array(v) for k, v in aux.items()})
+
+
+def test_amp_graph_runs_its_bf16_nodes_in_one_subgraph():
+    """Whatever the dtype option: the casts go inside (those of weights into the
+    weight cache), the bf16 nodes run bf16 primitives, the output stays float32,
+    close to the numpy path's (which rounds to bf16 after each operator)."""
+    sym = amp_net()
+    args, aux = amp_arrays(sym)
+    part = sym.optimize_for("DNNL", args=args, aux=aux)
+    (node,) = dnnl_nodes(part)
+    assert [n.op for n in Graph(part.outputs).nodes if not n.is_variable] == ["_sg_dnnl"]
+    assert "amp_cast" in inner_ops(node)
+    want = sym.bind(mx.cpu(), args, aux_states=aux, grad_req="null").forward()[0].asnumpy()
+    ex = part.bind(mx.cpu(), args, aux_states=aux, grad_req="null")
+    got = ex.forward()[0].asnumpy()
+    assert_bf16_close(got, want)
+    (state,) = states(ex)
+    constants = [s.desc.dtype for s in state.compiled.plan.slots if s.kind == "constant"]
+    assert constants.count(onednn.BFLOAT16) == 2   # both layers' weights
+    # The convolution's float32 weights are cast by the weight cache, again when they move.
+    ex.arg_dict["c1_weight"][:] = -ex.arg_dict["c1_weight"].asnumpy()
+    args["c1_weight"] = ex.arg_dict["c1_weight"]
+    want = sym.bind(mx.cpu(), args, aux_states=aux, grad_req="null").forward()[0].asnumpy()
+    assert_bf16_close(ex.forward()[0].asnumpy(), want)

@@ -33,7 +33,7 @@ ACT = "oneDNN's Activation takes relu, sigmoid, softrelu, tanh"
      "act_type=gelu (oneDNN's LeakyReLU takes elu, leaky)"),
     (mx.sym.exp(data), SHAPE, None, "exp is not in the DNNL operator table (configs/dnnl.yaml)"),
     (mx.sym.Convolution(data, kernel=(1, 1), num_filter=2), SHAPE, {"data": np.float16},
-     "float16 (oneDNN runs float32)"),
+     "float16 (oneDNN runs bfloat16, float32)"),
     (mx.sym.FullyConnected(data, num_hidden=2, flatten=False), SHAPE, None,
      "flatten=False (oneDNN's FullyConnected takes True)"),
     (mx.sym.LRN(data, nsize=3), {"data": (2, 16, 8)}, None, "3-d data (oneDNN's LRN takes 4-d)"),
