@@ -132,7 +132,7 @@ class Compiled:
         self.data_inputs = data_inputs
         self.constants = constants
         self.out_shapes = out_shapes
-        # Allocated once: runs write into the same buffers (the caller copies them out).
+        # Allocated once: runs the caller gives no arrays to write into use these.
         self.out_buffers = [np.empty(s.desc.shape, s.desc.dtype) for s in plan.outputs]
         self.sources = sorted({i for c in constants for i in c.sources})
         self._stamp: tuple[list, list] | None = None   # source versions and arrays
@@ -158,12 +158,24 @@ class Compiled:
             c.refresh(inputs, versions)
         self._stamp = stamp
 
-    def run(self, inputs: Sequence[np.ndarray],
-            versions: Sequence[int | None] | None) -> list[np.ndarray]:
+    def run(self, inputs: Sequence[np.ndarray], versions: Sequence[int | None] | None,
+            outputs: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
+        """The outputs, computed into `outputs` (returned) when those fit the plan,
+        else into buffers of its own (the caller copies them out)."""
         self.refresh(inputs, versions)
         data = [np.ascontiguousarray(inputs[i]) for i in self.data_inputs]
+        if outputs is not None and self._take(outputs):
+            self.plan.run(data, [o.reshape(b.shape) for o, b in
+                                 zip(outputs, self.out_buffers, strict=True)])
+            return list(outputs)
         outs = self.plan.run(data, self.out_buffers)
         return [o.reshape(s) for o, s in zip(outs, self.out_shapes, strict=True)]
+
+    def _take(self, outputs: Sequence[np.ndarray]) -> bool:
+        """Whether the plan can write `outputs` directly: C-contiguous arrays of its
+        outputs' shapes (up to a reshape) and dtypes."""
+        return all(o.shape == s and o.dtype == b.dtype and o.flags.c_contiguous
+                   for o, s, b in zip(outputs, self.out_shapes, self.out_buffers, strict=True))
 
 
 class _Fused:
