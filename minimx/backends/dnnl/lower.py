@@ -23,9 +23,10 @@ product and deconvolution take bf16 src, weights and dst with a float32 bias
 the weight cache), and pooling, eltwise, sum, concat... run on the bf16 tensors
 they are given; float32 inputs become bf16 once, and outputs leave in the
 dtype the graph gives them (float32 for an fp32 model). No Winograd in bf16.
-A graph that says bfloat16 itself (AMP's `amp_cast` nodes, bf16 weights) runs
-its bf16 nodes so whatever `compute` is: an `amp_cast` becomes a conversion
-where data reads it, and where a weight does, part of the weight cache.
+A graph that says bfloat16 itself (AMP's `amp_cast` and `amp_multicast`
+nodes, bf16 weights) runs its bf16 nodes so whatever `compute` is: a cast
+becomes a conversion where data reads it, and where a weight does, part of
+the weight cache.
 """
 from __future__ import annotations
 
@@ -236,8 +237,9 @@ class Lowering:
             ins = g.input_entry_ids(nid)
             if node.op in VIEWS:
                 self.root[g.entry_ptr[nid]] = self.root[ins[0]]
-            if node.op in CASTS:
-                self.casts[g.entry_ptr[nid]] = (ins[0], np.dtype(node.operator()[1].dtype))
+            if node.op in CASTS:  # each output: its input in the output's dtype
+                for k, e in enumerate(ins):
+                    self.casts[g.entry_ptr[nid] + k] = (e, self.dtype(g.entry_ptr[nid] + k))
             if node.op in RANGE_PASSING:
                 for k in (1, 2):
                     self.root[g.entry_ptr[nid] + k] = self.root[ins[k]]

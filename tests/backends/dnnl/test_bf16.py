@@ -156,15 +156,18 @@ def test_unknown_dtypes_are_refused(monkeypatch):
 
 def amp_net() -> mx.sym.Symbol:
     """A graph as AMP converts one: the data and the convolution's parameters cast
-    to bf16 (amp_cast), the fully connected layer's given in bf16, BatchNorm's
-    parameters float32, the logits cast back to float32 for the softmax."""
+    to bf16 (amp_cast), BatchNorm's parameters float32, a float32 sum whose
+    inputs amp_multicast brings to the widest type, the fully connected layer's
+    parameters given in bf16, the logits cast back to float32 for the softmax."""
     x = mx.sym.amp_cast(data, dtype="bfloat16")
     x = mx.sym.Convolution(x, mx.sym.amp_cast(mx.sym.var("c1_weight"), dtype="bfloat16"),
                            mx.sym.amp_cast(mx.sym.var("c1_bias"), dtype="bfloat16"),
                            kernel=(3, 3), pad=(1, 1), num_filter=32, name="c1")
     x = mx.sym.relu(mx.sym.BatchNorm(x, fix_gamma=False, name="bn1"))
-    x = mx.sym.Pooling(x, kernel=(2, 2), stride=(2, 2), pool_type="max")
-    x = mx.sym.FullyConnected(x, num_hidden=10, name="fc")
+    wide = mx.sym.amp_multicast(x, mx.sym.amp_cast(x, dtype="float32"), num_outputs=2)
+    x = mx.sym.Pooling(mx.sym.elemwise_add(wide[0], wide[1]), kernel=(2, 2), stride=(2, 2),
+                       pool_type="max")
+    x = mx.sym.FullyConnected(mx.sym.amp_cast(x, dtype="bfloat16"), num_hidden=10, name="fc")
     return mx.sym.softmax(mx.sym.amp_cast(x, dtype="float32"))
 
 
@@ -184,7 +187,7 @@ def test_amp_graph_runs_its_bf16_nodes_in_one_subgraph():
     part = sym.optimize_for("DNNL", args=args, aux=aux)
     (node,) = dnnl_nodes(part)
     assert [n.op for n in Graph(part.outputs).nodes if not n.is_variable] == ["_sg_dnnl"]
-    assert "amp_cast" in inner_ops(node)
+    assert {"amp_cast", "amp_multicast"} <= set(inner_ops(node))
     want = sym.bind(mx.cpu(), args, aux_states=aux, grad_req="null").forward()[0].asnumpy()
     ex = part.bind(mx.cpu(), args, aux_states=aux, grad_req="null")
     got = ex.forward()[0].asnumpy()

@@ -31,7 +31,7 @@ def test_every_accepted_operator_has_a_lowering_and_every_lowering_an_operator()
     used = set(kinds.values()) | {p.lower for p in PATTERNS}
     assert set(lower.LOWERINGS) <= used
     assert lower.VIEWS == ("Flatten", "Reshape", "_contrib_quantized_flatten")
-    assert lower.CASTS == ("amp_cast",)
+    assert lower.CASTS == ("amp_cast", "amp_multicast")
     lower.check_config(support)   # what importing the backend ran
 
 
