@@ -1,46 +1,59 @@
-"""bfloat16 against float32 on the model fixtures: how far bf16 DNNL subgraphs move the logits.
+"""bfloat16 against fp32 on the model fixtures: how close `amp.convert_model` keeps them.
 
 For each net of tests/fixtures/models (random weights, exported by MXNet),
-runs the evaluation images of benchmarks/int8_agreement.py through the DNNL
-backend in float32 and in bfloat16 (`optimize_for('DNNL', dtype='bfloat16')`)
-and prints, as that script measures INT8: top-1 agreement, mean cosine of the
-logits, and mean cosine of the logits less their float32 mean over the images
-(the image-dependent part; '-' where the float32 logits do not depend on the
-image: collapsed, as that script says).
+minimx converts it with `mx.contrib.amp.convert_model` (bfloat16: convolutions
+and fully connected layers, parameters converted offline with
+``cast_optional_params=True``, and without) and runs both models on the
+evaluation images of the INT8 agreement benchmark, on the numpy kernels (which
+compute bfloat16 operators in float32 and round each result, as MXNet's CPU
+kernels do). Figures, as int8_agreement.py measures INT8: top-1 agreement,
+mean cosine of the logits, mean cosine of the logits less their fp32 mean over
+the images (the image-dependent part).
 
 Run: python benchmarks/bf16_agreement.py
 """
 from __future__ import annotations
 
+import os
 import sys
 
-from int8_agreement import COLLAPSED, FIXTURES, RECORD, Agreement, agreement, forward, model_images
+from int8_agreement import COLLAPSED, FIXTURES, RECORD, Agreement, agreement, model_images
 
 import minimx as mx
-
-MODELS = sorted(RECORD["models"])
-# The tests' bounds (the centred one where the fp32 logits depend on the image).
-MIN_COSINE, MIN_CENTRED_COSINE = 0.9999, 0.999
+from minimx.contrib import amp
 
 
-def measure(model: str) -> Agreement:
-    """bf16 DNNL subgraphs against float32 ones on `model`'s evaluation images."""
-    sym, args, auxs = mx.model.load_checkpoint(str(FIXTURES / "models" / model), 0)
+def converted_outputs(model: str, optional: bool) -> tuple:
+    """(fp32, bf16) outputs of `model` on the evaluation images."""
     _, evaluation = model_images(model)
-    fp32 = forward((sym, args, auxs), evaluation, "DNNL")
-    bf16 = sym.optimize_for("DNNL", args={"data": mx.nd.array(evaluation)}, dtype="bfloat16")
-    return agreement(fp32, forward((bf16, args, auxs), evaluation, None))
+    sym, args, auxs = mx.model.load_checkpoint(str(FIXTURES / "models" / model), 0)
+    results = []
+    for net in ((sym, args, auxs), amp.convert_model(sym, args, auxs,
+                                                     cast_optional_params=optional)):
+        ex = net[0].simple_bind(mx.cpu(), grad_req="null", data=evaluation.shape)
+        ex.copy_params_from(net[1], net[2])
+        results.append(ex.forward(data=mx.nd.array(evaluation))[0].asnumpy())
+    return tuple(results)
+
+
+def cells(a: Agreement) -> str:
+    centred = "-" if a.centred_cosine is None else f"{a.centred_cosine:.5f}"
+    return f"{a.top1:.3f} | {a.cosine:.6f} | {centred}"
 
 
 def main() -> int:
-    print(f"bf16 against fp32 DNNL subgraphs over {RECORD['images']['eval_count']} images")
-    print("| model | top-1 | cosine | centred cosine |")
-    print("|---|---:|---:|---:|")
-    for model in MODELS:
-        a = measure(model)
-        collapsed = a.centred_cosine is None or a.fp32_spread < COLLAPSED
-        centred = "- (collapsed)" if collapsed else f"{a.centred_cosine:.4f}"
-        print(f"| {model} | {a.top1:.3f} | {a.cosine:.6f} | {centred} |", flush=True)
+    os.environ["MINIMX_SUBGRAPH_BACKEND"] = "NONE"   # the numpy kernels
+    print(f"bf16 against fp32 over {RECORD['images']['eval_count']} images, numpy kernels "
+          "(top-1 agreement | cosine | centred cosine)")
+    print("| model | fp32 params: top-1 | cosine | centred | bf16 params: top-1 | cosine "
+          "| centred | note |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    for model in RECORD["models"]:
+        found = [agreement(*converted_outputs(model, optional)) for optional in (False, True)]
+        spread = found[0].fp32_spread
+        note = (f"collapsed: the fp32 logits move {spread:.0e} over the images (centred "
+                "cosine is rounding noise)" if spread < COLLAPSED else "")
+        print(f"| {model} | {' | '.join(map(cells, found))} | {note} |", flush=True)
     return 0
 
 

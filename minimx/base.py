@@ -108,6 +108,11 @@ def as_dtype(value: object) -> np.dtype:
     return dt
 
 
+def is_numeric(dtype: np.dtype) -> bool:
+    """Whether arrays of `dtype` hold numbers: bool, integers, floats, bfloat16."""
+    return dtype.kind in "biuf" or dtype == BFLOAT16
+
+
 def to_bfloat16(values: object) -> np.ndarray:
     """`values` rounded to bfloat16, to nearest with ties to even (as oneDNN, and
     MXNet's oneDNN casts, round; MXNet's mshadow `Cast` truncates instead)."""

@@ -3,7 +3,15 @@ import numpy as np
 import pytest
 
 import minimx as mx
-from minimx.base import as_dtype, as_shape, check_array_size
+from minimx.base import (
+    BFLOAT16,
+    MXNET_BFLOAT16,
+    as_dtype,
+    as_shape,
+    check_array_size,
+    compute_dtype,
+    is_numeric,
+)
 
 
 @pytest.mark.parametrize("value", ["(1000000000000,)i4", "float33", object(), [1, 2]])
@@ -14,6 +22,13 @@ def test_what_is_not_a_dtype_is_a_dtype_error(value):
 
 def test_dtypes_by_name_type_and_flag():
     assert as_dtype("float16") == as_dtype(np.float16) == as_dtype(2) == np.dtype(np.float16)
+
+
+def test_bfloat16_by_name_flag_and_mxnets_structured_dtype():
+    assert as_dtype("bfloat16") == as_dtype(12) == as_dtype(MXNET_BFLOAT16) == BFLOAT16
+    assert BFLOAT16.itemsize == 2 and is_numeric(BFLOAT16) and not is_numeric(MXNET_BFLOAT16)
+    assert compute_dtype(BFLOAT16) == compute_dtype(np.dtype(np.float16)) == np.float32
+    assert compute_dtype(np.dtype(np.float64)) == np.float64
 
 
 @pytest.mark.parametrize("value,message", [

@@ -32,6 +32,9 @@ Then, from the repository root:
 - ``quantization_ops``: each quantization operator on fixed inputs, with MXNet's outputs.
 - ``quantized_net``: a small conv net quantized by ``quantize_model_mkldnn`` (naive and no
   calibration), an input and MXNet's output.
+- ``amp``: ``mx.contrib.amp.convert_symbol`` (bfloat16) of the zoo's ResNet-18 v1 and of a
+  hand net, with several arguments, and ``convert_model`` of ``resnet18_v1_narrow`` with its
+  bfloat16 parameters and MXNet's bfloat16 output.
 - ``int8_agreement``: the ``models`` nets quantized by ``quantize_model_mkldnn`` (naive, first
   convolution excluded), MXNet's INT8 and fp32 outputs on a fixed set of images, and how
   well they agree (``benchmarks/int8_agreement.py`` measures minimx the same way).
@@ -63,6 +66,7 @@ os.environ["MXNET_SUBGRAPH_BACKEND"] = "NONE"
 
 import mxnet as mx  # noqa: E402
 import numpy as np  # noqa: E402
+from mxnet.contrib import amp  # noqa: E402
 from mxnet.gluon.model_zoo import vision  # noqa: E402
 from mxnet.gluon.model_zoo.vision.densenet import DenseNet  # noqa: E402
 from mxnet.gluon.model_zoo.vision.resnet import BasicBlockV1, BottleneckV2, ResNetV1, ResNetV2  # noqa: E402
@@ -815,6 +819,76 @@ def write_io(out: Path) -> None:
     (out / "ndarrayiter.json").write_text(json.dumps(record, separators=(",", ":")) + "\n")
 
 
+# -- bfloat16 AMP conversion -----------------------------------------------------------------
+def build_ampnet() -> mx.sym.Symbol:
+    """One node of each kind convert_symbol treats differently: bf16 ops, bf16/fp32 ops
+    (BatchNorm, Pooling, relu, Concat), fp32 ops (Flatten, SliceChannel, softmax),
+    conditional ones (softrelu, elu), widest-type sums of known and unknown dtypes."""
+    data = mx.sym.var("data")
+    conv1 = mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=4, name="conv1")
+    bn1 = mx.sym.BatchNorm(conv1, fix_gamma=False, name="bn1")
+    relu1 = mx.sym.Activation(bn1, act_type="relu", name="relu1")
+    pool1 = mx.sym.Pooling(relu1, kernel=(2, 2), stride=(2, 2), pool_type="max", name="pool1")
+    soft = mx.sym.Activation(mx.sym.Convolution(pool1, kernel=(1, 1), num_filter=4, name="conv2"),
+                             act_type="softrelu", name="soft1")
+    elu = mx.sym.LeakyReLU(pool1, act_type="elu", name="elu1")
+    add1 = mx.sym.elemwise_add(soft, elu, name="add1")
+    add2 = mx.sym.broadcast_add(pool1, mx.sym.var("offset"), name="add2")
+    cat = mx.sym.Concat(add1, mx.sym.relu(add2, name="relu2"), dim=1, name="cat1")
+    halves = mx.sym.SliceChannel(cat, num_outputs=2, name="split1")
+    add3 = mx.sym.elemwise_add(halves[0], halves[1], name="add3")
+    fc1 = mx.sym.FullyConnected(mx.sym.Flatten(add3, name="flat1"), num_hidden=5, name="fc1")
+    return mx.sym.Group([mx.sym.softmax(fc1, name="prob"), fc1])
+
+
+AMP_CASES = {   # case -> convert_symbol keyword arguments (bfloat16 in every case)
+    "default": {},
+    "optional_params": {"cast_optional_params": True},
+    "excluded": {"excluded_sym_names": ["conv1", "add1", "fc1"]},
+    "own_lists": {"target_dtype_ops": ["Convolution"], "fp32_ops": ["FullyConnected"]},
+    "conditional": {"conditional_fp32_ops": [("LeakyReLU", "act_type", ["elu"])]},
+    "data_names": {"data_names": ["data"]},
+}
+
+
+def write_amp(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    structure = out.parent / "structure" / "resnet18_v1-symbol.json.gz"
+    nets = {"ampnet": build_ampnet(),
+            "resnet18_v1": mx.sym.load_json(gzip.decompress(structure.read_bytes()).decode())}
+    for net, sym in nets.items():
+        _write_gzip(out / f"{net}-symbol.json.gz", sym.tojson())
+        for case, kwargs in AMP_CASES.items():
+            try:
+                converted = amp.convert_symbol(sym, target_dtype="bfloat16", **kwargs)
+            except mx.MXNetError as exc:  # the converted graph's types contradict
+                (out / f"{net}-{case}-error.txt").write_text(str(exc).splitlines()[0] + "\n")
+                continue
+            # tojson and save drop amp_cast nodes unless told not to
+            _write_gzip(out / f"{net}-{case}-amp.json.gz",
+                        converted.tojson(remove_amp_cast=False))
+    (out / "cases.json").write_text(json.dumps(AMP_CASES, indent=1) + "\n")
+    models = out.parent / "models"
+    sym, args, auxs = mx.model.load_checkpoint(str(models / "resnet18_v1_narrow"), 0)
+    with np.load(models / "resnet18_v1_narrow-io.npz") as io:
+        data = io["data"]
+    for optional in (False, True):
+        stem = out / f"resnet18_v1_narrow_bf16{'_optional' if optional else ''}"
+        csym, cargs, cauxs = amp.convert_model(
+            sym, dict(args), dict(auxs), target_dtype="bfloat16",
+            cast_optional_params=optional)
+        csym.save(f"{stem}-symbol.json", remove_amp_cast=False)
+        if optional:
+            mx.nd.save(f"{stem}-0000.params", {**{f"arg:{k}": v for k, v in cargs.items()},
+                                               **{f"aux:{k}": v for k, v in cauxs.items()}})
+        else:  # the parameters stay as they were: only the symbol is new
+            assert all((cargs[k].asnumpy() == v.asnumpy()).all() for k, v in args.items())
+        ex = csym.simple_bind(mx.cpu(), grad_req="null", data=data.shape)
+        ex.copy_params_from(cargs, cauxs)
+        output = ex.forward(is_train=False, data=mx.nd.array(data))[0].asnumpy()
+        np.savez(f"{stem}-io.npz", data=data, output=output)
+
+
 # -- README ----------------------------------------------------------------------------------
 GROUP_NOTES = {
     "quantization": "`thresholds.json`: `_get_optimal_threshold` (min, max, threshold, "
@@ -859,6 +933,14 @@ GROUP_NOTES = {
                      "(the calibration data, in batches of 2). "
                      "`qnet-symbol.json`: the float net; "
                      "`qnet_fp32_mkldnn`: the float net as MXNet's MKLDNN backend partitions it.",
+    "amp": "`mx.contrib.amp.convert_symbol(sym, target_dtype='bfloat16', **kwargs)` of "
+           "`<net>-symbol.json.gz` (`ampnet`: `build_ampnet()` in the script; `resnet18_v1`: "
+           "the zoo's, from `structure/`) for each case of `cases.json`: "
+           "`<net>-<case>-amp.json.gz`. `resnet18_v1_narrow_bf16[_optional]`: "
+           "`convert_model` of `models/resnet18_v1_narrow` (cast_optional_params False / "
+           "True): its symbol, the checkpoint with bfloat16 parameters (True; with False "
+           "the parameters stay those of `models/`) and `-io.npz` (`data`, MXNet's "
+           "float32 `output` of the converted net).",
     "int8_agreement": "Each `models` net quantized by `quantize_model_mkldnn` (naive, "
                       "`auto`, first convolution excluded) on 16 calibration images: "
                       "`<name>-int8-symbol.json.gz` (the quantized graph), `outputs.npz` "
@@ -937,7 +1019,8 @@ def check_minimx_params(directory: Path) -> bool:
 GROUPS = {"params": write_params, "models": write_models, "structure": write_structure,
           "handnet": write_handnet, "legacy": write_legacy, "io": write_io,
           "quantization_ops": write_quantization_ops, "quantized_net": write_quantized_net,
-          "quantization": write_quantization, "int8_agreement": write_int8_agreement}
+          "quantization": write_quantization, "int8_agreement": write_int8_agreement,
+          "amp": write_amp}
 
 
 def main(argv: list[str] | None = None) -> int:

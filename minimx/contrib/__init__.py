@@ -1,4 +1,4 @@
-"""Contributed APIs, as in ``mxnet.contrib``: INT8 quantization."""
-from . import quantization
+"""Contributed APIs, as in ``mxnet.contrib``: INT8 quantization, bfloat16 AMP."""
+from . import amp, quantization
 
-__all__ = ["quantization"]
+__all__ = ["amp", "quantization"]

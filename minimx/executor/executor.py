@@ -29,7 +29,15 @@ from typing import Any
 import numpy as np
 
 from .. import engine
-from ..base import DTypeError, MinimxError, ShapeError, as_shape, check_array_size, settings
+from ..base import (
+    DTypeError,
+    MinimxError,
+    ShapeError,
+    as_shape,
+    check_array_size,
+    is_numeric,
+    settings,
+)
 from ..graph import Graph
 from ..graph.infer import infer_dtypes, infer_shapes
 from ..interpreter.runner import GraphRunner
@@ -47,7 +55,7 @@ def _own_copy(value: Any, dtype: np.dtype, what: str) -> NDArray:
     except (ValueError, TypeError) as exc:  # ragged nested lists
         raise DTypeError(f"{what}: cannot make an array of the {type(value).__name__} "
                          f"given: {exc}") from None
-    if data.dtype.kind not in "biuf":
+    if not is_numeric(data.dtype):
         raise DTypeError(f"{what} must be numbers, got {type(value).__name__} of "
                          f"{data.dtype}: {value!r:.60}")
     return NDArray(np.array(data, dtype=dtype))

@@ -22,6 +22,7 @@ from ..base import (
     as_dtype,
     as_shape,
     check_array_size,
+    is_numeric,
 )
 from ..context import Context, as_context, cpu
 
@@ -241,7 +242,7 @@ def _numeric_copy(value: Any, dtype: np.dtype) -> np.ndarray:
         values = np.asarray(value)
     except (TypeError, ValueError) as exc:
         raise DTypeError(f"setitem: cannot assign {reprlib.repr(value)}: {exc}") from None
-    if values.dtype.kind not in "biuf":
+    if not is_numeric(values.dtype):
         raise DTypeError(f"setitem: cannot assign {reprlib.repr(value)} to an NDArray of "
                          f"{dtype}: values must be numbers, not {values.dtype}")
     return np.array(values, dtype=dtype)

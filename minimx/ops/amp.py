@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import BFLOAT16, DTypeError, to_bfloat16
+from ..base import BFLOAT16, to_bfloat16
 from .infer import merge, merge_dtype
 from .params import Param, Params
 from .registry import GradReads, OpContext, OpDef, register
@@ -54,24 +54,19 @@ register(OpDef(
         "for other types."))
 
 
-def _widest(p: Params, types: list) -> np.dtype:
-    """The AMP float all inputs become: float32 if any is (the narrowest present,
-    with ``cast_narrow``); the first input's type when none is decisive."""
+def _widest(p: Params, in_types: list, out_types: list) -> np.dtype | None:
+    """The type the AMP floats become, from what is known so far (AMPMultiCastType):
+    float32 if any input or output is (with ``cast_narrow``: the narrow type present,
+    float32 if none); else the first input's type."""
+    known = [t for t in (*in_types, *out_types) if t is not None]  # numpy: float64 == None
     if p.cast_narrow:
-        narrow = [t for t in (np.dtype(np.float16), BFLOAT16) if t in types]
-        return narrow[-1] if narrow else F32
-    return F32 if F32 in types else types[0]
+        return next((t for t in reversed(known) if t in (np.float16, BFLOAT16)), F32)
+    return F32 if F32 in known else in_types[0]
 
 
 def _multicast_type(p: Params, in_types: list, out_types: list):
-    if any(t is None for t in in_types):
-        return in_types, out_types
-    floats = [t for t in in_types if t in AMP_FLOATS]
-    if len({*floats} - {F32}) > 1 and not p.cast_narrow:
-        raise DTypeError(f"amp_multicast: inputs mix {sorted(map(str, floats))}, "
-                         "and neither is float32")
-    target = _widest(p, floats or in_types)
-    return in_types, [merge_dtype(o, _cast_to(target, t))
+    widest = _widest(p, in_types, out_types)
+    return in_types, [merge_dtype(o, _cast_to(widest, t))
                       for o, t in zip(out_types, in_types, strict=True)]
 
 

@@ -56,6 +56,8 @@ CASES: list[tuple[str, dict[str, Any], list, dict[str, Any]]] = [
     ("_rminus_scalar", {"scalar": 1.5}, [(2, 3)], {}),
     ("abs", {}, [("away", (2, 3))], {}),
     ("add_n", {}, [(2, 3), (2, 3), (2, 3)], {}),
+    ("amp_cast", {"dtype": "float32"}, [(2, 3)], {}),
+    ("amp_multicast", {"num_outputs": 2}, [(2, 3), (3,)], {}),
     ("batch_dot", {}, [(2, 2, 3), (2, 3, 2)], {}),
     ("broadcast_add", {}, [(2, 3), (1, 3)], {}),
     ("broadcast_div", {}, [(2, 3), ("pos", (2, 1))], {}),

@@ -4,7 +4,7 @@ The digits CNN of the INT8 tests (trained by minimx on scikit-learn's bundled
 digits, 98.5% on a held-out third) must stay within 0.5 points of its float32
 accuracy when its DNNL subgraph computes in bfloat16. The model fixtures
 (tests/fixtures/models, random weights exported by MXNet) must keep their
-logits' cosine to float32 near 1 (`benchmarks/bf16_agreement.py` prints the
+logits' cosine to float32 near 1 (`benchmarks/dnnl_bf16_agreement.py` prints the
 README's table of it).
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ def _script(name: str):
         sys.path.remove(BENCHMARKS)
 
 
-agreement_script = _script("bf16_agreement")
+agreement_script = _script("dnnl_bf16_agreement")
 
 
 @pytest.fixture(autouse=True)
