@@ -3,12 +3,13 @@
 The selector grows maximal connected groups of nodes that `Support` accepts
 (configs/dnnl.yaml), with two edge rules: a weight, bias or BatchNorm
 parameter is never computed inside a group (the weight cache converts
-inputs only, and their AMP casts), and a Flatten / Reshape (or quantized flatten) inside a group
-feeds only a fully connected layer (blocked layouts have no cheap reshape; FullyConnected reads
-the unflattened tensor). The property rewrites each group's chains into
-fused nodes (`patterns`) and wraps the group in one `_sg_dnnl` node. Nodes
-oneDNN would run but for their dtype (a float16 graph) are counted, and one
-warning at the end of partitioning says how many were left to numpy; the
+inputs only, and their AMP casts), and a Flatten / Reshape (or quantized
+flatten) inside a group feeds only a fully connected layer, maybe through
+AMP casts (blocked layouts have no cheap reshape; FullyConnected reads the
+unflattened tensor). The property rewrites each group's chains into fused
+nodes (`patterns`) and wraps the group in one `_sg_dnnl` node. Nodes oneDNN
+would run but for their dtype (a float16 graph) are counted, and one warning
+at the end of partitioning says how many were left to numpy; the
 partition summary says why each operator left out is (`why_left_out`).
 
 The `dtype` option (``optimize_for('DNNL', dtype='bfloat16')``; at bind, the
@@ -44,7 +45,12 @@ def _edge_ok(producer: SelectorNode, reader: SelectorNode) -> bool:
                    for name, e in zip(names, reader.inputs, strict=False))
     if as_param:  # an AMP cast of a variable: the weight cache converts it anyway
         return producer.op in CASTS and all(e.node.is_variable for e in producer.node.inputs)
-    return producer.op not in VIEWS or reader.op in VIEW_READERS
+    return not _is_view(producer.node) or reader.op in VIEW_READERS or reader.op in CASTS
+
+
+def _is_view(node: Node) -> bool:
+    """Whether `node` is a view, or an AMP cast of one (which keeps its layout)."""
+    return node.op in VIEWS or node.op in CASTS and any(_is_view(e.node) for e in node.inputs)
 
 
 class DnnlSelector(SubgraphSelector):
@@ -70,8 +76,8 @@ class DnnlSelector(SubgraphSelector):
         return self.support.accepts(new_node) and _edge_ok(cur_node, new_node)
 
     def filter(self, candidates: Sequence[SelectorNode]) -> list[SelectorNode]:
-        # Views alone leave oneDNN nothing to do.
-        return [] if all(c.op in VIEWS for c in candidates) else list(candidates)
+        # Views and casts alone leave oneDNN nothing to do.
+        return [] if all(c.op in VIEWS or c.op in CASTS for c in candidates) else list(candidates)
 
 
 class DnnlProperty(SubgraphProperty):
