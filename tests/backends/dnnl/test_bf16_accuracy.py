@@ -21,9 +21,8 @@ import minimx as mx
 from minimx import onednn
 from minimx.graph import Graph
 
-from ...contrib.test_int8_accuracy import accuracy, conv_net, digits, predict, train
+from ...contrib.test_int8_accuracy import TOLERANCE, accuracy, model, predict  # noqa: F401
 
-TOLERANCE = 0.5   # percentage points
 BENCHMARKS = str(Path(__file__).resolve().parents[3] / "benchmarks")
 
 
@@ -46,20 +45,8 @@ def _bf16_cpu() -> None:
         pytest.skip(f"oneDNN's ISA here ({onednn.isa()}) has no bfloat16")
 
 
-@pytest.fixture(scope="module")
-def model():
-    """(symbol, arg_params, aux_params, data split), trained on the numpy path."""
-    with pytest.MonkeyPatch.context() as patch:
-        for name in ("MINIMX_SUBGRAPH_BACKEND", "MXNET_SUBGRAPH_BACKEND"):
-            patch.delenv(name, raising=False)
-        train_x, test_x, train_y, test_y = digits()
-        sym = conv_net()
-        args, auxs = train(sym, train_x, train_y)
-    return sym, args, auxs, (test_x, test_y)
-
-
-def test_digits_in_bf16_within_half_a_point_of_float32(model):
-    sym, args, auxs, (test_x, test_y) = model
+def test_digits_in_bf16_within_half_a_point_of_float32(model):  # noqa: F811 (the fixture)
+    sym, args, auxs, (_, test_x, _, test_y) = model
     fp32 = accuracy(predict(sym, args, auxs, test_x), test_y)
     part = sym.optimize_for("DNNL", args={"data": mx.nd.array(test_x)}, dtype="bfloat16")
     nodes = [n for n in Graph(part.outputs).nodes if not n.is_variable]
