@@ -217,7 +217,7 @@ class Lowering:
         self.compute = compute
         # (root entry, float dtype) -> its slot converted to that dtype
         self.converted: dict[tuple[int, np.dtype], onednn.Slot] = {}
-        # An amp_cast's entry -> (its input's entry, the dtype it casts to).
+        # A cast's output entry -> (its input's entry, the dtype it casts to).
         self.casts: dict[int, tuple[int, np.dtype]] = {}
         self.in_shapes = tuple(tuple(s) for s in in_shapes)
         self.shapes = list(shapes) if shapes is not None else infer_shapes(
@@ -515,9 +515,7 @@ class Lowering:
 
     def softmax(self, node, nid, ins, inputs):
         # In float32 always: probabilities rounded to bf16 would differ by 0.4%.
-        x = self.value(ins[0])
-        if x.desc.dtype == onednn.BFLOAT16:
-            x = self.plan.reorder(x, onednn.MemoryDesc.plain(x.shape))
+        x = self.data(ins[0], FLOAT32)
         op = onednn.softmax(x.desc, axis=node.params.axis, log=node.op == "log_softmax")
         return self.plan.add(op, src=x)
 

@@ -68,7 +68,7 @@ def assert_bf16_close(actual: np.ndarray, expected: np.ndarray) -> None:
 
 
 @pytest.fixture
-def bf16_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+def bf16_cpu() -> None:
     """Skip unless oneDNN runs bf16 in hardware here."""
     if not onednn.bf16_native():
         pytest.skip(f"oneDNN's ISA here ({onednn.isa()}) has no bfloat16")
