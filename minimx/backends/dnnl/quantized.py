@@ -48,24 +48,12 @@ def _post(node: Node | None) -> list[onednn.PostOp]:
     return [] if found is None else [onednn.PostOp.eltwise(*found)]
 
 
-def _strided(shape: tuple[int, ...], order: str, dtype: np.dtype) -> onednn.MemoryDesc:
-    """The unblocked layout of `shape` whose dims run outermost first as in `order`
-    (oneDNN's letters: ``acdb`` is NHWC)."""
-    dims = [ord(ch) - ord("a") for ch in order]
-    strides = [0] * len(shape)
-    step = 1
-    for d in reversed(dims):
-        strides[d] = step
-        step *= shape[d]
-    return onednn.MemoryDesc.strided(shape, strides, dtype)
-
-
 def _retyped(desc: onednn.MemoryDesc, dtype: np.dtype) -> onednn.MemoryDesc:
     """`desc`'s layout with another data type, where the layout is unblocked
     (INT8 primitives choose NHWC), else the plain layout."""
     order = desc.layout
     if sorted(order) == [chr(ord("a") + i) for i in range(len(desc.shape))]:
-        return _strided(desc.shape, order, dtype)
+        return onednn.MemoryDesc.ordered(desc.shape, order, dtype)
     return onednn.MemoryDesc.plain(desc.shape, dtype)
 
 
@@ -87,7 +75,7 @@ def quantize(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs) ->
     out = low.g.entry_ptr[nid]
     low.set_range(out, *(q.range_out(lo, hi) if dtype == np.uint8 else q.range_out(-real, real)))
     x = low.value(ins[0])
-    dst = _strided(x.shape, "acdb", dtype) if len(x.shape) == 4 else \
+    dst = onednn.MemoryDesc.ordered(x.shape, "acdb", dtype) if len(x.shape) == 4 else \
         onednn.MemoryDesc.plain(x.shape, dtype)
     return _scale_step(low, x, dst, F32(levels / real) if real else F32(0))
 
@@ -143,7 +131,7 @@ def quantized_conv(low: Lowering, node: Node, nid: int, ins: Sequence[int], inpu
 
     # Channels last, as the primitive's dst: where the factor has the dst's shape
     # (batch 1, 1x1 output), oneDNN's fast kernels want the same layout.
-    factor = _strided(factor_shape, "a" + "cdefgh"[:ndim - 2] + "b", np.dtype(F32))
+    factor = onednn.MemoryDesc.ordered(factor_shape, "a" + "cdefgh"[:ndim - 2] + "b", np.dtype(F32))
     post = [onednn.PostOp.binary(factor, "mul")] + _post(qc.act)
     dst_type = qc.out_type
     if p.with_sum:  # written in the addend's type, as MXNet (`QuantizedConv._dst_type`)
