@@ -8,15 +8,20 @@ evaluation images of the INT8 agreement benchmark, on the numpy kernels (which
 compute bfloat16 operators in float32 and round each result, as MXNet's CPU
 kernels do). Figures, as int8_agreement.py measures INT8: top-1 agreement,
 mean cosine of the logits, mean cosine of the logits less their fp32 mean over
-the images (the image-dependent part).
+the images (the image-dependent part). MXNet 1.9.1's figures and bf16 outputs
+for the same conversion and images come from tests/fixtures/amp
+(`tools/mxnet_fixtures.py --only amp`); the last column is the largest
+difference between minimx's bf16 logits and MXNet's.
 
 Run: python benchmarks/bf16_agreement.py
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 
+import numpy as np
 from int8_agreement import COLLAPSED, FIXTURES, RECORD, Agreement, agreement, model_images
 
 import minimx as mx
@@ -43,17 +48,23 @@ def cells(a: Agreement) -> str:
 
 def main() -> int:
     os.environ["MINIMX_SUBGRAPH_BACKEND"] = "NONE"   # the numpy kernels
+    theirs = json.loads((FIXTURES / "amp" / "bf16_agreement.json").read_text())
+    mxnet_bf16 = np.load(FIXTURES / "amp" / "bf16_outputs.npz")
     print(f"bf16 against fp32 over {RECORD['images']['eval_count']} images, numpy kernels "
           "(top-1 agreement | cosine | centred cosine)")
-    print("| model | fp32 params: top-1 | cosine | centred | bf16 params: top-1 | cosine "
-          "| centred | note |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    print("| model | minimx top-1 | cosine | centred | bf16 params: top-1 | cosine | centred "
+          "| MXNet top-1 | cosine | centred | vs MXNet's bf16 | note |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for model in RECORD["models"]:
-        found = [agreement(*converted_outputs(model, optional)) for optional in (False, True)]
+        runs = [converted_outputs(model, optional) for optional in (False, True)]
+        found = [agreement(*run) for run in runs]
+        mxnets = Agreement(*(theirs[model][k] for k in Agreement._fields))
+        gap = np.abs(runs[0][1] - mxnet_bf16[f"{model}:bf16"]).max()
         spread = found[0].fp32_spread
         note = (f"collapsed: the fp32 logits move {spread:.0e} over the images (centred "
                 "cosine is rounding noise)" if spread < COLLAPSED else "")
-        print(f"| {model} | {' | '.join(map(cells, found))} | {note} |", flush=True)
+        print(f"| {model} | {' | '.join(map(cells, [*found, mxnets]))} | {gap:.2g} | {note} |",
+              flush=True)
     return 0
 
 

@@ -54,6 +54,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 from collections import Counter
@@ -862,7 +863,8 @@ def write_amp(out: Path) -> None:
             try:
                 converted = amp.convert_symbol(sym, target_dtype="bfloat16", **kwargs)
             except mx.MXNetError as exc:  # the converted graph's types contradict
-                (out / f"{net}-{case}-error.txt").write_text(str(exc).splitlines()[0] + "\n")
+                message = re.sub(r"\[\d\d:\d\d:\d\d\] ", "", str(exc).splitlines()[0])
+                (out / f"{net}-{case}-error.txt").write_text(message + "\n")
                 continue
             # tojson and save drop amp_cast nodes unless told not to
             _write_gzip(out / f"{net}-{case}-amp.json.gz",
@@ -887,6 +889,24 @@ def write_amp(out: Path) -> None:
         ex.copy_params_from(cargs, cauxs)
         output = ex.forward(is_train=False, data=mx.nd.array(data))[0].asnumpy()
         np.savez(f"{stem}-io.npz", data=data, output=output)
+    _write_bf16_agreement(out)
+
+
+def _write_bf16_agreement(out: Path) -> None:
+    """Each ``models`` net converted by convert_model (bfloat16, defaults), run by MXNet on
+    the INT8 agreement's evaluation images: `bf16_outputs.npz` (`<name>:bf16`) and
+    `bf16_agreement.json` (figures against the fp32 outputs, as `agreement`)."""
+    images, outputs, record = AGREEMENT_IMAGES, {}, {}
+    for name, _, shape in _weight_models():
+        sym, args, auxs = mx.model.load_checkpoint(str(out.parent / "models" / name), 0)
+        evaluation = agreement_images(images["eval_seed"], images["eval_count"], shape[1:])
+        csym, cargs, cauxs = amp.convert_model(sym, dict(args), dict(auxs),
+                                               target_dtype="bfloat16")
+        fp32 = _forward(sym, args, auxs, evaluation)
+        outputs[f"{name}:bf16"] = _forward(csym, cargs, cauxs, evaluation)
+        record[name] = agreement(fp32, outputs[f"{name}:bf16"])
+    np.savez(out / "bf16_outputs.npz", **outputs)
+    (out / "bf16_agreement.json").write_text(json.dumps(record, indent=1) + "\n")
 
 
 # -- README ----------------------------------------------------------------------------------
@@ -940,7 +960,10 @@ GROUP_NOTES = {
            "`convert_model` of `models/resnet18_v1_narrow` (cast_optional_params False / "
            "True): its symbol, the checkpoint with bfloat16 parameters (True; with False "
            "the parameters stay those of `models/`) and `-io.npz` (`data`, MXNet's "
-           "float32 `output` of the converted net).",
+           "float32 `output` of the converted net). `bf16_outputs.npz` / "
+           "`bf16_agreement.json`: each `models` net converted (defaults) and run by MXNet "
+           "on the `int8_agreement` evaluation images (`<name>:bf16`), and its figures "
+           "against MXNet's fp32 outputs.",
     "int8_agreement": "Each `models` net quantized by `quantize_model_mkldnn` (naive, "
                       "`auto`, first convolution excluded) on 16 calibration images: "
                       "`<name>-int8-symbol.json.gz` (the quantized graph), `outputs.npz` "

@@ -3,6 +3,7 @@ tests/fixtures/amp, written by tools/mxnet_fixtures.py --only amp)."""
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import json
 from pathlib import Path
 
@@ -165,6 +166,22 @@ def test_converted_model_runs_close_to_mxnets_bf16_output(narrow, optional: bool
     assert np.abs(got - want).max() <= to_fp32 / 4
 
 
+def test_mxnets_bf16_checkpoint_loads_and_runs_as_in_mxnet(monkeypatch) -> None:
+    # MXNet's own files: its converted symbol (casts kept) and bfloat16 .params.
+    monkeypatch.setenv("MINIMX_SUBGRAPH_BACKEND", "NONE")
+    stem = FIXTURES / "resnet18_v1_narrow_bf16_optional"
+    sym, args, auxs = mx.model.load_checkpoint(str(stem), 0)
+    assert args["resnetv10_conv0_weight"].dtype == BFLOAT16
+    with np.load(f"{stem}-io.npz") as io:
+        data, want = io["data"], io["output"]
+    ex = sym.simple_bind(mx.cpu(), grad_req="null", data=data.shape)
+    assert ex.arg_dict["resnetv10_conv0_weight"].dtype == BFLOAT16   # from __dtype__
+    ex.copy_params_from(args, auxs)
+    got = ex.forward(data=mx.nd.array(data))[0].asnumpy()
+    # (bf16 moves these logits by 0.4% of their largest from float32)
+    np.testing.assert_allclose(got, want, rtol=0, atol=np.abs(want).max() / 1000)
+
+
 def test_convert_model_types_follow_the_dtype_attributes(narrow) -> None:
     sym, args, auxs = narrow
     csym, cargs, _ = amp.convert_model(sym, args, auxs, cast_optional_params=True)
@@ -172,3 +189,30 @@ def test_convert_model_types_follow_the_dtype_attributes(narrow) -> None:
     for name, value in cargs.items():
         flag = variables[name].attrs["__dtype__"]
         assert value.dtype == (BFLOAT16 if flag == "12" else np.float32), name
+
+
+# -- every model fixture: minimx's bf16 beside MXNet's ----------------------------------------
+AGREEMENT = Path(__file__).resolve().parents[2] / "benchmarks" / "int8_agreement.py"
+# benchmarks/ is no package: the script (which makes the evaluation images) is loaded
+# from its file
+_spec = importlib.util.spec_from_file_location("int8_agreement", AGREEMENT)
+assert _spec is not None and _spec.loader is not None
+agreement_script = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(agreement_script)
+MXNET_BF16 = np.load(FIXTURES / "bf16_outputs.npz")
+MXNET_FP32 = np.load(FIXTURES.parent / "int8_agreement" / "outputs.npz")
+
+
+@pytest.mark.parametrize("model", sorted(agreement_script.RECORD["models"]))
+def test_every_model_in_bf16_gives_mxnets_bf16_outputs(model: str, monkeypatch) -> None:
+    monkeypatch.setenv("MINIMX_SUBGRAPH_BACKEND", "NONE")
+    _, images = agreement_script.model_images(model)
+    sym, args, auxs = mx.model.load_checkpoint(str(MODELS / model), 0)
+    csym, cargs, cauxs = amp.convert_model(sym, args, auxs)
+    ex = csym.simple_bind(mx.cpu(), grad_req="null", data=images.shape)
+    ex.copy_params_from(cargs, cauxs)
+    got = ex.forward(data=mx.nd.array(images))[0].asnumpy()
+    want, fp32 = MXNET_BF16[f"{model}:bf16"], MXNET_FP32[f"{model}:fp32"]
+    assert (got.argmax(1) == want.argmax(1)).all()
+    # One bf16 rounding apart at most, where the float32 sums' order decided it.
+    assert np.abs(got - want).max() <= np.abs(want - fp32).max() / 2
