@@ -67,3 +67,26 @@ def test_zoo_logits_in_bf16_keep_their_cosine_to_float32(name):
         assert got.cosine >= agreement_script.MIN_COSINE, got
         if got.fp32_spread >= agreement_script.COLLAPSED:   # else the centred logits are noise
             assert got.centred_cosine >= agreement_script.MIN_CENTRED_COSINE, got
+
+
+def test_mxnets_bf16_checkpoint_runs_in_one_subgraph_as_close_to_float32_as_mxnet():
+    """MXNet 1.9.1's own converted ResNet-18 (casts kept, bfloat16 .params). Its
+    rounding points are MXNet's operators', ours the fused chains': the outputs
+    differ by about as much as each differs from float32, so the bound is on
+    the distance to float32, which must be of MXNet's order."""
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures"
+    stem = fixtures / "amp" / "resnet18_v1_narrow_bf16_optional"
+    sym, args, auxs = mx.model.load_checkpoint(str(stem), 0)
+    with np.load(f"{stem}-io.npz") as io:
+        data, mxnet_bf16 = io["data"], io["output"]
+    with np.load(fixtures / "models" / "resnet18_v1_narrow-io.npz") as io:
+        fp32 = io["output"]
+    part = sym.optimize_for("DNNL", args={"data": mx.nd.array(data), **args}, aux=auxs)
+    assert [n.op for n in Graph(part.outputs).nodes if not n.is_variable] == ["_sg_dnnl"]
+    ex = part.simple_bind(mx.cpu(), grad_req="null", data=data.shape)
+    ex.copy_params_from(args, auxs)
+    got = ex.forward(data=mx.nd.array(data))[0].asnumpy()
+    assert got.dtype == np.float32
+    theirs = np.abs(mxnet_bf16 - fp32).max()
+    assert 0 < np.abs(got - fp32).max() <= 2 * theirs
+    np.testing.assert_array_equal(got.argmax(1), mxnet_bf16.argmax(1))
