@@ -200,3 +200,13 @@ def test_amp_graph_runs_its_bf16_nodes_in_one_subgraph():
     args["c1_weight"] = ex.arg_dict["c1_weight"]
     want = sym.bind(mx.cpu(), args, aux_states=aux, grad_req="null").forward()[0].asnumpy()
     assert_bf16_close(ex.forward()[0].asnumpy(), want)
+
+
+def test_a_saved_bf16_partition_loads_and_runs_in_bf16(bf16_cpu):
+    sym = net()
+    args, aux = scaled_arrays(sym)
+    part = bf16_dnnl(sym, {"data": mx.nd.array(args["data"])}, None)
+    loaded = mx.sym.load_json(part.tojson())
+    (node,) = dnnl_nodes(loaded)
+    assert node.attrs["dtype"] == "bfloat16"
+    np.testing.assert_array_equal(outputs(loaded, args, aux)[0], outputs(part, args, aux)[0])
