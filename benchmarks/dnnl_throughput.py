@@ -129,11 +129,12 @@ def initial_value(name: str, shape: tuple[int, ...]) -> np.ndarray:
 
 
 class Minimx:
-    """A minimx executor for `model` at `batch`, partitioned by `backend` or not,
-    with the weights of the MXNet checkpoint `prefix` (epoch 0) or random ones."""
+    """A minimx executor for `model` at `batch`, partitioned by `backend` (with its
+    `options`, such as DNNL's dtype) or not, with the weights of the MXNet
+    checkpoint `prefix` (epoch 0) or random ones."""
 
     def __init__(self, model: str, batch: int, backend: str | None,
-                 prefix: Path | None = None) -> None:
+                 prefix: Path | None = None, **options: str) -> None:
         shape = (batch, 3, 224, 224)
         if prefix is None:
             sym, params = mx.models.get_model(model), {}
@@ -141,7 +142,7 @@ class Minimx:
             sym, args, auxs = mx.model.load_checkpoint(str(prefix), 0)
             params = {**args, **auxs}
         if backend:
-            sym = mx.subgraph.partition(sym, backend, shapes={"data": shape})
+            sym = mx.subgraph.partition(sym, backend, shapes={"data": shape}, **options)
         self.ex = sym.simple_bind(mx.cpu(), grad_req="null", data=shape)
         for name, arr in {**self.ex.arg_dict, **self.ex.aux_dict}.items():
             arr[:] = params[name] if name in params else initial_value(name, arr.shape)

@@ -180,6 +180,7 @@ class Settings:
     exec_bulk_inference: bool
     dnnl_root: str | None
     dnnl_winograd: bool
+    dnnl_dtype: str   # what DNNL subgraphs compute in: float32, or bfloat16
     dnnl_fusions_off: frozenset[str]   # lower-cased <NAME>s of MINIMX_DNNL_FUSE_<NAME>=0
 
 
@@ -221,6 +222,18 @@ def _subgraph_backends(env: os._Environ[str]) -> tuple[str, ...]:
     return _csv(value)
 
 
+DNNL_DTYPES = ("float32", "bfloat16")
+
+
+def _dnnl_dtype(env: os._Environ[str]) -> str:
+    """MINIMX_DNNL_DTYPE: float32 (unset or empty) or bfloat16."""
+    value = env.get("MINIMX_DNNL_DTYPE", "").strip().lower() or "float32"
+    if value not in DNNL_DTYPES:
+        raise MinimxError(f"MINIMX_DNNL_DTYPE={env['MINIMX_DNNL_DTYPE']!r} is not one of "
+                          f"{', '.join(DNNL_DTYPES)}")
+    return value
+
+
 _FUSE = "MINIMX_DNNL_FUSE_"
 
 
@@ -248,6 +261,7 @@ def settings() -> Settings:
         exec_bulk_inference=env_flag("MINIMX_EXEC_BULK_EXEC_INFERENCE", True),
         dnnl_root=env.get("MINIMX_DNNL_ROOT") or None,
         dnnl_winograd=env_flag("MINIMX_DNNL_WINOGRAD", True),
+        dnnl_dtype=_dnnl_dtype(env),
         dnnl_fusions_off=_fusions_off(env),
     )
 

@@ -54,6 +54,7 @@ SAME_VALUE(MMX_ARG_MULTIPLE_SRC, DNNL_ARG_MULTIPLE_SRC);
 SAME_VALUE(MMX_ARG_ATTR_SCALES, DNNL_ARG_ATTR_SCALES);
 SAME_VALUE(MMX_ARG_POST_OP_BASE, DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE);
 SAME_VALUE(MMX_DTYPE_UNDEF, dnnl_data_type_undef);
+SAME_VALUE(MMX_BF16, dnnl_bf16);
 SAME_VALUE(MMX_F32, dnnl_f32);
 SAME_VALUE(MMX_S32, dnnl_s32);
 SAME_VALUE(MMX_S8, dnnl_s8);
@@ -113,8 +114,8 @@ int mmx_engine_create(mmx_engine **engine) {
 
 /* The data types minimx's tensors may have (see enum mmx_dtype). */
 static int known_dtype(int dtype) {
-    return dtype == dnnl_f32 || dtype == dnnl_s32 || dtype == dnnl_s8
-            || dtype == dnnl_u8;
+    return dtype == dnnl_f32 || dtype == dnnl_bf16 || dtype == dnnl_s32
+            || dtype == dnnl_s8 || dtype == dnnl_u8;
 }
 
 int mmx_md_create_any(mmx_md **md, int ndims, const int64_t *dims, int dtype) {

@@ -11,7 +11,7 @@
  *   A primitive or a plan is allocated first (mmx_prim_new, mmx_plan_new)
  *   and filled by an *_init call, so a failed init leaks nothing: the
  *   caller destroys the half-built object as usual.
- * - Tensors are f32, or s8/u8/s32 for INT8 primitives (enum mmx_dtype).
+ * - Tensors are f32 or bf16, or s8/u8/s32 for INT8 primitives (enum mmx_dtype).
  *   Dims and strides are int64_t arrays of ndims entries; spatial arrays
  *   (strides, dilates, paddings, kernel) hold ndims - 2 entries.
  */
@@ -42,6 +42,7 @@ enum mmx_arg {
 /* Data types: the values of oneDNN's dnnl_data_type_t (checked too). */
 enum mmx_dtype {
     MMX_DTYPE_UNDEF = 0,
+    MMX_BF16 = 2,
     MMX_F32 = 3,
     MMX_S32 = 4,
     MMX_S8 = 5,

@@ -17,7 +17,8 @@ from .model_files import bind, data_shapes, load_model, parse_shapes
 def info(args: argparse.Namespace) -> int:
     print(f"minimx {__version__}, Python {platform.python_version()}, numpy {np.__version__}")
     if onednn.available():
-        print(f"oneDNN {onednn.version()}, dispatching to {onednn.isa()}")
+        bf16 = "in hardware" if onednn.bf16_native() else "not in hardware: DNNL runs it in float32"
+        print(f"oneDNN {onednn.version()}, dispatching to {onednn.isa()} (bfloat16 {bf16})")
     else:
         print(f"oneDNN: unavailable ({onednn.unavailable_reason()})")
     print(f"subgraph backends: {', '.join(subgraph.list_backends())}")

@@ -40,6 +40,7 @@ from .convert import constant, to_layout, to_numpy
 from .plan import Plan, Slot
 from .primitives import (
     ELTWISE_ALGS,
+    FLOATS,
     Int8,
     PostOp,
     Primitive,
@@ -59,15 +60,16 @@ from .primitives import (
     resampling,
     softmax,
 )
-from .runtime import Memory, MemoryDesc, c_order_strides, engine
+from .runtime import BFLOAT16, FLOAT32, Memory, MemoryDesc, c_order_strides, engine
 from .winograd import wino_conv, winograd_supports, winograd_weights
 
-__all__ = ["BackendError", "ELTWISE_ALGS", "Int8", "Memory", "MemoryDesc", "Plan", "PostOp",
-           "Primitive", "Slot", "available", "batch_norm", "binary", "c_order_strides", "concat",
-           "constant", "conv", "deconv", "eltwise", "engine", "exact_int8", "inner_product",
-           "isa", "layer_norm", "lrn", "matmul", "pool_output_size", "pooling", "reorder",
-           "require", "resampling", "softmax", "to_layout", "to_numpy",
-           "unavailable_reason", "version", "wino_conv", "winograd_supports", "winograd_weights"]
+__all__ = ["BF16_ISAS", "BFLOAT16", "ELTWISE_ALGS", "FLOAT32", "FLOATS", "BackendError", "Int8",
+           "Memory", "MemoryDesc", "Plan", "PostOp", "Primitive", "Slot", "available",
+           "batch_norm", "bf16_native", "binary", "c_order_strides", "concat", "constant", "conv",
+           "deconv", "eltwise", "engine", "exact_int8", "inner_product", "isa", "layer_norm",
+           "lrn", "matmul", "pool_output_size", "pooling", "reorder", "require", "resampling",
+           "softmax", "to_layout", "to_numpy", "unavailable_reason", "version", "wino_conv",
+           "winograd_supports", "winograd_weights"]
 
 
 def available() -> bool:
@@ -111,3 +113,15 @@ def exact_int8(isa_name: str | None = None) -> bool:
     and halve the weights of signed-data layers against it."""
     name = isa() if isa_name is None else isa_name
     return any(part in name for part in _EXACT_INT8_ISAS)
+
+
+# oneDNN's effective ISAs with bfloat16 dot products in hardware (AVX512-BF16,
+# AMX, AVX2-VNNI-2); below them oneDNN emulates bf16, slower than float32.
+BF16_ISAS = ("avx512_core_bf16", "avx512_core_fp16", "avx512_core_amx",
+             "avx512_core_amx_fp16", "avx2_vnni_2")
+
+
+def bf16_native() -> bool:
+    """Whether oneDNN runs bfloat16 in hardware here (the effective ISA is one
+    of BF16_ISAS)."""
+    return isa() in BF16_ISAS

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..base import BackendError
 from ._loader import native
-from .runtime import FLOAT32, MemoryDesc, as_dims, as_dtype, check, dtype_code, engine
+from .runtime import BFLOAT16, FLOAT32, MemoryDesc, as_dims, as_dtype, check, dtype_code, engine
 
 SrcLike = MemoryDesc | Sequence[int]
 
@@ -219,12 +219,27 @@ class Int8:
                 {name: mask for name, mask in masks.items() if mask is not None})
 
 
-def _weighted_descs(kind: str, src: SrcLike, int8: Int8 | None, grouped: bool
+FLOATS = frozenset({FLOAT32, BFLOAT16})
+
+
+def _float_type(dtype: object, kind: str) -> np.dtype:
+    """The data type a float primitive computes in: float32 or bfloat16."""
+    value = as_dtype(dtype, f"{kind} dtype")
+    if value not in FLOATS:
+        raise BackendError(f"{kind}: a float primitive runs in float32 or bfloat16, not "
+                           f"{value} (INT8 takes int8=)")
+    return value
+
+
+def _weighted_descs(kind: str, src: SrcLike, int8: Int8 | None, grouped: bool,
+                    dtype: object = FLOAT32
                     ) -> tuple[MemoryDesc, np.dtype, np.dtype, np.dtype, dict[str, int]]:
     """A convolution's or inner product's source descriptor, the data types
-    of its weights, bias and dst, and its scale masks."""
+    of its weights, bias and dst, and its scale masks. Without `int8`, src,
+    weights and dst are of `dtype` (bfloat16 keeps a float32 bias)."""
     if int8 is None:
-        return _desc(src, f"{kind} src", any_ok=True), FLOAT32, FLOAT32, FLOAT32, {}
+        t = _float_type(dtype, kind)
+        return _desc(src, f"{kind} src", any_ok=True, dtype=t), t, FLOAT32, t, {}
     src_d, bias, dst, masks = int8.setup(src, kind, grouped)
     return src_d, np.dtype(np.int8), bias, dst, masks
 
@@ -326,12 +341,15 @@ def post_op_args(post_ops: Sequence[PostOp], dst_shape: Sequence[int], kind: str
 
 def conv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, dilate=None,
          num_group: int = 1, bias: bool = False, post_ops: Sequence[PostOp] = (),
-         int8: Int8 | None = None, dst_layout: str | None = None) -> Primitive:
+         int8: Int8 | None = None, dtype: object = FLOAT32,
+         dst_layout: str | None = None) -> Primitive:
     """Convolution (MXNet ``Convolution``): weights ``(O, C/num_group, *kernel)``,
-    symmetric ``pad``, ``dilate`` 1 = dense; INT8 with ``int8``; dst in the
-    unblocked ``dst_layout`` (``acdb`` is NHWC) rather than oneDNN's choice.
+    symmetric ``pad``, ``dilate`` 1 = dense; src, weights and dst of ``dtype``
+    (float32 or bfloat16), or INT8 with ``int8``; dst in the unblocked
+    ``dst_layout`` (``acdb`` is NHWC) rather than oneDNN's choice.
     Arguments: src, weights, [bias], dst, [scales]."""
-    src_d, w_dt, bias_dt, dst_dt, masks = _weighted_descs("conv", src, int8, num_group != 1)
+    src_d, w_dt, bias_dt, dst_dt, masks = _weighted_descs("conv", src, int8, num_group != 1,
+                                                          dtype)
     nsp = _spatial_src(src_d, "conv")
     n, c, *size = src_d.shape
     w = as_dims(weight_shape, "conv weights")
@@ -363,11 +381,12 @@ def conv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, di
 
 def deconv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, adj=None,
            dilate=None, num_group: int = 1, bias: bool = False,
-           post_ops: Sequence[PostOp] = ()) -> Primitive:
+           post_ops: Sequence[PostOp] = (), dtype: object = FLOAT32) -> Primitive:
     """Transposed convolution (MXNet ``Deconvolution``): weights
-    ``(C, O/num_group, *kernel)``, output ``(in-1)*stride - 2*pad + dilate*(k-1) + 1 + adj``.
+    ``(C, O/num_group, *kernel)``, output ``(in-1)*stride - 2*pad + dilate*(k-1) + 1 + adj``;
+    src, weights and dst of ``dtype`` (float32 or bfloat16).
     Arguments: src, weights, [bias], dst."""
-    src_d = _desc(src, "deconv src", any_ok=True)
+    src_d, w_dt, _, dst_dt, _ = _weighted_descs("deconv", src, None, num_group != 1, dtype)
     nsp = _spatial_src(src_d, "deconv")
     n, c, *size = src_d.shape
     w = as_dims(weight_shape, "deconv weights")
@@ -393,8 +412,9 @@ def deconv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, 
     bias_d = MemoryDesc.plain((out_c,)) if bias else None
     return build_primitive(
         "deconv", f"src {src_d} weights {w} stride {s} pad {p} adj {a} dilate {d} groups {g}",
-        native().lib.mmx_deconv_init, src_d._md, MemoryDesc.any(logical)._md,
-        bias_d._md if bias_d else native().ffi.NULL, MemoryDesc.any((n, out_c, *out))._md,
+        native().lib.mmx_deconv_init, src_d._md, MemoryDesc.any(logical, w_dt)._md,
+        bias_d._md if bias_d else native().ffi.NULL,
+        MemoryDesc.any((n, out_c, *out), dst_dt)._md,
         s, [x - 1 for x in d], p, [pp - aa for pp, aa in zip(p, a, strict=True)],
         *post_op_args(post_ops, (n, out_c, *out), "deconv"),
         post_ops=post_ops,
@@ -402,11 +422,14 @@ def deconv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, 
 
 
 def inner_product(src: SrcLike, num_hidden: int, *, bias: bool = False,
-                  post_ops: Sequence[PostOp] = (), int8: Int8 | None = None) -> Primitive:
+                  post_ops: Sequence[PostOp] = (), int8: Int8 | None = None,
+                  dtype: object = FLOAT32) -> Primitive:
     """Fully connected layer (MXNet ``FullyConnected``, flatten=True) over data
-    ``(N, ...)`` of 2 to 5 dims; weights ``(num_hidden, prod(...))``; INT8
-    with ``int8``. Arguments: src, weights, [bias], dst, [scales]."""
-    src_d, w_dt, bias_dt, dst_dt, masks = _weighted_descs("inner_product", src, int8, False)
+    ``(N, ...)`` of 2 to 5 dims; weights ``(num_hidden, prod(...))``; src,
+    weights and dst of ``dtype`` (float32 or bfloat16), or INT8 with ``int8``.
+    Arguments: src, weights, [bias], dst, [scales]."""
+    src_d, w_dt, bias_dt, dst_dt, masks = _weighted_descs("inner_product", src, int8, False,
+                                                          dtype)
     if not 2 <= len(src_d.shape) <= 5 or int(num_hidden) < 1:
         raise BackendError(f"inner_product: data {src_d.shape} must have 2 to 5 dims and "
                            f"num_hidden ({num_hidden}) must be positive")
@@ -579,7 +602,7 @@ def binary(src0: SrcLike, src1: SrcLike, alg: str = "add", *,
            post_ops: Sequence[PostOp] = ()) -> Primitive:
     """dst = alg(src0, src1), alg add, sub, mul, div, max or min; src1 broadcasts over its size-1
     dims (a shorter src1 shape is aligned to the right, numpy-style).
-    Arguments: src, src1, dst."""
+    dst has src0's data type. Arguments: src, src1, dst."""
     a = _desc(src0, "binary src0", any_ok=False)
     if not isinstance(src1, MemoryDesc):
         dims = as_dims(src1, "binary src1")
@@ -590,7 +613,7 @@ def binary(src0: SrcLike, src1: SrcLike, alg: str = "add", *,
         raise BackendError(f"binary {alg}: {b.shape} does not broadcast to {a.shape}")
     return build_primitive(
         "binary", f"{alg} {a} {b}", native().lib.mmx_binary_init,
-        _alg("BINARY", alg), a._md, b._md, MemoryDesc.any(a.shape)._md,
+        _alg("BINARY", alg), a._md, b._md, MemoryDesc.any(a.shape, a.dtype)._md,
         *post_op_args(post_ops, a.shape, "binary"), post_ops=post_ops)
 
 

@@ -11,14 +11,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..base import BackendError
+from ..base import BFLOAT16, BackendError
 from ._loader import native
 
 FLOAT32 = np.dtype(np.float32)
-# The data types of tensors the binding handles (INT8 primitives use the
-# integer ones), by the name of their oneDNN counterpart (enum mmx_dtype).
-DTYPES: dict[np.dtype, str] = {np.dtype(np.float32): "F32", np.dtype(np.int32): "S32",
-                              np.dtype(np.int8): "S8", np.dtype(np.uint8): "U8"}
+# The data types of tensors the binding handles (bf16 primitives use bfloat16,
+# INT8 ones the integer types), by the name of their oneDNN counterpart (enum mmx_dtype).
+DTYPES: dict[np.dtype, str] = {np.dtype(np.float32): "F32", BFLOAT16: "BF16",
+                              np.dtype(np.int32): "S32", np.dtype(np.int8): "S8",
+                              np.dtype(np.uint8): "U8"}
 _LETTERS = "abcdefghijkl"
 _FORMAT_ANY, _FORMAT_BLOCKED = 1, 2
 

@@ -18,6 +18,17 @@ as Winograd F(4x4, 3x3) (`onednn.wino_conv`, NHWC in and out; see
 Winograd domain). Flatten / Reshape are views: they keep their producer's
 slot, and only FullyConnected reads them inside a subgraph (the selector sees
 to that), which flattens anyway.
+
+In bfloat16 (`compute`, the `_sg_dnnl` node's `dtype`): convolution, inner
+product and deconvolution take bf16 src, weights and dst with a float32 bias
+(BatchNorm folded in float32 first, then the weights rounded to bf16 once, in
+the weight cache), and pooling, eltwise, sum, concat... run on the bf16 tensors
+they are given; float32 inputs become bf16 once, and outputs leave in the
+dtype the graph gives them (float32 for an fp32 model). No Winograd in bf16.
+A graph that says bfloat16 itself (AMP's `amp_cast` and `amp_multicast`
+nodes, bf16 weights) runs its bf16 nodes so whatever `compute` is: a cast
+becomes a conversion where data reads it, and where a weight does, part of
+the weight cache.
 """
 from __future__ import annotations
 
@@ -53,7 +64,7 @@ from .quantized import (
     quantized_fc,
     requantize,
 )
-from .weights import Constant, fold_bias, fold_weight
+from .weights import FLOAT32, Constant, fold_bias, fold_weight
 from .winograd import use_winograd
 
 VIEWS = default_support().lowered_as("view")
@@ -67,6 +78,7 @@ def _flattens(node: Node) -> bool:
     producer in whatever layout and shape it has)."""
     return node.op in ("FullyConnected", "_sg_mkldnn_fully_connected") and bool(
         node.params is not None and node.params.get("flatten", True))
+CASTS = default_support().lowered_as("cast")
 # Quantized operators whose min/max outputs are their min/max inputs.
 RANGE_PASSING = ("_contrib_quantized_pooling", "_contrib_quantized_flatten",
                  "_contrib_quantized_act")
@@ -82,18 +94,18 @@ def network_layout() -> str:
 
 
 def _conv_in_network_layout(shape: tuple[int, ...], weight_shape: tuple[int, ...],
-                            kw: dict) -> onednn.Primitive:
-    """A float32 convolution whose output is in `network_layout` when oneDNN has
+                            kw: dict, dtype: np.dtype) -> onednn.Primitive:
+    """A float convolution (of `dtype`) whose output is in `network_layout` when oneDNN has
     a kernel of its own (not the reference one) for that. Left to choose, a
     convolution of few input channels (a CNN's first) writes a blocked layout
     that the next layer then reorders: on MobileNet v1, reading the 3-channel
     input in NHWC instead and writing NHWC costs about half as much."""
-    op = onednn.conv(shape, weight_shape, **kw)
+    op = onednn.conv(shape, weight_shape, dtype=dtype, **kw)
     want = network_layout()
     # Only an unblocked layout (lower-case letters) can be asked for.
     if len(shape) != 4 or not want.islower() or op.desc("dst").layout == want:
         return op
-    alt = onednn.conv(shape, weight_shape, dst_layout=want, **kw)
+    alt = onednn.conv(shape, weight_shape, dtype=dtype, dst_layout=want, **kw)
     return op if alt.impl.startswith("ref") else alt
 
 
@@ -245,12 +257,19 @@ class _Fused:
 class Lowering:
     """Builds the plan of `graph` for `in_shapes` (one shape per input variable);
     `shapes` and `dtypes`, every entry's, when the caller has inferred them
-    (dtypes default to float32 throughout)."""
+    (dtypes default to float32 throughout); `compute`, what float operators
+    compute in (float32, or onednn's BFLOAT16)."""
 
     def __init__(self, graph: Graph, in_shapes: Sequence[tuple[int, ...]], name: str,
                  shapes: Sequence[tuple[int, ...] | None] | None = None,
-                 dtypes: Sequence[np.dtype | None] | None = None) -> None:
+                 dtypes: Sequence[np.dtype | None] | None = None,
+                 compute: np.dtype = FLOAT32) -> None:
         g = self.g = graph
+        self.compute = compute
+        # (root entry, float dtype) -> its slot converted to that dtype
+        self.converted: dict[tuple[int, np.dtype], onednn.Slot] = {}
+        # A cast's output entry -> (its input's entry, the dtype it casts to).
+        self.casts: dict[int, tuple[int, np.dtype]] = {}
         self.in_shapes = tuple(tuple(s) for s in in_shapes)
         self.shapes = list(shapes) if shapes is not None else infer_shapes(
             g, {g.entry_ptr[n]: s for n, s in zip(g.input_ids, self.in_shapes, strict=True)})
@@ -279,6 +298,9 @@ class Lowering:
             ins = g.input_entry_ids(nid)
             if nid in self.passed_on:
                 self.root[g.entry_ptr[nid]] = self.root[ins[0]]
+            if node.op in CASTS:  # each output: its input in the output's dtype
+                for k, e in enumerate(ins):
+                    self.casts[g.entry_ptr[nid] + k] = (e, self.dtype(g.entry_ptr[nid] + k))
             if node.op in RANGE_PASSING:
                 for k in (1, 2):
                     self.root[g.entry_ptr[nid] + k] = self.root[ins[k]]
@@ -317,6 +339,8 @@ class Lowering:
         """The slot holding entry `eid` (a graph input becomes a plan input on first
         use, a known range a constant)."""
         eid = self.root[eid]
+        if eid in self.casts:
+            return self.data(*self.casts[eid])
         if eid not in self.slots:
             if eid in self.ranges:
                 self.slots[eid] = self.plan.constant(self.ranges[eid])
@@ -326,6 +350,24 @@ class Lowering:
             self.slots[eid] = self.plan.input(self.shape(eid), dtype=self.dtype(eid))
             self.data_inputs.append(self.input_pos[eid])
         return self.slots[eid]
+
+    def float_type(self, nid: int) -> np.dtype:
+        """What float operator `nid` computes in: bfloat16 where the graph says
+        its output is, else `compute`."""
+        out = self.g.entry_ptr[nid]
+        return onednn.BFLOAT16 if self.dtype(out) == onednn.BFLOAT16 else self.compute
+
+    def data(self, eid: int, dtype: np.dtype) -> onednn.Slot:
+        """`value(eid)`, a float one in `dtype` (converted once, plain, for the
+        operators that keep their source's type)."""
+        slot = self.value(eid)
+        if slot.desc.dtype == dtype or slot.desc.dtype not in onednn.FLOATS:
+            return slot
+        key = (self.root[eid], dtype)
+        if key not in self.converted:
+            self.converted[key] = self.plan.reorder(
+                slot, onednn.MemoryDesc.plain(slot.shape, dtype))
+        return self.converted[key]
 
     def set_range(self, out: int, lo: np.ndarray, hi: np.ndarray) -> None:
         """Record the range outputs (entries `out` + 1 and + 2) of a quantized node."""
@@ -345,7 +387,10 @@ class Lowering:
         return q_scalar(self.inputs[self.input_pos[root]])
 
     def source(self, eid: int, what: str) -> int:
-        """The input position of a parameter entry (weights etc. must be inputs)."""
+        """The input position of a parameter entry (weights etc. must be inputs,
+        or their amp_casts: the weight cache converts them anyway)."""
+        while eid in self.casts:
+            eid = self.casts[eid][0]
         if eid not in self.input_pos:
             raise BackendError(f"DNNL lowering: {what} is computed inside the subgraph; "
                                "only inputs can be weights")
@@ -364,8 +409,9 @@ class Lowering:
         return self.plan.constant(c.refresh(inputs, self.versions))
 
     def viewable(self, eid: int) -> onednn.Slot:
-        """Entry `eid` in a plain temporary, which views may read (a copy of an input)."""
-        x = self.plan.reorder(self.value(eid))
+        """Entry `eid` in a plain temporary, which views may read (a copy of an input;
+        float data in float32: the operators that view run in float32)."""
+        x = self.plan.reorder(self.data(eid, FLOAT32))
         return x if x.kind == "temp" and x.base is None else self.plan.reorder(x, copy=True)
 
     def permuted(self, eid: int, axes: Sequence[int]) -> onednn.Slot:
@@ -392,7 +438,7 @@ class Lowering:
         slot = self.value(eid)
         root = self.root[eid]
         if (slot.kind == "temp" and slot.desc == desc and self.last_use[root] <= nid
-                and root not in {self.root[r] for r in reads}):
+                and root not in self.casts and root not in {self.root[r] for r in reads}):
             return slot
         return self.plan.reorder(slot, desc, copy=True)
 
@@ -406,7 +452,9 @@ class Lowering:
         g = self.g
         for nid, node in enumerate(g.nodes):
             op = node.op
-            if op is None or nid in self.passed_on:  # a variable, or its producer's slot
+            # A variable, its producer's slot (views, identities), or a cast (made
+            # where it is read).
+            if op is None or nid in self.passed_on or op in CASTS:
                 continue
             ins = g.input_entry_ids(nid)
             out = g.entry_ptr[nid]
@@ -424,8 +472,11 @@ class Lowering:
                 raise BackendError(f"DNNL lowering: {node.label}: {exc}") from exc
         heads = g.head_entry_ids()
         self.plan.owner = "outputs"
-        for e in heads:
-            self.plan.output(self.value(e))
+        for e in heads:  # each in the dtype the graph gives it
+            y = self.value(e)
+            if y.desc.dtype != self.dtype(e):
+                y = self.plan.reorder(y, onednn.MemoryDesc.plain(y.shape, self.dtype(e)))
+            self.plan.output(y)
         in_dtypes = tuple(self.dtype(g.entry_ptr[n]) for n in g.input_ids)
         ranges = {i: q_scalar(inputs[i]) for i in self.range_inputs} if inputs else {}
         return Compiled(self.plan, self.in_shapes, in_dtypes, ranges,
@@ -450,14 +501,15 @@ class Lowering:
                   num_group=p.num_group, bias=bias is not None or bn is not None,
                   post_ops=post)
         weight_shape = self.shape(weight)
+        dtype = self.float_type(nid)
         if conv.op == "Deconvolution":
-            op = onednn.deconv(x.shape, weight_shape, adj=p.adj or None, **kw)
-        elif use_winograd(x.shape, weight_shape, kw):
+            op = onednn.deconv(x.shape, weight_shape, adj=p.adj or None, dtype=dtype, **kw)
+        elif dtype == FLOAT32 and use_winograd(x.shape, weight_shape, kw):
             self.winograd.append(conv.name)
             op = onednn.wino_conv(x.shape, weight_shape, pad=kw["pad"],
                                 bias=kw["bias"], post_ops=post)
         else:
-            op = _conv_in_network_layout(x.shape, weight_shape, kw)
+            op = _conv_in_network_layout(x.shape, weight_shape, kw, dtype)
         args = {"src": self.plan.reorder(x, op.desc("src"))}
         w = self.source(weight, f"{conv.label} weight")
         b = None if bias is None else self.source(bias, f"{conv.label} bias")
@@ -505,8 +557,9 @@ class Lowering:
         x = self.value(entry(node.inputs[0]))
         if p.flatten:
             op = onednn.inner_product(x.shape, p.num_hidden, bias=not p.no_bias,
-                                      post_ops=self.eltwise_post(act))
-        else:  # over the last axis: a matmul with the weights broadcast over the rest
+                                      post_ops=self.eltwise_post(act),
+                                      dtype=self.float_type(nid))
+        else:  # over the last axis: a float32 matmul, the weights broadcast over the rest
             *lead, k = x.shape
             logical = (1,) * (len(lead) - 1) + (k, p.num_hidden)
             op = onednn.matmul(x.shape, logical, bias=not p.no_bias,
@@ -529,7 +582,7 @@ class Lowering:
 
     def batch_norm(self, node, nid, ins, inputs):
         p = node.params
-        x = self.value(ins[0])
+        x = self.data(ins[0], self.float_type(nid))
         op = onednn.batch_norm(x.desc, eps=p.eps)
         gamma, beta, mean, var = (self.source(e, node.label) for e in ins[1:5])
         return self.plan.add(
@@ -541,12 +594,12 @@ class Lowering:
             shift=self.constant(inputs, [beta], lambda a: a))
 
     def eltwise(self, node, nid, ins, inputs):
-        x = self.value(ins[0])
+        x = self.data(ins[0], self.float_type(nid))
         return self.plan.add(onednn.eltwise(x.desc, *_eltwise(node)), src=x)
 
     def pooling(self, node, nid, ins, inputs):
         p = node.params
-        x = self.value(ins[0])
+        x = self.data(ins[0], self.float_type(nid))
         # count_include_pad means nothing to max pooling.
         include = True if p.pool_type == "max" else pool_include_pad(p, x.shape[2:])
         if include is None:
@@ -560,7 +613,8 @@ class Lowering:
 
     def softmax(self, node, nid, ins, inputs):
         p = node.params
-        x = self.value(ins[0])
+        # In float32 always: probabilities rounded to bf16 would differ by 0.4%.
+        x = self.data(ins[0], FLOAT32)
         op = onednn.softmax(x.desc, axis=p.axis, log=node.op == "log_softmax")
         if not p.use_length:
             return self.plan.add(op, src=x)
@@ -582,19 +636,20 @@ class Lowering:
 
     def lrn(self, node, nid, ins, inputs):
         p = node.params
-        x = self.value(ins[0])
+        x = self.data(ins[0], self.float_type(nid))
         return self.plan.add(onednn.lrn(x.desc, p.nsize, alpha=p.alpha, beta=p.beta,
                                       knorm=p.knorm), src=x)
 
     def concat(self, node, nid, ins, inputs):
-        xs = [self.value(e) for e in ins]
+        xs = [self.data(e, self.float_type(nid)) for e in ins]
         op = onednn.concat([x.desc for x in xs], axis=node.params.dim)
         return self.plan.add(op, **{f"src{i}": x for i, x in enumerate(xs)})
 
     def reshape(self, node, nid, ins, inputs):
         # A view of a plain copy; `Compiled.run` gives the outputs their shapes.
-        return self.plan.view(self.viewable(ins[0]), onednn.MemoryDesc.plain(
-            self.shape(self.g.entry_ptr[nid]), self.dtype(ins[0])))
+        x = self.viewable(ins[0])
+        return self.plan.view(x, onednn.MemoryDesc.plain(self.shape(self.g.entry_ptr[nid]),
+                                                         x.desc.dtype))
 
     def transpose(self, node, nid, ins, inputs):
         ndim = len(self.shape(ins[0]))
@@ -659,12 +714,12 @@ class Lowering:
     def batch_dot(self, node, nid, ins, inputs):
         p = node.params
         a, b = (self.permuted(e, _last_two_swapped(len(self.shape(e)))) if t
-                else self.plan.reorder(self.value(e))
+                else self.plan.reorder(self.data(e, FLOAT32))
                 for e, t in zip(ins, (p.transpose_a, p.transpose_b), strict=True))
         return self.plan.add(onednn.matmul(a.desc, b.desc), src=a, weights=b)
 
     def layer_norm(self, node, nid, ins, inputs):
-        x = self.plan.reorder(self.value(ins[0]))
+        x = self.plan.reorder(self.data(ins[0], FLOAT32))
         gamma, beta = (self.source(e, node.label) for e in ins[1:3])
         return self.plan.add(onednn.layer_norm(x.desc, eps=node.params.eps), src=x,
                              scale=self.constant(inputs, [gamma], lambda a: a),
@@ -675,9 +730,10 @@ class Lowering:
         alg = BINARY_ALGS[node.op]
         if alg in COMMUTATIVE and self.shape(ins[0]) != self.shape(self.g.entry_ptr[nid]):
             ins = ins[::-1]   # oneDNN broadcasts the second operand only
-        acc = self.value(ins[0])
+        dtype = self.float_type(nid)
+        acc = self.data(ins[0], dtype)
         for e in ins[1:]:
-            other = self.value(e)
+            other = self.data(e, dtype)
             same = other.shape == acc.shape
             other = self.plan.reorder(other, acc.desc if same else None)
             acc = self.plan.add(onednn.binary(acc.desc, other.desc, alg), src=acc, src1=other)
@@ -721,6 +777,7 @@ def check_config(support: Support) -> None:
     table matches the config (run at import, for the packaged config)."""
     wanted = {rule["lower"] for rule in support.ops.values()} | set(FUSED_LOWERING.values())
     wanted.discard("identity")   # keeps its producer's slot
+    wanted.discard("cast")       # made where it is read
     wanted = {"reshape" if kind == "view" else kind for kind in wanted}
     if wanted != set(LOWERINGS):
         raise BackendError(f"DNNL config: lowerings {sorted(wanted - set(LOWERINGS))} are "

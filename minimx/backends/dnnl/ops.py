@@ -4,7 +4,7 @@
   those of its inner graph, and inference runs through it (as for
   `_subgraph_op`). Its state (made at bind) compiles the inner graph into
   one `dnnl.Plan` for the bound input shapes (again when they change), which
-  forward runs; a training
+  forward runs, in its `dtype` (bfloat16 when partitioned so); a training
   forward, or inputs that are not float32, run the inner graph on the numpy
   path instead. Its `fusions` attribute counts the fused patterns inside.
   Shape inference first checks, once, that oneDNN runs every node inside
@@ -41,7 +41,10 @@ register(OpDef(
     name="_sg_dnnl",
     doc="A subgraph run by oneDNN (DNNL backend, inference only).",
     params=(Param("fusions", "str", "", "Fused patterns inside, with counts "
-                  "(informational; set by the partitioner)."),),
+                  "(informational; set by the partitioner)."),
+            Param("dtype", "str", "float32", "What the float operators inside compute in: "
+                  "float32 or bfloat16 (set by the partitioner).",
+                  choices=("float32", "bfloat16"))),
     create_state=DnnlState,
     forward=DnnlState.forward,
     **{**GRAPH_PLUMBING, "infer_shape": _lowerable_first(GRAPH_PLUMBING["infer_shape"])},

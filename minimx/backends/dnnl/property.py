@@ -2,13 +2,15 @@
 
 The selector grows maximal connected groups of nodes that `Support` accepts
 (configs/dnnl.yaml), with two edge rules: a weight, bias or BatchNorm
-parameter is never computed inside a group (the weight cache converts
-inputs only), and a Flatten / Reshape (or quantized flatten) inside a group
-feeds only a fully connected layer (blocked layouts have no cheap reshape; FullyConnected reads
-the unflattened tensor). The property rewrites each group's chains into
-fused nodes (`patterns`) and wraps the group in one `_sg_dnnl` node. Nodes
-oneDNN would run but for their dtype (a float16 graph) are counted, and one
-warning at the end of partitioning says how many were left to numpy; the
+parameter (or a softmax length) is never computed inside a group (the weight
+cache converts inputs only, and their AMP casts), and MXNet's quantized flatten
+inside a group feeds only a quantized fully connected layer. Other views
+(Flatten, Reshape, expand_dims) may feed anything: `lower` makes them views of
+a plain copy, or, read only by a flattening fully connected layer, nothing.
+The property rewrites each group's chains into fused nodes (`patterns`) and
+wraps the group in one `_sg_dnnl` node. Nodes oneDNN
+would run but for their dtype (a float16 graph) are counted, and one warning
+at the end of partitioning says how many were left to numpy; the
 partition summary says why each operator left out is (`why_left_out`).
 
 INT8 nodes (int8 or uint8 data) go in only where oneDNN sums int8 products
@@ -16,6 +18,11 @@ exactly (VNNI or AMX, `onednn.exact_int8`): elsewhere its kernels round
 otherwise than MXNet's arithmetic, which the numpy kernels reproduce. MXNet
 1.9.1 raises no error there (it runs oneDNN's kernels as they are); minimx
 leaves those nodes to the numpy kernels, with one warning per partitioning.
+
+The `dtype` option (``optimize_for('DNNL', dtype='bfloat16')``; at bind, the
+MINIMX_DNNL_DTYPE setting) makes the subgraphs of a float32 model compute in
+bfloat16 (`lower`). Where oneDNN has no bf16 instructions (`onednn.bf16_native`)
+they compute in float32, with one warning saying why.
 """
 from __future__ import annotations
 
@@ -25,14 +32,14 @@ from typing import Any
 import numpy as np
 
 from ... import onednn
-from ...base import BackendError, warn_user
+from ...base import DNNL_DTYPES, BackendError, settings, warn_user
 from ...graph import Node
 from ...subgraph import subgraph_op
 from ...subgraph.property import SubgraphProperty
 from ...subgraph.selector import SelectorNode, SubgraphSelector
 from ...symbol import Symbol
 from .config import Support, default_support
-from .lower import IDENTITIES, VIEWS
+from .lower import CASTS, IDENTITIES, VIEWS
 from .patterns import fuse_chains
 
 # MXNet's quantized flatten, whose INT8 data only its quantized FullyConnected reads.
@@ -59,8 +66,8 @@ def _edge_ok(producer: SelectorNode, reader: SelectorNode) -> bool:
     names = reader.node.input_names()
     as_param = any(e.node is producer.node and name in PARAM_INPUTS
                    for name, e in zip(names, reader.inputs, strict=False))
-    if as_param:
-        return False
+    if as_param:  # an AMP cast of a variable: the weight cache converts it anyway
+        return producer.op in CASTS and all(e.node.is_variable for e in producer.node.inputs)
     return producer.op not in FC_ONLY_VIEWS or reader.op in FC_READERS
 
 
@@ -92,9 +99,9 @@ class DnnlSelector(SubgraphSelector):
         return self._accepts(new_node) and _edge_ok(cur_node, new_node)
 
     def filter(self, candidates: Sequence[SelectorNode]) -> list[SelectorNode]:
-        # Views and identities alone leave oneDNN nothing to do.
-        return [] if all(c.op in VIEWS or c.op in IDENTITIES for c in candidates) else list(
-            candidates)
+        # Views, identities and casts alone leave oneDNN nothing to do.
+        passive = VIEWS + IDENTITIES + CASTS
+        return [] if all(c.op in passive for c in candidates) else list(candidates)
 
 
 class DnnlProperty(SubgraphProperty):
@@ -108,10 +115,20 @@ class DnnlProperty(SubgraphProperty):
         self.support = default_support()
         self.wrong_dtype: list[set[str]] = []   # one entry per node, over the whole graph
         self.no_vnni: set[str] = set()          # INT8 nodes left out for the ISA
+        dtype = str(options.get("dtype") or settings().dnnl_dtype)
+        if dtype not in DNNL_DTYPES:
+            raise BackendError(f"subgraph backend DNNL: dtype {dtype!r} is not one of "
+                               f"{', '.join(DNNL_DTYPES)}")
+        self.dtype = dtype
 
     def create_subgraph_selector(self) -> SubgraphSelector:
         if not onednn.available():
             raise BackendError(f"subgraph backend DNNL: {onednn.unavailable_reason()}")
+        if self.dtype == "bfloat16" and not onednn.bf16_native():
+            warn_user(f"DNNL: bfloat16 was asked for, but oneDNN's instruction set here "
+                      f"({onednn.isa()}) has no bfloat16 dot products (it needs one of "
+                      f"{', '.join(onednn.BF16_ISAS)}); the subgraphs run in float32")
+            self.dtype = "float32"
         return DnnlSelector(self.support, self.wrong_dtype, self._no_vnni)
 
     def _no_vnni(self, node: SelectorNode) -> bool:
@@ -145,8 +162,10 @@ class DnnlProperty(SubgraphProperty):
     def create_subgraph_node(self, subgraph_sym: Symbol, subgraph_id: int = 0) -> Node:
         fused, patterns = fuse_chains(subgraph_sym)
         fusions = ",".join(f"{k}:{n}" for k, n in sorted(patterns.items()))
-        node = Node.create("_sg_dnnl", f"{self.name_prefix}{subgraph_id}",
-                           {"fusions": fusions} if fusions else {},
+        attrs = {"fusions": fusions} if fusions else {}
+        if self.dtype != "float32":
+            attrs["dtype"] = self.dtype
+        node = Node.create("_sg_dnnl", f"{self.name_prefix}{subgraph_id}", attrs,
                            subgraphs=[Symbol(fused.outputs)])
         subgraph_op.adopt_inner_graph(node.params, fused)
         return node

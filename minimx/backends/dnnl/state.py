@@ -1,7 +1,8 @@
 """The per-node state of a `_sg_dnnl` node: its compiled plan, or the numpy path.
 
 Needs: the node's parsed params (holding the inner graph). Guarantees:
-`forward` returns the inner graph's outputs. Inference on float32 inputs
+`forward` returns the inner graph's outputs, computed in the node's `dtype`
+(float32, or bfloat16: see `lower`). Inference on float32 inputs
 runs one compiled `dnnl.Plan`, compiled when the state is made (at bind, for
 the bound shapes, so that what oneDNN refuses is raised by bind) and again
 whenever the input shapes differ from the last compile, all on the one
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ... import onednn
 from ...graph.infer import infer_dtypes
 from ...graph.plan_memory import MemoryPlan
 from ...interpreter.runner import GraphRunner
@@ -26,10 +28,11 @@ from .lower import Compiled, Lowering
 from .thread import on_onednn_thread
 from .winograd import WINOGRAD
 
-# What a plan takes: float32, and int8/uint8 (quantized data and weights), int32
-# (what a quantized operator outside gives a requantize inside; softmax lengths),
-# int64 (softmax lengths, which only the weight cache reads).
-PLAN_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.int8, np.uint8, np.int32, np.int64))
+# What a plan takes: float32 and bfloat16, int8/uint8 (quantized data and weights),
+# int32 (what a quantized operator outside gives a requantize inside; softmax
+# lengths), int64 (softmax lengths, which only the weight cache reads).
+PLAN_DTYPES = frozenset(np.dtype(t) for t in (np.float32, onednn.BFLOAT16, np.int8, np.uint8,
+                                              np.int32, np.int64))
 
 
 class DnnlState:
@@ -79,7 +82,8 @@ class DnnlState:
         `inputs` is None."""
         if dtypes is None:
             dtypes = subgraph_op.inner_values(self.params, infer_dtypes, in_dtypes)
-        lowering = Lowering(self.graph, in_shapes, self.name, shapes, dtypes)
+        lowering = Lowering(self.graph, in_shapes, self.name, shapes, dtypes,
+                            np.dtype(self.params.dtype))
         if inputs is None and lowering.range_inputs:
             return None
         return lowering.compile(inputs, versions)

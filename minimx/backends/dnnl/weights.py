@@ -5,7 +5,9 @@ A `Constant` is one argument of one primitive (weights, bias, BatchNorm
 statistics...) computed from some inputs of the DNNL node (folding a
 BatchNorm into convolution weights, or just taking the array) and converted
 into the layout the primitive chose (an INT8 primitive's weights and bias
-come quantized from `make`, as int8 and int32, and keep their type). It is
+come quantized from `make`, as int8 and int32, and keep their type; float
+values, bfloat16 ones too, are made float32 first and the primitive's own type
+when laid out: bf16 weights for a bf16 primitive). It is
 computed when the plan compiles
 (or, compiled at bind, allocated then and computed by the first run) and
 again on a later run only when one of its source inputs moved.
@@ -27,6 +29,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ... import onednn
+from ...base import BFLOAT16
 from ...ops.params import Params
 
 FLOAT32 = np.dtype(np.float32)
@@ -67,8 +70,8 @@ class Constant:
         if fresh and self.memory is not None:
             return self.memory
         value = np.ascontiguousarray(self.make(*(inputs[i] for i in self.sources)))
-        if value.dtype.kind == "f":  # integers are INT8 weights and biases, quantized
-            value = value.astype(FLOAT32, copy=False)
+        if value.dtype.kind == "f" or value.dtype == BFLOAT16:  # integers are INT8
+            value = value.astype(FLOAT32, copy=False)       # weights and biases, quantized
         if self.op is None:
             self.memory = onednn.to_layout(value, onednn.MemoryDesc.plain(value.shape), self.memory)
         else:

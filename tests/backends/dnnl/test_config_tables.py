@@ -27,11 +27,13 @@ def _support(edit) -> Support:
 def test_every_accepted_operator_has_a_lowering_and_every_lowering_an_operator():
     support = default_support()
     kinds = {op: support.lowering(op) for op in support.ops}
-    assert all(k in lower.LOWERINGS or k in ("view", "identity") for k in kinds.values()), kinds
+    assert all(k in lower.LOWERINGS or k in ("view", "identity", "cast")
+               for k in kinds.values()), kinds
     used = set(kinds.values()) | {p.lower for p in PATTERNS} | {"reshape"}  # views' own
     assert set(lower.LOWERINGS) <= used
     assert lower.VIEWS == ("Flatten", "expand_dims", "Reshape", "_contrib_quantized_flatten")
     assert lower.IDENTITIES == ("Dropout",)
+    assert lower.CASTS == ("amp_cast", "amp_multicast")
     lower.check_config(support)   # what importing the backend ran
 
 

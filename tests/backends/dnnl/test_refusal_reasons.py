@@ -33,7 +33,7 @@ ACT = "oneDNN's Activation takes relu, sigmoid, softrelu, tanh"
      "act_type=selu (oneDNN's LeakyReLU takes elu, gelu, leaky)"),
     (mx.sym.exp(data), SHAPE, None, "exp is not in the DNNL operator table (configs/dnnl.yaml)"),
     (mx.sym.Convolution(data, kernel=(1, 1), num_filter=2), SHAPE, {"data": np.float16},
-     "float16 (oneDNN runs float32)"),
+     "float16 (oneDNN runs bfloat16, float32)"),
     (mx.sym.LayerNorm(data, axis=1), SHAPE, None, "axis=1 (oneDNN's LayerNorm takes -1)"),
     (mx.sym.LRN(data, nsize=3), {"data": (2, 16, 8)}, None, "3-d data (oneDNN's LRN takes 4-d)"),
     (mx.sym.Pooling(data, kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg",

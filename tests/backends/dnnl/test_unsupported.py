@@ -81,7 +81,7 @@ def test_float16_graph_says_why_it_is_not_partitioned(monkeypatch):
         ex = sym.simple_bind(mx.cpu(), data=SHAPE["data"], type_dict={"data": np.float16},
                              grad_req="null")
     said = [str(w.message) for w in record if str(w.message).startswith("DNNL")]
-    assert said == ["DNNL: float16 is not supported (oneDNN runs float32); "
+    assert said == ["DNNL: float16 is not supported (oneDNN runs bfloat16, float32); "
                     "3 nodes left to numpy"]
     assert [n.op for n in ex._graph.nodes if n.op] == ["Convolution", "relu", "Pooling"]
 
