@@ -59,7 +59,9 @@ def test_python_dash_m_is_the_same_command() -> None:
     assert lines[2].startswith("subgraph backends: ")
     assert set(listed) == {"default", "DNNL", "MKLDNN"}
     if onednn.available():
-        assert lines[1] == f"oneDNN {onednn.version()}, dispatching to {onednn.isa()}"
+        bf16 = "in hardware" if onednn.bf16_native() else "not in hardware: DNNL runs it in float32"
+        assert lines[1] == (f"oneDNN {onednn.version()}, dispatching to {onednn.isa()} "
+                            f"(bfloat16 {bf16})")
 
 
 def test_summary_prints_print_summary(model: str, capsys) -> None:
