@@ -57,6 +57,7 @@ from .primitives import (
     pooling,
     reorder,
     resampling,
+    rnn,
     softmax,
 )
 from .runtime import Memory, MemoryDesc, c_order_strides, engine
@@ -66,7 +67,7 @@ __all__ = ["BackendError", "ELTWISE_ALGS", "Int8", "Memory", "MemoryDesc", "Plan
            "Primitive", "Slot", "available", "batch_norm", "binary", "c_order_strides", "concat",
            "constant", "conv", "deconv", "eltwise", "engine", "exact_int8", "inner_product",
            "isa", "layer_norm", "lrn", "matmul", "pool_output_size", "pooling", "reorder",
-           "require", "resampling", "softmax", "to_layout", "to_numpy",
+           "require", "resampling", "rnn", "softmax", "to_layout", "to_numpy",
            "unavailable_reason", "version", "wino_conv", "winograd_supports", "winograd_weights"]
 
 

@@ -50,6 +50,7 @@ from .quantized import (
     quantized_fc,
     requantize,
 )
+from .recurrent import rnn
 from .weights import Constant, fold_bias, fold_weight
 from .winograd import use_winograd
 
@@ -665,6 +666,7 @@ LOWERINGS = {
     "quantized_fc": quantized_fc, "quantized_add": quantized_add,
     "quantized_concat": quantized_concat, "quantized_batch_norm": quantized_batch_norm,
     "requantize": requantize,
+    "rnn": rnn,
 }
 
 
