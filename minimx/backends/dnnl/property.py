@@ -3,9 +3,11 @@
 The selector grows maximal connected groups of nodes that `Support` accepts
 (configs/dnnl.yaml), with two edge rules: a weight, bias or BatchNorm
 parameter is never computed inside a group (the weight cache converts
-inputs only), and a Flatten / Reshape (or quantized flatten) inside a group
-feeds only a fully connected layer (blocked layouts have no cheap reshape; FullyConnected reads
-the unflattened tensor). The property rewrites each group's chains into
+inputs only; of an RNN's packed parameters it computes Gluon's
+_rnn_param_concat of variables too: `weights.foldable`), and a Flatten /
+Reshape (or quantized flatten) inside a group feeds only a fully connected
+layer (blocked layouts have no cheap reshape; FullyConnected reads the
+unflattened tensor). The property rewrites each group's chains into
 fused nodes (`patterns`) and wraps the group in one `_sg_dnnl` node. Nodes
 oneDNN would run but for their dtype (a float16 graph) are counted, and one
 warning at the end of partitioning says how many were left to numpy; the
@@ -34,6 +36,7 @@ from ...symbol import Symbol
 from .config import Support, default_support
 from .lower import IDENTITIES, VIEWS
 from .patterns import fuse_chains
+from .weights import foldable
 
 # MXNet's quantized flatten, whose INT8 data only its quantized FullyConnected reads.
 FC_ONLY_VIEWS = frozenset({"_contrib_quantized_flatten"})
@@ -57,8 +60,9 @@ def int8_refusal(node: SelectorNode) -> str | None:
 def _edge_ok(producer: SelectorNode, reader: SelectorNode) -> bool:
     """Whether the edge producer -> reader may lie inside a group."""
     names = reader.node.input_names()
-    as_param = any(e.node is producer.node and name in PARAM_INPUTS
-                   for name, e in zip(names, reader.inputs, strict=False))
+    as_param = any(e.node is producer.node and (
+        name in PARAM_INPUTS or name == "parameters" and not foldable(producer.node))
+        for name, e in zip(names, reader.inputs, strict=False))
     if as_param:
         return False
     return producer.op not in FC_ONLY_VIEWS or reader.op in FC_READERS

@@ -2,7 +2,8 @@
 
 Needs: a `Lowering` (lower.py) and an RNN node the config accepted (no LSTM
 projection, state clipping or sequence lengths), its packed parameter vector
-an input of the subgraph. Guarantees: the numpy kernel's formulas
+an input of the subgraph or Gluon's _rnn_param_concat of inputs (the weight
+cache folds it: `weights.Folded`). Guarantees: the numpy kernel's formulas
 (ops/rnn.py): oneDNN's LSTM and linear-before-reset GRU are MXNet's cells;
 only the gate order and the bias layout differ, and the weight cache brings
 MXNet's packed vector into oneDNN's (`layer_weights`). Each layer reads the
@@ -56,7 +57,7 @@ def layer_weights(p: Params, input_size: int, flat: np.ndarray, layer: int
 
 def rnn(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs) -> onednn.Slot:
     _, p = node.operator()
-    flat = low.source(ins[1], f"{node.label} parameters")
+    sources, packed = low.weight(ins[1])   # an input, or Gluon's _rnn_param_concat of inputs
     width = low.shape(ins[0])[2]
     lstm, dirs = p.mode == "lstm", 2 if p.bidirectional else 1
     states = [_layered(low, e, p.num_layers, dirs) for e in ins[2:4 if lstm else 3]]
@@ -69,9 +70,8 @@ def rnn(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs) -> oned
         args = {name: low.plan.reorder(low.plan.part(s, op.desc(name).shape, (layer, 0, 0, 0)))
                 for name, s in zip(("src_iter", "src_iter_c"), states, strict=False)}
         for k, arg in enumerate(("weights", "weights_iter", "bias")):
-            args[arg] = low.constant(
-                inputs, [flat], lambda f, k=k, layer=layer: layer_weights(p, width, f, layer)[k],
-                op, arg)
+            args[arg] = low.constant(inputs, sources, lambda *arrays, k=k, layer=layer:
+                                     layer_weights(p, width, packed(*arrays), layer)[k], op, arg)
         for name, parts in zip(op.extra_dsts, finals, strict=True):
             args[name] = low.plan.temp(op.desc(name))
             parts.append(args[name])

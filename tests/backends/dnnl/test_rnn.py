@@ -1,6 +1,7 @@
 """RNN on oneDNN's RNN primitives against the numpy kernel (itself checked against
 MXNet in tests/ops): every mode, stacked, bidirectional, with and without the
-final states as outputs; and what the config leaves on numpy."""
+final states as outputs; Gluon's packed weights computed once by the weight cache;
+and what the config leaves on numpy."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,10 +10,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minimx as mx
+from minimx.backends.dnnl import recurrent
 from minimx.backends.dnnl.recurrent import layer_weights
 from minimx.ops.registry import get_op
 
-from .helpers import check, dnnl_nodes, inner_ops, outer_ops, partitioned
+from .helpers import (
+    assert_close,
+    bind,
+    check,
+    dnnl_nodes,
+    inner_ops,
+    outer_ops,
+    outputs,
+    partitioned,
+    random_arrays,
+)
 
 
 def rnn_symbol(mode: str, layers: int, bidirectional: bool, state_outputs: bool,
@@ -56,3 +68,36 @@ def test_lstm_options_oneDNN_lacks_stay_on_numpy(extra):
     sym = rnn_symbol("lstm", 1, False, False, 4, **extra)
     part = partitioned(sym, {"data": (3, 2, 5)})
     assert "RNN" in outer_ops(part)
+
+
+def gluon_lstm(layers: int = 2, hidden: int = 4, width: int = 3):
+    """What Gluon exports: reshaped weights joined by _rnn_param_concat, zero states."""
+    rows = 4 * hidden
+    shapes = {f"l{k}_{kind}": shape for k in range(layers) for kind, shape in (
+        ("i2h_weight", (rows, width if k == 0 else hidden)), ("h2h_weight", (rows, hidden)))}
+    shapes |= {f"l{k}_{kind}": (rows,) for k in range(layers) for kind in ("i2h_bias",
+                                                                            "h2h_bias")}
+    parts = [mx.sym.Reshape(mx.sym.var(n, shape=s), shape=(-1,)) for n, s in shapes.items()]
+    params = mx.sym._rnn_param_concat(*parts, dim=0, num_args=len(parts))
+    zeros = [mx.sym.zeros((layers, 0, hidden)) for _ in range(2)]
+    return mx.sym.RNN(mx.sym.var("data"), params, *zeros, state_size=hidden,
+                      num_layers=layers, mode="lstm", state_outputs=True)[0]
+
+
+def test_gluon_packing_is_folded_into_the_weight_cache(monkeypatch):
+    sym, shapes = gluon_lstm(), {"data": (5, 2, 3)}
+    part = check(sym, shapes)
+    assert outer_ops(part) == ["_sg_dnnl"]
+    calls = []
+    monkeypatch.setattr(recurrent, "layer_weights",
+                        lambda *a: calls.append(a[-1]) or layer_weights(*a))
+    args, aux = random_arrays(sym, shapes)
+    ex = bind(part, args, aux)
+    first = ex.forward()[0].asnumpy()
+    assert len(calls) == 3 * 2    # weights, weights_iter, bias of each layer, once
+    assert np.array_equal(ex.forward()[0].asnumpy(), first)
+    assert len(calls) == 6
+    args["l1_h2h_weight"] = args["l1_h2h_weight"] * 2
+    ex.arg_dict["l1_h2h_weight"][:] = args["l1_h2h_weight"]
+    assert_close([ex.forward()[0].asnumpy()], outputs(sym, args, aux))
+    assert len(calls) == 12       # every constant of the packed vector, refreshed
