@@ -46,6 +46,8 @@ FC_READERS = frozenset({"FullyConnected", "_sg_mkldnn_fully_connected"})
 PARAM_INPUTS = frozenset({"weight", "bias", "gamma", "beta", "moving_mean", "moving_var",
                           "length"})
 INT8_TYPES = frozenset({np.dtype(np.int8), np.dtype(np.uint8)})
+# Operators that alone leave oneDNN nothing to do: views, identities, constants.
+IDLE = frozenset({*VIEWS, *IDENTITIES, *default_support().lowered_as("fill")})
 
 
 def int8_refusal(node: SelectorNode) -> str | None:
@@ -96,9 +98,7 @@ class DnnlSelector(SubgraphSelector):
         return self._accepts(new_node) and _edge_ok(cur_node, new_node)
 
     def filter(self, candidates: Sequence[SelectorNode]) -> list[SelectorNode]:
-        # Views and identities alone leave oneDNN nothing to do.
-        return [] if all(c.op in VIEWS or c.op in IDENTITIES for c in candidates) else list(
-            candidates)
+        return [] if all(c.op in IDLE for c in candidates) else list(candidates)
 
 
 class DnnlProperty(SubgraphProperty):
@@ -127,7 +127,7 @@ class DnnlProperty(SubgraphProperty):
 
     def why_left_out(self, node: SelectorNode) -> str:
         why = self.support.refusal(node) or int8_refusal(node)
-        if why is None and (node.op in VIEWS or node.op in IDENTITIES):
+        if why is None and node.op in IDLE:
             why = f"a {node.op} alone leaves oneDNN nothing to do"
         return why or super().why_left_out(node)
 

@@ -101,3 +101,12 @@ def test_gluon_packing_is_folded_into_the_weight_cache(monkeypatch):
     ex.arg_dict["l1_h2h_weight"][:] = args["l1_h2h_weight"]
     assert_close([ex.forward()[0].asnumpy()], outputs(sym, args, aux))
     assert len(calls) == 12       # every constant of the packed vector, refreshed
+
+
+@pytest.mark.parametrize("fill", [mx.sym.zeros((2, 3)), mx.sym.ones((2, 3)),
+                                  mx.sym.full((2, 3), 2.5)])
+def test_constants_go_in_with_their_readers_only(fill):
+    op = outer_ops(fill)[0]
+    part = check(mx.sym.var("data") + fill, {"data": (2, 3)})
+    assert inner_ops(dnnl_nodes(part)[0]) == [op, "elemwise_add"]
+    assert outer_ops(partitioned(mx.sym.sin(fill), {})) == [op, "sin"]   # alone: no subgraph
