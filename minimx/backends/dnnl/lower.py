@@ -278,10 +278,6 @@ class Lowering:
             if eid in self.ranges:
                 self.slots[eid] = self.plan.constant(self.ranges[eid])
                 return self.slots[eid]
-            if eid in self.folded.entries:
-                self.slots[eid] = self.constant(self.inputs, *self.weight(eid),
-                                                shape=self.shape(eid))
-                return self.slots[eid]
             if eid not in self.input_pos:
                 raise BackendError(f"DNNL lowering: entry {eid} is read before it is computed")
             self.slots[eid] = self.plan.input(self.shape(eid), dtype=self.dtype(eid))

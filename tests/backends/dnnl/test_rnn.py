@@ -110,3 +110,20 @@ def test_constants_go_in_with_their_readers_only(fill):
     part = check(mx.sym.var("data") + fill, {"data": (2, 3)})
     assert inner_ops(dnnl_nodes(part)[0]) == [op, "elemwise_add"]
     assert outer_ops(partitioned(mx.sym.sin(fill), {})) == [op, "sin"]   # alone: no subgraph
+
+
+def test_packed_parameters_read_elsewhere_or_computed():
+    """A concatenation also read by another operator is computed as well; one of
+    computed values is never an RNN's parameters inside a subgraph."""
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    zeros = mx.sym.zeros((1, 2, 4))
+    shapes = {"data": (5, 2, 3), "a": (36,), "b": (12, 6)}
+    for first, also in ((a, True), (a * 2, False)):
+        params = mx.sym._rnn_param_concat(first, mx.sym.Reshape(b, shape=(-1,)), dim=0,
+                                          num_args=2)
+        sym = mx.sym.RNN(mx.sym.var("data"), params, zeros, state_size=4, num_layers=1,
+                         mode="gru")
+        part = check(mx.sym.Group([sym, params * 1]) if also else sym, shapes)
+        inside = [inner_ops(n) for n in dnnl_nodes(part)]
+        assert any("RNN" in ops for ops in inside)
+        assert also or not any("RNN" in ops and "_mul_scalar" in ops for ops in inside)
