@@ -88,6 +88,15 @@ SAME_VALUE(MMX_BINARY_DIV, dnnl_binary_div);
 SAME_VALUE(MMX_BINARY_SUB, dnnl_binary_sub);
 SAME_VALUE(MMX_SOFTMAX_ACCURATE, dnnl_softmax_accurate);
 SAME_VALUE(MMX_SOFTMAX_LOG, dnnl_softmax_log);
+SAME_VALUE(MMX_RNN_VANILLA, dnnl_vanilla_rnn);
+SAME_VALUE(MMX_RNN_LSTM, dnnl_vanilla_lstm);
+SAME_VALUE(MMX_RNN_LBR_GRU, dnnl_lbr_gru);
+SAME_VALUE(MMX_RNN_LEFT2RIGHT, dnnl_unidirectional_left2right);
+SAME_VALUE(MMX_RNN_BIDIRECTIONAL_CONCAT, dnnl_bidirectional_concat);
+SAME_VALUE(MMX_ARG_SRC_ITER_C, DNNL_ARG_SRC_ITER_C);
+SAME_VALUE(MMX_ARG_DST_ITER, DNNL_ARG_DST_ITER);
+SAME_VALUE(MMX_ARG_DST_ITER_C, DNNL_ARG_DST_ITER_C);
+SAME_VALUE(MMX_ARG_WEIGHTS_ITER, DNNL_ARG_WEIGHTS_ITER);
 
 /* ---- library facts ---- */
 
@@ -593,6 +602,48 @@ int mmx_reorder_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
 
     const int args[] = {DNNL_ARG_FROM, DNNL_ARG_TO};
     return finish(prim, 2, args);
+}
+
+int mmx_rnn_init(mmx_prim *prim, mmx_engine *engine, int cell, int activation,
+        int direction, const mmx_md *src_layer, const mmx_md *src_iter,
+        const mmx_md *src_iter_c, const mmx_md *weights_layer,
+        const mmx_md *weights_iter, const mmx_md *bias, const mmx_md *dst_layer,
+        const mmx_md *dst_iter, const mmx_md *dst_iter_c) {
+    REQUIRE(cell == dnnl_lbr_gru || cell == dnnl_vanilla_lstm
+                    || cell == dnnl_vanilla_rnn, dnnl_invalid_arguments);
+    REQUIRE(cell == dnnl_vanilla_lstm || (!src_iter_c && !dst_iter_c),
+            dnnl_invalid_arguments);
+    PASS(make_attr(prim, 0, NULL, NULL));
+    const dnnl_rnn_direction_t dir = (dnnl_rnn_direction_t)direction;
+    if (cell == dnnl_vanilla_lstm)
+        CHECK(dnnl_lstm_forward_primitive_desc_create(&prim->pd, engine,
+                dnnl_forward_inference, dir, src_layer, src_iter, src_iter_c,
+                weights_layer, weights_iter, NULL, NULL, bias, dst_layer,
+                dst_iter, dst_iter_c, dnnl_rnn_flags_undef, prim->attr));
+    else if (cell == dnnl_lbr_gru)
+        CHECK(dnnl_lbr_gru_forward_primitive_desc_create(&prim->pd, engine,
+                dnnl_forward_inference, dir, src_layer, src_iter,
+                weights_layer, weights_iter, bias, dst_layer, dst_iter,
+                dnnl_rnn_flags_undef, prim->attr));
+    else
+        CHECK(dnnl_vanilla_rnn_forward_primitive_desc_create(&prim->pd,
+                engine, dnnl_forward_inference, (dnnl_alg_kind_t)activation,
+                dir, src_layer, src_iter, weights_layer, weights_iter, bias,
+                dst_layer, dst_iter, dnnl_rnn_flags_undef, 0.f, 0.f,
+                prim->attr));
+
+    /* The arguments in the header's order, the optional ones if given. */
+    const struct { int arg; const mmx_md *md; } all[] = {
+            {DNNL_ARG_SRC_LAYER, src_layer}, {DNNL_ARG_SRC_ITER, src_iter},
+            {DNNL_ARG_SRC_ITER_C, src_iter_c},
+            {DNNL_ARG_WEIGHTS_LAYER, weights_layer},
+            {DNNL_ARG_WEIGHTS_ITER, weights_iter}, {DNNL_ARG_BIAS, bias},
+            {DNNL_ARG_DST_LAYER, dst_layer}, {DNNL_ARG_DST_ITER, dst_iter},
+            {DNNL_ARG_DST_ITER_C, dst_iter_c}};
+    int args[9], nargs = 0;
+    for (int i = 0; i < 9; i++)
+        if (all[i].md) args[nargs++] = all[i].arg;
+    return finish(prim, nargs, args);
 }
 
 int mmx_wino_conv_init(mmx_prim *prim, mmx_engine *engine,

@@ -82,6 +82,26 @@ enum mmx_alg {
     MMX_SOFTMAX_LOG = 0x30001
 };
 
+/* RNN cells and directions: oneDNN's dnnl_alg_kind_t and
+ * dnnl_rnn_direction_t values (checked too). */
+enum mmx_rnn {
+    MMX_RNN_VANILLA = 0x1fff,
+    MMX_RNN_LSTM = 0x2fff,
+    MMX_RNN_LBR_GRU = 0x4fff,
+    MMX_RNN_LEFT2RIGHT = 1,
+    MMX_RNN_BIDIRECTIONAL_CONCAT = 3
+};
+
+/* The execution arguments of RNN primitives beyond the ones above
+ * (src_layer is MMX_ARG_SRC, src_iter MMX_ARG_SRC_1, weights_layer
+ * MMX_ARG_WEIGHTS, dst_layer MMX_ARG_DST). */
+enum mmx_rnn_arg {
+    MMX_ARG_SRC_ITER_C = 3,
+    MMX_ARG_DST_ITER = 18,
+    MMX_ARG_DST_ITER_C = 19,
+    MMX_ARG_WEIGHTS_ITER = 34
+};
+
 /* Post-op kinds for mmx_post_op.kind. */
 enum mmx_post_op_kind {
     MMX_POST_ELTWISE = 0,  /* alg, alpha, beta */
@@ -234,6 +254,20 @@ int mmx_binary_init(mmx_prim *prim, mmx_engine *engine, int alg,
 /* args: src 0 .. n-1, dst. */
 int mmx_concat_init(mmx_prim *prim, mmx_engine *engine, int n,
         const mmx_md *const *srcs, const mmx_md *dst, int axis);
+/* A recurrent layer (or several, of one input size): cell MMX_RNN_VANILLA
+ * (activation: an MMX_ELTWISE_RELU/TANH), MMX_RNN_LSTM or MMX_RNN_LBR_GRU
+ * (the GRU whose reset gate multiplies the recurrent product with its
+ * bias: cuDNN's and MXNet's), direction an MMX_RNN_* direction. src_layer
+ * tnc, src_iter/dst_iter ldnc, src_iter_c/dst_iter_c (LSTM only) ldnc,
+ * weights ldigo, bias ldgo (LBR GRU: G + 1 gates). src_iter, src_iter_c,
+ * dst_iter and dst_iter_c may be NULL (zero initial state / not wanted).
+ * args: src_layer, [src_iter], [src_iter_c], weights_layer, weights_iter,
+ * bias, dst_layer, [dst_iter], [dst_iter_c]. */
+int mmx_rnn_init(mmx_prim *prim, mmx_engine *engine, int cell, int activation,
+        int direction, const mmx_md *src_layer, const mmx_md *src_iter,
+        const mmx_md *src_iter_c, const mmx_md *weights_layer,
+        const mmx_md *weights_iter, const mmx_md *bias, const mmx_md *dst_layer,
+        const mmx_md *dst_iter, const mmx_md *dst_iter_c);
 /* 3x3, stride-1, ungrouped convolution by Winograd F(4x4, 3x3): the
  * transforms in C (winograd.c), the products in a oneDNN matmul. src_dims
  * is (N, C, H, W), pads are (top, left) and (bottom, right); C and oc must

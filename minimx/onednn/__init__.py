@@ -58,6 +58,7 @@ from .primitives import (
     pooling,
     reorder,
     resampling,
+    rnn,
     softmax,
 )
 from .runtime import BFLOAT16, FLOAT32, Memory, MemoryDesc, c_order_strides, engine
@@ -68,7 +69,8 @@ __all__ = ["BF16_ISAS", "BFLOAT16", "ELTWISE_ALGS", "FLOAT32", "FLOATS", "Backen
            "batch_norm", "bf16_native", "binary", "c_order_strides", "concat", "constant", "conv",
            "deconv", "eltwise", "engine", "exact_int8", "inner_product", "isa", "layer_norm",
            "lrn", "matmul", "pool_output_size", "pooling", "reorder", "require", "resampling",
-           "softmax", "to_layout", "to_numpy", "unavailable_reason", "version", "wino_conv",
+           "rnn", "softmax", "to_layout", "to_numpy", "unavailable_reason", "version",
+           "wino_conv",
            "winograd_supports", "winograd_weights"]
 
 

@@ -129,6 +129,9 @@ class Plan:
                                f"{expected} expected")
         for name in expected:
             slot = self._own(args[name], f"plan.add({op.kind}) {name}")
+            if name in op.extra_dsts:
+                self._check_extra_dst(op, name, slot)
+                continue
             if slot.desc != op.desc(name):
                 raise BackendError(
                     f"plan.add({op.kind}): {name} slot {slot.name} has layout "
@@ -164,8 +167,21 @@ class Plan:
         bound = [dst if n == "dst" else args[n] for n in op.args]
         self.steps.append((op, bound))
         self.step_owners.append(self.owner)
-        dst.written = True
+        for slot in (dst, *(args[n] for n in op.extra_dsts)):
+            slot.written = True
         return dst
+
+    def temp(self, desc: MemoryDesc) -> Slot:
+        """A new temporary for a step to write as one of its ``extra_dsts``."""
+        return self._slot("t", desc, "temp")
+
+    def _check_extra_dst(self, op: Primitive, name: str, slot: Slot) -> None:
+        if slot.kind != "temp" or slot.written or slot.base is not None:
+            raise BackendError(f"plan.add({op.kind}): {name} must be a new plan.temp(), "
+                               f"got {slot!r}")
+        if slot.desc != op.desc(name):
+            raise BackendError(f"plan.add({op.kind}): {name} slot {slot.name} has layout "
+                               f"{slot.desc.brief}, the primitive writes {op.desc(name).brief}")
 
     def reorder(self, src: Slot, desc: SrcLike | None = None, copy: bool = False) -> Slot:
         """``src`` converted to ``desc`` (default: plain, a shape: plain of src's
@@ -247,13 +263,15 @@ class Plan:
             dst = index[id(bound[op.args.index("dst")])]
             names = [n for n in op.args if n != "dst"]
             reads = [index[id(s.base or s)] for n, s in zip(op.args, bound, strict=True)
-                     if n != "dst"]
+                     if n != "dst" and n not in op.extra_dsts]
+            extra = tuple(index[id(s)] for n, s in zip(op.args, bound, strict=True)
+                          if n in op.extra_dsts)
             pairs: tuple[tuple[int, int], ...] = ()
             if dst in written:
                 reads.append(dst)
             elif op.kind in IN_PLACE_KINDS and op.desc("src") == op.desc("dst"):
                 pairs = ((names.index("src"), 0),)
-            writes = () if dst in written else (dst,)
+            writes = (() if dst in written else (dst,)) + extra
             written.add(dst)
             steps.append((f"{op.kind} {self.slots[dst].name}", tuple(reads), writes, pairs))
         return ([0 if s.base else s.desc.nbytes for s in self.slots], steps,

@@ -45,6 +45,15 @@ WEIGHT_SCALES = ("tensor", "channel")
 _ARG_NAMES = {"SRC": "src", "SRC_1": "src1", "DST": "dst", "WEIGHTS": "weights",
               "BIAS": "bias", "MEAN": "mean", "VARIANCE": "variance", "SCALE": "scale",
               "SHIFT": "shift"}
+# An RNN's arguments beyond src (src_layer), weights (weights_layer), bias, dst (dst_layer).
+_RNN_ARG_NAMES = {"SRC_1": "src_iter", "SRC_ITER_C": "src_iter_c",
+                  "WEIGHTS_ITER": "weights_iter", "DST_ITER": "dst_iter",
+                  "DST_ITER_C": "dst_iter_c"}
+# Arguments a primitive writes besides dst (a plan gives each a temporary).
+EXTRA_DSTS = ("dst_iter", "dst_iter_c")
+# MXNet's RNN modes as oneDNN cells: (cell, activation of a vanilla cell, gates).
+RNN_CELLS = {"rnn_relu": ("VANILLA", "relu", 1), "rnn_tanh": ("VANILLA", "tanh", 1),
+             "lstm": ("LSTM", None, 4), "gru": ("LBR_GRU", None, 3)}
 
 
 def _alg(prefix: str, name: str) -> int:
@@ -125,7 +134,7 @@ class Primitive:
     """
 
     __slots__ = ("kind", "args", "descs", "impl", "scratchpad_nbytes", "post_ops",
-                 "scale_masks", "_prim", "_user")
+                 "scale_masks", "extra_dsts", "_prim", "_user")
 
     def __init__(self, kind: str, prim, post_ops: Sequence[PostOp],
                  user: dict[str, tuple[tuple[int, ...], Callable]],
@@ -134,7 +143,8 @@ class Primitive:
         ffi, lib = native().ffi, native().lib
         arg_ids = [lib.mmx_prim_arg(prim, i) for i in range(lib.mmx_prim_nargs(prim))]
         self.kind = kind
-        self.args = tuple(_arg_name(a) for a in arg_ids)
+        self.args = tuple(_arg_name(a, kind) for a in arg_ids)
+        self.extra_dsts = tuple(n for n in self.args if n in EXTRA_DSTS)
         self.descs = {name: MemoryDesc.copy_of(lib.mmx_prim_arg_md(prim, i))
                       for i, name in enumerate(self.args)}
         self.impl = ffi.string(lib.mmx_prim_impl(prim)).decode()
@@ -244,8 +254,12 @@ def _weighted_descs(kind: str, src: SrcLike, int8: Int8 | None, grouped: bool,
     return src_d, np.dtype(np.int8), bias, dst, masks
 
 
-def _arg_name(arg: int) -> str:
+def _arg_name(arg: int, kind: str = "") -> str:
     lib = native().lib
+    if kind == "rnn":
+        for suffix, name in _RNN_ARG_NAMES.items():
+            if arg == getattr(lib, f"MMX_ARG_{suffix}"):
+                return name
     if arg >= lib.MMX_ARG_POST_OP_BASE:
         return f"post{arg // lib.MMX_ARG_POST_OP_BASE - 1}_src1"
     if arg & lib.MMX_ARG_ATTR_SCALES:
@@ -663,3 +677,39 @@ def reorder(src: SrcLike, dst: SrcLike, *, src_scale_mask: int | None = None,
         raise BackendError(f"reorder: scale masks {masks} do not fit {len(a.shape)} dims")
     return build_primitive("reorder", f"{a} -> {b}", native().lib.mmx_reorder_init,
                            a._md, b._md, scale_masks=masks)
+
+
+def rnn(mode: str, src: SrcLike, hidden: int, *, bidirectional: bool = False,
+        state_outputs: bool = False) -> Primitive:
+    """One recurrent layer of MXNet ``RNN`` mode ``mode`` (rnn_relu, rnn_tanh,
+    lstm, gru: oneDNN's linear-before-reset GRU, MXNet's and cuDNN's formula)
+    over plain data ``(T, N, C)``, ``hidden`` units per direction; with
+    ``bidirectional`` the two directions' outputs are concatenated. Initial
+    states are ``(1, D, N, hidden)``; weights ``(1, D, C, G, hidden)`` and
+    ``(1, D, hidden, G, hidden)`` and bias ``(1, D, G, hidden)`` (G + 1 gates
+    for the GRU) are in oneDNN's gate order (LSTM i, f, c, o; GRU u, r, o).
+    Arguments: src, src_iter, [src_iter_c], weights, weights_iter, bias, dst
+    ``(T, N, D * hidden)``, [dst_iter, [dst_iter_c]]: the final states, extra
+    outputs (``extra_dsts``)."""
+    src_d = _desc(src, "rnn src", any_ok=False)
+    if mode not in RNN_CELLS or len(src_d.shape) != 3 or int(hidden) < 1:
+        raise BackendError(f"rnn: mode {mode!r} (one of {', '.join(RNN_CELLS)}), data "
+                           f"{src_d.shape} (T, N, C) and hidden {hidden} (positive) do not fit")
+    cell, activation, gates = RNN_CELLS[mode]
+    steps, batch, width = src_d.shape
+    h, dirs = int(hidden), 2 if bidirectional else 1
+    lstm = mode == "lstm"
+    state = MemoryDesc.plain((1, dirs, batch, h))
+    ffi, lib = native().ffi, native().lib
+    optional = lambda d, wanted: d._md if wanted else ffi.NULL  # noqa: E731
+    bias_gates = gates + 1 if mode == "gru" else gates
+    return build_primitive(
+        "rnn", f"{mode} src {src_d} hidden {h} directions {dirs}", lib.mmx_rnn_init,
+        _alg("RNN", cell), _alg("ELTWISE", activation) if activation else 0,
+        _alg("RNN", "BIDIRECTIONAL_CONCAT" if bidirectional else "LEFT2RIGHT"),
+        src_d._md, state._md, optional(state, lstm),
+        MemoryDesc.any((1, dirs, width, gates, h))._md,
+        MemoryDesc.any((1, dirs, h, gates, h))._md,
+        MemoryDesc.plain((1, dirs, bias_gates, h))._md,
+        MemoryDesc.plain((steps, batch, dirs * h))._md,
+        optional(state, state_outputs), optional(state, state_outputs and lstm))

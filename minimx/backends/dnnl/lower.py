@@ -64,7 +64,8 @@ from .quantized import (
     quantized_fc,
     requantize,
 )
-from .weights import FLOAT32, Constant, fold_bias, fold_weight
+from .recurrent import rnn
+from .weights import FLOAT32, Constant, Folded, fold_bias, fold_weight
 from .winograd import use_winograd
 
 VIEWS = default_support().lowered_as("view")
@@ -293,6 +294,7 @@ class Lowering:
         self.passed_on = {nid for nid, node in enumerate(g.nodes) if node.op in IDENTITIES or (
             node.op in VIEWS and all(_flattens(r) for r in readers[g.entry_ptr[nid]])
             and self._keeps_batch(nid))}
+        self.folded = Folded(g, self.input_pos, self.shapes)
         self.root = list(range(g.num_entries))      # a view's entry -> the viewed entry
         for nid, node in enumerate(g.nodes):
             ins = g.input_entry_ids(nid)
@@ -396,6 +398,13 @@ class Lowering:
                                "only inputs can be weights")
         return self.input_pos[eid]
 
+    def weight(self, eid: int) -> tuple[tuple[int, ...], Callable]:
+        """The input positions and the function of their arrays that give the
+        parameter entry `eid`: an input itself, or one the weight cache folds."""
+        if eid in self.folded.entries:
+            return self.folded.entries[eid]
+        return (self.source(eid, f"entry {eid}"),), lambda a: a
+
     def constant(self, inputs: Sequence[np.ndarray] | None, sources: Sequence[int], make,
                  op: onednn.Primitive | None = None, arg: str = "",
                  shape: tuple[int, ...] | None = None) -> onednn.Slot:
@@ -452,9 +461,9 @@ class Lowering:
         g = self.g
         for nid, node in enumerate(g.nodes):
             op = node.op
-            # A variable, its producer's slot (views, identities), or a cast (made
-            # where it is read).
-            if op is None or nid in self.passed_on or op in CASTS:
+            # A variable, its producer's slot (views, identities), the weight cache's,
+            # or a cast (made where it is read).
+            if op is None or nid in self.passed_on or nid in self.folded.nodes or op in CASTS:
                 continue
             ins = g.input_entry_ids(nid)
             out = g.entry_ptr[nid]
@@ -725,6 +734,12 @@ class Lowering:
                              scale=self.constant(inputs, [gamma], lambda a: a),
                              shift=self.constant(inputs, [beta], lambda a: a))
 
+    def fill(self, node, nid, ins, inputs):
+        # _zeros, _ones, _full: a constant of the shape inference gave.
+        value = node.params.value if node.op == "_full" else float(node.op == "_ones")
+        out = self.g.entry_ptr[nid]
+        return self.plan.constant(np.full(self.shape(out), value, self.dtype(out)))
+
     def binary(self, node, nid, ins, inputs):
         # add_n folds its inputs left to right, as the numpy kernel adds them.
         alg = BINARY_ALGS[node.op]
@@ -763,11 +778,12 @@ LOWERINGS = {
     "slice_axis": Lowering.slice_axis, "separable": Lowering.separable,
     "selfatt_qk": Lowering.selfatt_qk, "selfatt_valatt": Lowering.selfatt_valatt,
     "stack": Lowering.stack,
-    "layer_norm": Lowering.layer_norm,
+    "layer_norm": Lowering.layer_norm, "fill": Lowering.fill,
     "quantize": quantize, "dequantize": dequantize, "quantized_conv": quantized_conv,
     "quantized_fc": quantized_fc, "quantized_add": quantized_add,
     "quantized_concat": quantized_concat, "quantized_batch_norm": quantized_batch_norm,
     "requantize": requantize,
+    "rnn": rnn,
 }
 
 

@@ -3,8 +3,10 @@
 The selector grows maximal connected groups of nodes that `Support` accepts
 (configs/dnnl.yaml), with two edge rules: a weight, bias or BatchNorm
 parameter (or a softmax length) is never computed inside a group (the weight
-cache converts inputs only, and their AMP casts), and MXNet's quantized flatten
-inside a group feeds only a quantized fully connected layer. Other views
+cache converts inputs only, and their AMP casts; of an RNN's packed parameters
+it computes Gluon's _rnn_param_concat of variables too: `weights.foldable`),
+and MXNet's quantized flatten inside a group feeds only a quantized fully
+connected layer. Other views
 (Flatten, Reshape, expand_dims) may feed anything: `lower` makes them views of
 a plain copy, or, read only by a flattening fully connected layer, nothing.
 The property rewrites each group's chains into fused nodes (`patterns`) and
@@ -41,6 +43,7 @@ from ...symbol import Symbol
 from .config import Support, default_support
 from .lower import CASTS, IDENTITIES, VIEWS
 from .patterns import fuse_chains
+from .weights import foldable
 
 # MXNet's quantized flatten, whose INT8 data only its quantized FullyConnected reads.
 FC_ONLY_VIEWS = frozenset({"_contrib_quantized_flatten"})
@@ -50,6 +53,8 @@ FC_READERS = frozenset({"FullyConnected", "_sg_mkldnn_fully_connected"})
 PARAM_INPUTS = frozenset({"weight", "bias", "gamma", "beta", "moving_mean", "moving_var",
                           "length"})
 INT8_TYPES = frozenset({np.dtype(np.int8), np.dtype(np.uint8)})
+# Operators that alone leave oneDNN nothing to do: views, identities, constants.
+IDLE = frozenset({*VIEWS, *IDENTITIES, *default_support().lowered_as("fill")})
 
 
 def int8_refusal(node: SelectorNode) -> str | None:
@@ -64,8 +69,9 @@ def int8_refusal(node: SelectorNode) -> str | None:
 def _edge_ok(producer: SelectorNode, reader: SelectorNode) -> bool:
     """Whether the edge producer -> reader may lie inside a group."""
     names = reader.node.input_names()
-    as_param = any(e.node is producer.node and name in PARAM_INPUTS
-                   for name, e in zip(names, reader.inputs, strict=False))
+    as_param = any(e.node is producer.node and (
+        name in PARAM_INPUTS or name == "parameters" and not foldable(producer.node))
+        for name, e in zip(names, reader.inputs, strict=False))
     if as_param:  # an AMP cast of a variable: the weight cache converts it anyway
         return producer.op in CASTS and all(e.node.is_variable for e in producer.node.inputs)
     return producer.op not in FC_ONLY_VIEWS or reader.op in FC_READERS
@@ -99,9 +105,9 @@ class DnnlSelector(SubgraphSelector):
         return self._accepts(new_node) and _edge_ok(cur_node, new_node)
 
     def filter(self, candidates: Sequence[SelectorNode]) -> list[SelectorNode]:
-        # Views, identities and casts alone leave oneDNN nothing to do.
-        passive = VIEWS + IDENTITIES + CASTS
-        return [] if all(c.op in passive for c in candidates) else list(candidates)
+        # Views, identities, constants and casts alone leave oneDNN nothing to do.
+        return [] if all(c.op in IDLE or c.op in CASTS for c in candidates) else list(
+            candidates)
 
 
 class DnnlProperty(SubgraphProperty):
@@ -140,7 +146,7 @@ class DnnlProperty(SubgraphProperty):
 
     def why_left_out(self, node: SelectorNode) -> str:
         why = self.support.refusal(node) or int8_refusal(node)
-        if why is None and (node.op in VIEWS or node.op in IDENTITIES):
+        if why is None and node.op in IDLE:
             why = f"a {node.op} alone leaves oneDNN nothing to do"
         return why or super().why_left_out(node)
 

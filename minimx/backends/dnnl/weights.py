@@ -24,16 +24,19 @@ which binds it, stays valid.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
 from ... import onednn
 from ...base import BFLOAT16
+from ...graph import Graph, Node
 from ...ops.params import Params
 
 FLOAT32 = np.dtype(np.float32)
 Make = Callable[..., np.ndarray]
+# Views a folded weight may pass through on its way from an input.
+FOLDED_VIEWS = frozenset({"Reshape", "Flatten", "expand_dims"})
 
 
 class Constant:
@@ -98,3 +101,72 @@ def fold_bias(bn: Params, bias: np.ndarray | None, gamma: np.ndarray, beta: np.n
     alpha = bn_scale(bn, gamma, var)
     b = 0.0 if bias is None else bias.astype(np.float64)
     return (beta.astype(np.float64) + alpha * (b - mean.astype(np.float64))).astype(FLOAT32)
+
+
+def foldable(node: Node) -> bool:
+    """Whether the weight cache computes `node`: a ``_rnn_param_concat`` (Gluon's
+    packing of an RNN's weights) of variables or of views of variables."""
+    def from_variable(entry) -> bool:
+        n = entry.node
+        while n.op in FOLDED_VIEWS:
+            n = n.inputs[0].node
+        return n.is_variable
+    return node.op == "_rnn_param_concat" and all(from_variable(e) for e in node.inputs)
+
+
+class Folded:
+    """Entries of a DNNL graph computed by the weight cache rather than by steps:
+    each ``_rnn_param_concat`` of inputs or of views of inputs. ``entries`` maps
+    each such output entry to (its source input positions, the function of
+    their arrays); ``nodes`` are the concatenations and the views that nothing
+    else reads, which no step computes."""
+
+    def __init__(self, graph: Graph, input_pos: Mapping[int, int],
+                 shapes: Sequence[tuple[int, ...] | None]) -> None:
+        self.entries: dict[int, tuple[tuple[int, ...], Make]] = {}
+        self.nodes: set[int] = set()
+        readers: list[list[int]] = [[] for _ in range(graph.num_entries)]
+        for nid in range(len(graph.nodes)):
+            for e in graph.input_entry_ids(nid):
+                readers[e].append(nid)
+        heads = set(graph.head_entry_ids())
+        producer = {graph.entry_ptr[nid]: nid for nid in range(len(graph.nodes))}
+        for nid, node in enumerate(graph.nodes):
+            if node.op != "_rnn_param_concat":
+                continue
+            found = [_part(graph, producer, e, input_pos, shapes)
+                     for e in graph.input_entry_ids(nid)]
+            parts = [part for part in found if part is not None]
+            if len(parts) < len(found):
+                continue
+            self.entries[graph.entry_ptr[nid]] = _joined(parts, node.operator()[1].dim)
+            if graph.entry_ptr[nid] not in heads and all(
+                    graph.nodes[r].op == "RNN" for r in readers[graph.entry_ptr[nid]]):
+                self.nodes.add(nid)
+        # Views read only by skipped nodes are skipped too (up the chains).
+        for nid in reversed(range(len(graph.nodes))):
+            out = graph.entry_ptr[nid]
+            if (graph.nodes[nid].op in FOLDED_VIEWS and out not in heads and readers[out]
+                    and all(r in self.nodes for r in readers[out])):
+                self.nodes.add(nid)
+
+
+def _part(graph: Graph, producer: Mapping[int, int], eid: int, input_pos: Mapping[int, int],
+          shapes: Sequence[tuple[int, ...] | None]) -> tuple[int, tuple[int, ...]] | None:
+    """(input position, shape) of one concatenated entry: an input, or a chain of
+    views of one (`producer`: each entry's node); None for anything else."""
+    shape = shapes[eid]
+    while eid not in input_pos:
+        nid = producer.get(eid)
+        if nid is None or graph.nodes[nid].op not in FOLDED_VIEWS:
+            return None
+        eid = graph.input_entry_ids(nid)[0]
+    return None if shape is None else (input_pos[eid], tuple(shape))
+
+
+def _joined(parts: list[tuple[int, tuple[int, ...]]], dim: int
+            ) -> tuple[tuple[int, ...], Make]:
+    """The concatenation of the parts along `dim`, as a function of their inputs."""
+    shapes = [shape for _, shape in parts]
+    return (tuple(pos for pos, _ in parts), lambda *arrays: np.concatenate(
+        [a.reshape(s) for a, s in zip(arrays, shapes, strict=True)], axis=dim))
