@@ -85,6 +85,8 @@ SAME_VALUE(MMX_BINARY_MAX, dnnl_binary_max);
 SAME_VALUE(MMX_BINARY_MIN, dnnl_binary_min);
 SAME_VALUE(MMX_BINARY_DIV, dnnl_binary_div);
 SAME_VALUE(MMX_BINARY_SUB, dnnl_binary_sub);
+SAME_VALUE(MMX_REDUCTION_MAX, dnnl_reduction_max);
+SAME_VALUE(MMX_REDUCTION_MIN, dnnl_reduction_min);
 SAME_VALUE(MMX_SOFTMAX_ACCURATE, dnnl_softmax_accurate);
 SAME_VALUE(MMX_SOFTMAX_LOG, dnnl_softmax_log);
 
@@ -564,6 +566,16 @@ int mmx_binary_init(mmx_prim *prim, mmx_engine *engine, int alg,
 
     const int args[] = {DNNL_ARG_SRC_0, DNNL_ARG_SRC_1, DNNL_ARG_DST};
     return finish(prim, 3, args);
+}
+
+int mmx_reduction_init(mmx_prim *prim, mmx_engine *engine, int alg,
+        const mmx_md *src, const mmx_md *dst) {
+    PASS(make_attr(prim, 0, NULL, NULL));
+    CHECK(dnnl_reduction_primitive_desc_create(&prim->pd, engine,
+            (dnnl_alg_kind_t)alg, src, dst, 0.f, 0.f, prim->attr));
+
+    const int args[] = {DNNL_ARG_SRC, DNNL_ARG_DST};
+    return finish(prim, 2, args);
 }
 
 int mmx_concat_init(mmx_prim *prim, mmx_engine *engine, int n,

@@ -500,6 +500,16 @@ def eltwise(src: SrcLike, alg: str, alpha: float | None = None,
         _alg("ELTWISE", alg), alpha, beta, src_d._md)
 
 
+def reduction(src: SrcLike, alg: str) -> Primitive:
+    """The ``max`` or ``min`` of all of ``src`` (float32 or int32) as float32, in a
+    tensor of ``src``'s rank with every dim 1. Arguments: src, dst."""
+    src_d = _desc(src, "reduction src", any_ok=False)
+    dst = MemoryDesc.plain((1,) * len(src_d.shape))
+    return build_primitive(
+        "reduction", f"{alg} src {src_d}", native().lib.mmx_reduction_init,
+        _alg("REDUCTION", alg), src_d._md, dst._md)
+
+
 def pool_output_size(size: int, kernel: int, stride: int, pad: int, convention: str) -> int:
     """MXNet's pooling output length for one spatial axis."""
     span = size + 2 * pad - kernel
