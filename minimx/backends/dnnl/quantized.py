@@ -17,6 +17,14 @@ same way:
   activations and the sum follow as post-ops, and the dst conversion rounds
   half to even and saturates, as the kernels do;
 - quantize and dequantize are reorders multiplying by the kernel's scale.
+Ranges found at run time (calib_mode none: `_contrib_quantize_v2` and
+`_contrib_requantize` without a calibrated range, `_contrib_dequantize` of
+such a range) are plan steps too: oneDNN's min/max reduction of the data,
+then the kernel's scale arithmetic, one float32 operation per oneDNN binary
+or eltwise step on 1-element tensors (each rounds once, as numpy does), the
+scale bound to the reorder at run time. Where the kernel's scale is infinite
+(a zero range) the plan's is float32's largest, which gives the kernel's
+zeros instead of NaN.
 One difference remains possible, not seen on the fixtures: oneDNN's sum
 post-op could round the scaled addend before adding it where the kernel
 rounds once (one quantization step, on .5 ties).
@@ -33,12 +41,14 @@ from ...base import BackendError
 from ...graph import Node
 from ...ops import quantization as q
 from ..mkldnn_ops import QuantizedConv, QuantizedFC
+from .config import calibrated
 from .eltwise import eltwise_of
 
 if TYPE_CHECKING:
     from .lower import Lowering
 
 F32 = np.float32
+FLT_MAX = float(np.finfo(F32).max)
 
 
 def _post(node: Node | None) -> list[onednn.PostOp]:
@@ -77,10 +87,59 @@ def _scale_step(low: Lowering, x: onednn.Slot, dst: onednn.MemoryDesc, scale: np
     return low.plan.add(op, src=x, src_scale=low.plan.constant(np.array([scale], F32)))
 
 
+# -- scale arithmetic at run time: 1-element float32 tensors ---------------------------------
+
+def _reduced(low: Lowering, x: onednn.Slot, alg: str) -> onednn.Slot:
+    """The max or min of all of `x`, as a (1,) float32 slot."""
+    y = low.plan.add(onednn.reduction(x.desc, alg), src=x)
+    return low.plan.view(y, onednn.MemoryDesc.plain((1,)))
+
+
+def _const(low: Lowering, value: float) -> onednn.Slot:
+    return low.plan.constant(np.array([value], F32))
+
+
+def _binary(low: Lowering, alg: str, a: onednn.Slot | float, b: onednn.Slot | float
+            ) -> onednn.Slot:
+    """``alg(a, b)`` of two (1,) slots or numbers, one float32 rounding."""
+    a, b = (v if isinstance(v, onednn.Slot) else _const(low, v) for v in (a, b))
+    return low.plan.add(onednn.binary(a.desc, b.desc, alg), src=a, src1=b)
+
+
+def _max_abs(low: Lowering, lo: onednn.Slot, hi: onednn.Slot) -> onednn.Slot:
+    """`q.max_abs` of two (1,) slots."""
+    lo, hi = (low.plan.add(onednn.eltwise(v.desc, "abs"), src=v) for v in (lo, hi))
+    return _binary(low, "max", lo, hi)
+
+
+def _per(low: Lowering, levels: float, real: onednn.Slot) -> onednn.Slot:
+    """``levels / real``, float32's largest where it is infinite."""
+    return _binary(low, "min", _binary(low, "div", levels, real), FLT_MAX)
+
+
+def _set_run_time_range(low: Lowering, nid: int, lo: onednn.Slot, hi: onednn.Slot) -> None:
+    """The range outputs of node `nid`, computed by the plan."""
+    out = low.g.entry_ptr[nid]
+    low.slots[out + 1], low.slots[out + 2] = lo, hi
+
+
+def _range_known(low: Lowering, eids: Sequence[int]) -> bool:
+    """Whether the range entries `eids` are known when the plan compiles."""
+    return all(low.root[e] in low.ranges for e in eids)
+
+
+def _quantized_dst(x: onednn.Slot, dtype: np.dtype) -> onednn.MemoryDesc:
+    """4-d data into NHWC, the layout oneDNN's INT8 convolutions take."""
+    return _strided(x.shape, "acdb", dtype) if len(x.shape) == 4 else \
+        onednn.MemoryDesc.plain(x.shape, dtype)
+
+
 def quantize(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs) -> onednn.Slot:
-    """`_contrib_quantize_v2` with a calibrated range (as `ops.quantization._quantize_v2`),
-    4-d data into NHWC, the layout oneDNN's INT8 convolutions take."""
+    """`_contrib_quantize_v2` (as `ops.quantization._quantize_v2`) by its calibrated range,
+    or by the data's own min and max."""
     _, p = node.operator()
+    if not calibrated(p, node.op):
+        return _quantize_at_run_time(low, node, nid, ins)
     lo, hi = p.min_calib_range, p.max_calib_range
     dtype = q.output_type(p)
     real = q.max_abs(lo, hi)
@@ -88,18 +147,36 @@ def quantize(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs) ->
     out = low.g.entry_ptr[nid]
     low.set_range(out, *(q.range_out(lo, hi) if dtype == np.uint8 else q.range_out(-real, real)))
     x = low.value(ins[0])
-    dst = _strided(x.shape, "acdb", dtype) if len(x.shape) == 4 else \
-        onednn.MemoryDesc.plain(x.shape, dtype)
-    return _scale_step(low, x, dst, F32(levels / real) if real else F32(0))
+    return _scale_step(low, x, _quantized_dst(x, dtype), F32(levels / real) if real else F32(0))
+
+
+def _quantize_at_run_time(low: Lowering, node: Node, nid: int, ins: Sequence[int]
+                          ) -> onednn.Slot:
+    dtype = q.output_type(node.operator()[1])
+    x = low.value(ins[0])
+    lo, hi = _reduced(low, x, "min"), _reduced(low, x, "max")
+    real = _max_abs(low, lo, hi)
+    if dtype == np.uint8:
+        _set_run_time_range(low, nid, lo, hi)
+    else:
+        _set_run_time_range(low, nid, _binary(low, "mul", real, -1.0), real)
+    levels = q.UINT8_LEVELS if dtype == np.uint8 else q.INT8_LEVELS
+    op = onednn.reorder(x.desc, _quantized_dst(x, dtype), src_scale_mask=0)
+    return low.plan.add(op, src=x, src_scale=_per(low, float(levels), real))
 
 
 def dequantize(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
                ) -> onednn.Slot:
-    """`_contrib_dequantize`: ``x * max(|min|, |max|) / levels``."""
+    """`_contrib_dequantize`: ``x * max(|min|, |max|) / levels``, by a range known when
+    the plan compiles or read at run time."""
     x = low.value(ins[0])
     levels = q.UINT8_LEVELS if x.desc.dtype == np.uint8 else q.INT8_LEVELS
-    return _scale_step(low, x, _retyped(x.desc, np.dtype(F32)),
-                       F32(q.max_abs(*low.range_of(ins[1:3])) / levels))
+    dst = _retyped(x.desc, np.dtype(F32))
+    if _range_known(low, ins[1:3]):
+        return _scale_step(low, x, dst, F32(q.max_abs(*low.range_of(ins[1:3])) / levels))
+    real = _max_abs(low, low.value(ins[1]), low.value(ins[2]))
+    op = onednn.reorder(x.desc, dst, src_scale_mask=0)
+    return low.plan.add(op, src=x, src_scale=_binary(low, "div", real, float(levels)))
 
 
 def _conv_arrays(qc: QuantizedConv, data_scale: np.float32, out_scale: np.float32,
@@ -257,10 +334,30 @@ def requantize(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
     """A calibrated `_contrib_requantize` (as `ops.quantization._requantize`): int32
     times the scale from its range to the calibrated one, rounded into int8/uint8."""
     _, p = node.operator()
+    if not calibrated(p, node.op):
+        return _requantize_at_run_time(low, node, nid, ins)
     dtype, scale, out_range = q.requantize_scale(p, low.range_of(ins[1:3]))
     low.set_range(low.g.entry_ptr[nid], *q.range_out(*out_range))
     x = low.value(ins[0])
     return _scale_step(low, x, _retyped(x.desc, dtype), scale)
+
+
+def _requantize_at_run_time(low: Lowering, node: Node, nid: int, ins: Sequence[int]
+                            ) -> onednn.Slot:
+    """`_contrib_requantize` to the range the int32 data reaches (`q.requantize_scale`
+    with `reach`), its input range known or read at run time."""
+    dtype = q.output_type(node.operator()[1])
+    x = low.value(ins[0])
+    in_real = _max_abs(low, low.value(ins[1]), low.value(ins[2]))
+    reach = _max_abs(low, _reduced(low, x, "min"), _reduced(low, x, "max"))
+    real = _binary(low, "div", _binary(low, "mul", reach, in_real), float(q.INT32_LEVELS))
+    _set_run_time_range(low, nid, _const(low, 0.0) if dtype == np.uint8 else
+                        _binary(low, "mul", real, -1.0), real)
+    levels = 255.0 if dtype == np.uint8 else 127.0
+    scale = _binary(low, "mul", _binary(low, "div", in_real, float(q.INT32_LEVELS)),
+                    _per(low, levels, real))
+    op = onednn.reorder(x.desc, _retyped(x.desc, dtype), src_scale_mask=0)
+    return low.plan.add(op, src=x, src_scale=_binary(low, "min", scale, FLT_MAX))
 
 
 def quantized_concat(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
