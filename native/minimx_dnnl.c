@@ -85,6 +85,7 @@ SAME_VALUE(MMX_BINARY_MAX, dnnl_binary_max);
 SAME_VALUE(MMX_BINARY_MIN, dnnl_binary_min);
 SAME_VALUE(MMX_BINARY_DIV, dnnl_binary_div);
 SAME_VALUE(MMX_BINARY_SUB, dnnl_binary_sub);
+SAME_VALUE(MMX_BINARY_EQ, dnnl_binary_eq);
 SAME_VALUE(MMX_REDUCTION_MAX, dnnl_reduction_max);
 SAME_VALUE(MMX_REDUCTION_MIN, dnnl_reduction_min);
 SAME_VALUE(MMX_SOFTMAX_ACCURATE, dnnl_softmax_accurate);

@@ -77,6 +77,7 @@ enum mmx_alg {
     MMX_BINARY_MIN = 0x1fff3,
     MMX_BINARY_DIV = 0x1fff4,
     MMX_BINARY_SUB = 0x1fff5,
+    MMX_BINARY_EQ = 0x1fffa,
     MMX_REDUCTION_MAX = 0x2fff2,
     MMX_REDUCTION_MIN = 0x2fff3,
     MMX_SOFTMAX_ACCURATE = 0x30000,
