@@ -585,8 +585,9 @@ def lrn(src: SrcLike, nsize: int, *, alpha: float = 1e-4, beta: float = 0.75,
 
 def binary(src0: SrcLike, src1: SrcLike, alg: str = "add", *,
            post_ops: Sequence[PostOp] = ()) -> Primitive:
-    """dst = alg(src0, src1), alg add, sub, mul, div, max, min or eq (1 where equal, else 0); src1 broadcasts over its size-1
-    dims (a shorter src1 shape is aligned to the right, numpy-style).
+    """dst = alg(src0, src1), alg add, sub, mul, div, max, min or eq (1 where equal, else 0);
+    src1 broadcasts over its size-1 dims (a shorter src1 shape is aligned to the right,
+    numpy-style).
     Arguments: src, src1, dst."""
     a = _desc(src0, "binary src0", any_ok=False)
     if not isinstance(src1, MemoryDesc):
