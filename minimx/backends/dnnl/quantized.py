@@ -91,6 +91,9 @@ def _scale_step(low: Lowering, x: onednn.Slot, dst: onednn.MemoryDesc, scale: np
 
 def _reduced(low: Lowering, x: onednn.Slot, alg: str) -> onednn.Slot:
     """The max or min of all of `x`, as a (1,) float32 slot."""
+    dense = x.desc.is_strided and x.desc.nbytes == x.desc.dtype.itemsize * int(np.prod(x.shape))
+    if x.kind == "temp" and dense:  # in any order: oneDNN reduces int32 plain data only
+        x = low.plan.view(x, onednn.MemoryDesc.plain((int(np.prod(x.shape)),), x.desc.dtype))
     y = low.plan.add(onednn.reduction(x.desc, alg), src=x)
     return low.plan.view(y, onednn.MemoryDesc.plain((1,)))
 
@@ -179,17 +182,25 @@ def dequantize(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
     return low.plan.add(op, src=x, src_scale=_binary(low, "div", real, float(levels)))
 
 
-def _conv_arrays(qc: QuantizedConv, data_scale: np.float32, out_scale: np.float32,
-                 arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray | None,
-                                                        np.ndarray]:
-    """(int8 weights, int32 bias or None, requantization factor per channel) of a
-    calibrated quantized convolution, from its weight [bias] [BatchNorm parameters]."""
+def _folded(qc: QuantizedConv, arrays: Sequence[np.ndarray]
+            ) -> tuple[np.ndarray, np.ndarray | None]:
+    """(float weight, float bias or None) of a quantized convolution, from its weight
+    [bias] [BatchNorm parameters], BatchNorm folded in."""
     w, rest = arrays[0], list(arrays[1:])
     bias = None if qc.conv.no_bias else rest.pop(0)
     if qc.bn is not None:
         gamma, beta, mean, var = rest[:4]
         w, bias = q.fold_batch_norm(w, bias, gamma, beta, mean, var, qc.bn.eps,
                                     qc.bn.fix_gamma)
+    return w, bias
+
+
+def _conv_arrays(qc: QuantizedConv, data_scale: np.float32, out_scale: np.float32,
+                 arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray | None,
+                                                        np.ndarray]:
+    """(int8 weights, int32 bias or None, requantization factor per channel) of a
+    calibrated quantized convolution, from its weight [bias] [BatchNorm parameters]."""
+    w, bias = _folded(qc, arrays)
     scales, _, _ = q.weight_scales(w, bias, data_scale, channelwise=True)
     w_q = q.scaled(w, scales.reshape((-1,) + (1,) * (w.ndim - 1)), np.int8)
     b_q = None if bias is None else q.scaled(bias, (scales * data_scale).astype(F32), np.int32)
@@ -205,6 +216,8 @@ def quantized_conv(low: Lowering, node: Node, nid: int, ins: Sequence[int], inpu
     if not p.quantized:
         return low.fused_conv(node, nid, ins, inputs)
     qc = QuantizedConv(p)
+    if not calibrated(p, node.op):
+        return _conv_at_run_time(low, node, qc, nid, ins, inputs)
     n_base = len(ins) - (4 if p.with_sum else 2)
     base, extra = ins[:n_base], ins[n_base:]
     x = low.value(base[0])
@@ -245,6 +258,64 @@ def quantized_conv(low: Lowering, node: Node, nid: int, ins: Sequence[int], inpu
     low.set_range(low.g.entry_ptr[nid], *q.range_out(p.min_calib_range, p.max_calib_range))
     if y.desc.dtype != qc.out_type:  # values >= 0 (a uint8 output ends in relu)
         y = low.plan.reorder(y, _retyped(y.desc, qc.out_type))
+    return y
+
+
+def _run_time_conv_arrays(qc: QuantizedConv, arrays: Sequence[np.ndarray]
+                          ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
+    """(int8 weights, float bias or None, the weight's one scale, its level: max |w| / 127)
+    of an uncalibrated quantized convolution (scaled per tensor, as `QuantizedConv`)."""
+    w, bias = _folded(qc, arrays)
+    scales, lo, hi = q.weight_scales(w, bias, F32(1), channelwise=False)
+    level = np.array([q.max_abs(lo, hi) / F32(127)], F32)
+    return q.scaled(w, scales[0], np.int8), bias, scales, level
+
+
+def _quantize_scale(low: Lowering, dtype: np.dtype, real: onednn.Slot) -> onednn.Slot:
+    """`q.quantize_scale` of a (1,) max |range| slot: ``levels / real``, or INT32_MAX
+    as float32 where real is 0 (``per * (1 - zero) + 2**31 * zero``)."""
+    levels = q.INT8_LEVELS if dtype == np.int8 else q.UINT8_LEVELS
+    zero = _binary(low, "eq", real, 0.0)
+    per = _binary(low, "mul", _per(low, float(levels), real), _binary(low, "sub", 1.0, zero))
+    return _binary(low, "add", per, _binary(low, "mul", zero, float(np.iinfo(np.int32).max)))
+
+
+def _conv_at_run_time(low: Lowering, node: Node, qc: QuantizedConv, nid: int,
+                      ins: Sequence[int], inputs) -> onednn.Slot:
+    """An uncalibrated quantized `_sg_mkldnn_conv` without a sum (`QuantizedConv.forward`
+    without calibration): int32 output of the int8 weights and the bias quantized by
+    the data's scale, found at run time with the product's range."""
+    base, extra = ins[:-2], ins[-2:]
+    x = low.value(base[0])
+    real = _max_abs(low, low.value(extra[0]), low.value(extra[1]))
+    n_params = 1 + (not qc.conv.no_bias) + 4 * (qc.bn is not None)
+    sources = [low.source(e, f"{node.label} weights") for e in base[1:1 + n_params]]
+    weight_shape = low.shape(base[1])
+
+    def part(i: int):
+        return lambda *a: _run_time_conv_arrays(qc, a)[i]
+
+    c = qc.conv
+    has_bias = not c.no_bias or qc.bn is not None
+    op = onednn.conv(x.shape, weight_shape, stride=c.stride or None, pad=c.pad or None,
+                     dilate=c.dilate or None, num_group=c.num_group, bias=has_bias,
+                     post_ops=_post(qc.act), int8=onednn.Int8(
+                         src=x.desc.dtype, dst=np.int32, bias=np.int32, src_scale=False,
+                         weight_scales=None, dst_scale=False))
+    args = {"src": low.plan.reorder(x, op.desc("src")),
+            "weights": low.constant(inputs, sources, part(0), op, "weights")}
+    if has_bias:
+        bias = low.constant(inputs, sources, part(1), shape=(weight_shape[0],))
+        scale = _binary(low, "mul", low.constant(inputs, sources, part(2), shape=(1,)),
+                        _quantize_scale(low, x.desc.dtype, real))
+        reorder = onednn.reorder(bias.desc, op.desc("bias"), src_scale_mask=0)
+        args["bias"] = low.plan.add(reorder, src=bias, src_scale=scale)
+    y = low.plan.add(op, **args)
+    data_level = _binary(low, "div", real, 127.0 if x.desc.dtype == np.int8 else 255.0)
+    top = _binary(low, "mul", _binary(low, "mul", low.constant(inputs, sources, part(3),
+                                                                shape=(1,)), data_level),
+                  float(q.INT32_LEVELS))
+    _set_run_time_range(low, nid, _binary(low, "mul", top, -1.0), top)
     return y
 
 
