@@ -91,9 +91,15 @@ def _scale_step(low: Lowering, x: onednn.Slot, dst: onednn.MemoryDesc, scale: np
 
 def _reduced(low: Lowering, x: onednn.Slot, alg: str) -> onednn.Slot:
     """The max or min of all of `x`, as a (1,) float32 slot."""
-    dense = x.desc.is_strided and x.desc.nbytes == x.desc.dtype.itemsize * int(np.prod(x.shape))
-    if x.kind == "temp" and dense:  # in any order: oneDNN reduces int32 plain data only
-        x = low.plan.view(x, onednn.MemoryDesc.plain((int(np.prod(x.shape)),), x.desc.dtype))
+    size = int(np.prod(x.shape))
+    if size == 1:  # oneDNN reduces over some dim of size > 1 only: the value itself
+        y = low.plan.reorder(x, onednn.MemoryDesc.plain(x.shape), copy=True)
+        return low.plan.view(y, onednn.MemoryDesc.plain((1,)))
+    if x.desc.dtype == np.int32:  # oneDNN reduces int32 data as a flat vector only
+        dense = x.desc.is_strided and x.desc.nbytes == x.desc.dtype.itemsize * size
+        if x.kind != "temp" or not dense:
+            x = low.plan.reorder(x, onednn.MemoryDesc.plain(x.shape, x.desc.dtype), copy=True)
+        x = low.plan.view(x, onednn.MemoryDesc.plain((size,), x.desc.dtype))
     y = low.plan.add(onednn.reduction(x.desc, alg), src=x)
     return low.plan.view(y, onednn.MemoryDesc.plain((1,)))
 
