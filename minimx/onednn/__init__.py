@@ -66,8 +66,8 @@ from .winograd import wino_conv, winograd_supports, winograd_weights
 __all__ = ["BackendError", "ELTWISE_ALGS", "Int8", "Memory", "MemoryDesc", "Plan", "PostOp",
            "Primitive", "Slot", "available", "batch_norm", "binary", "c_order_strides", "concat",
            "constant", "conv", "deconv", "eltwise", "engine", "exact_int8", "inner_product",
-           "isa", "layer_norm", "lrn", "matmul", "pool_output_size", "pooling", "reduction", "reorder",
-           "require", "resampling", "softmax", "to_layout", "to_numpy",
+           "isa", "layer_norm", "lrn", "matmul", "pool_output_size", "pooling", "reduction",
+           "reorder", "require", "resampling", "softmax", "to_layout", "to_numpy",
            "unavailable_reason", "version", "wino_conv", "winograd_supports", "winograd_weights"]
 
 

@@ -210,6 +210,9 @@ def _calibrated(node: SelectorNode) -> str | None:
     if node.op == "_sg_mkldnn_conv" and not calibrated(p, node.op):
         return "a sum at a scale found at run time (calib_mode none; oneDNN's sum " \
                "post-op takes its scale when the primitive is made)"
+    if node.op == "_sg_mkldnn_fully_connected" and not calibrated(p, node.op):
+        return "no calibrated range (calib_mode none: MXNet rescales the bias, or the " \
+               "weight, by a scale found at run time, rounding half away from zero)"
     if node.op not in ("_contrib_dequantize", "_contrib_quantized_concat",
                        "_contrib_quantized_elemwise_add", *RUN_TIME_RANGES) \
             and not calibrated(p, node.op):

@@ -4,6 +4,7 @@ numpy kernels' numbers exactly (`backends/dnnl/quantized.py`)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -83,6 +84,9 @@ def _conv_net(channels: int, kernel: int, stride: int, no_bias: bool, bn: bool, 
     return mx.sym.Convolution(x, num_filter=3, kernel=(1, 1), name="c1")
 
 
+# Zero data: the numpy kernel's int32 bias at scale 2**31 overflows its cast (a
+# warning); the zero range makes the output 0 whatever the bias.
+@pytest.mark.filterwarnings("ignore:invalid value encountered in cast:RuntimeWarning")
 @settings(max_examples=15, deadline=None)
 @given(channels=st.integers(1, 8), kernel=st.sampled_from([1, 3]), stride=st.integers(1, 2),
        no_bias=st.booleans(), bn=st.booleans(), act=st.sampled_from([None, "relu"]),
