@@ -2,10 +2,10 @@
 
 Needs: a `Lowering` (lower.py) walking a DNNL subgraph whose quantized nodes
 the config accepted (the `calibrated` check: their output ranges fixed by
-calibration, their input ranges made by such nodes). Guarantees: the numpy
-kernels' numbers (`ops.quantization`, `backends.mkldnn_ops`), computed the
-same way:
-- every range is known when the plan compiles (a calibrated range, an
+calibration, their input ranges made by such nodes, or the nodes below that
+find ranges at run time). Guarantees: the numpy kernels' numbers
+(`ops.quantization`, `backends.mkldnn_ops`), computed the same way:
+- a calibrated node's ranges are known when the plan compiles (a calibrated range, an
   input's passed on, or a range input of the subgraph, whose value the plan
   is compiled for), so the scales are constants; the (1,)-shaped range
   outputs are constants too, written out where read outside;
