@@ -91,12 +91,12 @@ def _conv_net(channels: int, kernel: int, stride: int, no_bias: bool, bn: bool, 
 @given(channels=st.integers(1, 8), kernel=st.sampled_from([1, 3]), stride=st.integers(1, 2),
        no_bias=st.booleans(), bn=st.booleans(), act=st.sampled_from([None, "relu"]),
        batch=st.integers(1, 3), scale=st.sampled_from([0.0, 1e-3, 1.0, 30.0]),
-       seed=st.integers(0, 2**16))
+       dtype=OUT_TYPES, seed=st.integers(0, 2**16))
 def test_uncalibrated_convolutions_match_the_numpy_kernels(channels, kernel, stride, no_bias,
-                                                           bn, act, batch, scale, seed):
+                                                           bn, act, batch, scale, dtype, seed):
     """quantize_model_mkldnn with calib_mode none: quantize, the int32 convolutions
     (BatchNorm folded, their bias quantized by the data's scale), requantize and
-    dequantize all in one subgraph."""
+    dequantize all in one subgraph (uint8 data from 0 up, as the kernel requires)."""
     net = _conv_net(channels, kernel, stride, no_bias, bn, act)
     shape = (batch, 2, 7, 6)
     rng = np.random.default_rng(seed)
@@ -106,11 +106,11 @@ def test_uncalibrated_convolutions_match_the_numpy_kernels(channels, kernel, str
     auxs = {k: mx.nd.array(rng.uniform(0.5, 1.5, v.shape).astype(np.float32))
             for k, v in ex.aux_dict.items()}
     qsym, qargs, qauxs = mx.contrib.quantization.quantize_model_mkldnn(
-        net, args, auxs, calib_mode="none", label_names=None)
+        net, args, auxs, calib_mode="none", label_names=None, quantized_dtype=dtype)
     part = mx.subgraph.partition(qsym, "DNNL", shapes={"data": shape})
     assert outer_ops(part) == ["_sg_dnnl"]
     assert inner_ops(dnnl_nodes(part)[0]).count("_sg_mkldnn_conv") == 2
-    data = (rng.uniform(-1, 1, shape) * scale).astype(np.float32)
+    data = (rng.uniform(0 if dtype == "uint8" else -1, 1, shape) * scale).astype(np.float32)
     got, want = ([o.asnumpy() for o in s.bind(mx.cpu(), {**qargs, "data": mx.nd.array(data)},
                                              grad_req="null", aux_states=qauxs).forward()]
                  for s in (part, qsym))
