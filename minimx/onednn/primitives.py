@@ -37,7 +37,7 @@ from .runtime import FLOAT32, MemoryDesc, as_dims, as_dtype, check, dtype_code, 
 SrcLike = MemoryDesc | Sequence[int]
 
 ELTWISE_ALGS = ("relu", "tanh", "elu", "square", "abs", "sqrt", "linear", "soft_relu",
-                "logistic", "exp", "gelu_tanh", "swish", "log", "clip", "gelu_erf")
+                "logistic", "exp", "gelu_tanh", "swish", "log", "clip", "gelu_erf", "round")
 # alpha/beta when not given, where 0 would not be the usual meaning.
 _ELTWISE_DEFAULTS = {"soft_relu": (1.0, 0.0), "swish": (1.0, 0.0), "linear": (1.0, 0.0)}
 INT8 = frozenset({np.dtype(np.int8), np.dtype(np.uint8)})
@@ -585,9 +585,9 @@ def lrn(src: SrcLike, nsize: int, *, alpha: float = 1e-4, beta: float = 0.75,
 
 def binary(src0: SrcLike, src1: SrcLike, alg: str = "add", *,
            post_ops: Sequence[PostOp] = ()) -> Primitive:
-    """dst = alg(src0, src1), alg add, sub, mul, div, max, min or eq (1 where equal, else 0);
-    src1 broadcasts over its size-1 dims (a shorter src1 shape is aligned to the right,
-    numpy-style).
+    """dst = alg(src0, src1), alg add, sub, mul, div, max, min, or gt, lt, eq (1 where true,
+    else 0); src1 broadcasts over its size-1 dims (a shorter src1 shape is aligned to the
+    right, numpy-style).
     Arguments: src, src1, dst."""
     a = _desc(src0, "binary src0", any_ok=False)
     if not isinstance(src1, MemoryDesc):

@@ -171,26 +171,28 @@ def range_inputs(node: Node) -> list[int]:
         return [5, 6]
     if node.op not in ("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected"):
         return []
-    if _conv_at_run_time(node.op, node.operator()[1]):
+    if _fused_at_run_time(node.op, node.operator()[1]):
         return []  # read at run time (`quantized.py`)
     names = node.input_names()
     return [i for i, n in enumerate(names) if n in ("data_min", "data_max", "min_data",
                                                     "max_data", "sum_min", "sum_max")]
 
 
-def _conv_at_run_time(op: str | None, p: Any) -> bool:
-    """Whether a node is an uncalibrated quantized convolution the DNNL backend runs,
-    finding its ranges at run time: one without a sum (oneDNN's sum post-op takes
-    its scale when the primitive is made; MXNet remakes it, minimx leaves it on numpy)."""
-    return op == "_sg_mkldnn_conv" and bool(p.quantized) and not calibrated(p, op) \
-        and not p.get("with_sum")
+def _fused_at_run_time(op: str | None, p: Any) -> bool:
+    """Whether a node is an uncalibrated quantized FC or convolution the DNNL backend
+    runs, finding its ranges at run time: a convolution without a sum (oneDNN's sum
+    post-op takes its scale when the primitive is made; MXNet remakes it, minimx
+    leaves it on numpy)."""
+    if op not in ("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected") or not p.quantized:
+        return False
+    return not calibrated(p, op) and not p.get("with_sum")
 
 
 def _range_at_run_time(node: Node) -> bool:
     """Whether the range outputs of `node` are found when a plan runs: an uncalibrated
-    quantize, requantize or convolution (in the DNNL backend), or an operator passing
-    one on."""
-    if node.op in RUN_TIME_RANGES or _conv_at_run_time(node.op, node.operator()[1]):
+    quantize, requantize, FC or convolution (in the DNNL backend), or an operator
+    passing one on."""
+    if node.op in RUN_TIME_RANGES or _fused_at_run_time(node.op, node.operator()[1]):
         return not calibrated(node.operator()[1], node.op)
     if node.op in ("_contrib_quantized_pooling", "_contrib_quantized_flatten",
                    "_contrib_quantized_act"):
@@ -205,14 +207,11 @@ def _calibrated(node: SelectorNode) -> str | None:
     p = node.params
     if node.op in ("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected") and not p.quantized:
         return _chain_refusal(node)  # float32: lowered as minimx's own fused chains
-    if _conv_at_run_time(node.op, p):
+    if _fused_at_run_time(node.op, p):
         return _chain_refusal(node)
     if node.op == "_sg_mkldnn_conv" and not calibrated(p, node.op):
         return "a sum at a scale found at run time (calib_mode none; oneDNN's sum " \
                "post-op takes its scale when the primitive is made)"
-    if node.op == "_sg_mkldnn_fully_connected" and not calibrated(p, node.op):
-        return "no calibrated range (calib_mode none: MXNet rescales the bias, or the " \
-               "weight, by a scale found at run time, rounding half away from zero)"
     if node.op not in ("_contrib_dequantize", "_contrib_quantized_concat",
                        "_contrib_quantized_elemwise_add", *RUN_TIME_RANGES) \
             and not calibrated(p, node.op):

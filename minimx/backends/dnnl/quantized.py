@@ -104,21 +104,29 @@ def _reduced(low: Lowering, x: onednn.Slot, alg: str) -> onednn.Slot:
     return low.plan.view(y, onednn.MemoryDesc.plain((1,)))
 
 
-def _const(low: Lowering, value: float) -> onednn.Slot:
-    return low.plan.constant(np.array([value], F32))
+def _const(low: Lowering, value: float, ndim: int = 1) -> onednn.Slot:
+    return low.plan.constant(np.full((1,) * ndim, value, F32))
 
 
 def _binary(low: Lowering, alg: str, a: onednn.Slot | float, b: onednn.Slot | float
             ) -> onednn.Slot:
-    """``alg(a, b)`` of two (1,) slots or numbers, one float32 rounding."""
-    a, b = (v if isinstance(v, onednn.Slot) else _const(low, v) for v in (a, b))
+    """``alg(a, b)``, one float32 rounding: `a` a slot or a number, `b` one of `a`'s
+    shape or a (1,) slot or a number (broadcast)."""
+    a = a if isinstance(a, onednn.Slot) else _const(low, a)
+    b = b if isinstance(b, onednn.Slot) else _const(low, b, len(a.shape))
+    if len(b.shape) < len(a.shape):  # a (1,) temporary
+        b = low.plan.view(b, onednn.MemoryDesc.plain((1,) * len(a.shape)))
     return low.plan.add(onednn.binary(a.desc, b.desc, alg), src=a, src1=b)
+
+
+def _eltwise(low: Lowering, x: onednn.Slot, alg: str, alpha: float | None = None,
+             beta: float | None = None) -> onednn.Slot:
+    return low.plan.add(onednn.eltwise(x.desc, alg, alpha, beta), src=x)
 
 
 def _max_abs(low: Lowering, lo: onednn.Slot, hi: onednn.Slot) -> onednn.Slot:
     """`q.max_abs` of two (1,) slots."""
-    lo, hi = (low.plan.add(onednn.eltwise(v.desc, "abs"), src=v) for v in (lo, hi))
-    return _binary(low, "max", lo, hi)
+    return _binary(low, "max", _eltwise(low, lo, "abs"), _eltwise(low, hi, "abs"))
 
 
 def _per(low: Lowering, levels: float, real: onednn.Slot) -> onednn.Slot:
@@ -345,6 +353,8 @@ def quantized_fc(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
     if not p.quantized:
         return low.fused_fc(node, nid, ins, inputs)
     qfc = QuantizedFC(p)
+    if not calibrated(p, node.op):
+        return _fc_at_run_time(low, node, qfc, nid, ins, inputs)
     n_base = 2 if qfc.fc.no_bias else 3
     base, extra = ins[:n_base], ins[n_base:]
     x = low.value(base[0])
@@ -378,6 +388,85 @@ def quantized_fc(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
     if qfc.calibrated and not p.enable_float_output:
         low.set_range(low.g.entry_ptr[nid], *q.range_out(p.min_calib_range, p.max_calib_range))
     return low.plan.add(op, **args)
+
+
+def _std_round(low: Lowering, v: onednn.Slot) -> onednn.Slot:
+    """`q.std_round` (C's round, halves away from zero) of a float32 slot:
+    ``sign(v) * floor(|v| + 0.5)``, floor(t) as ``rint(t) - (rint(t) > t)``."""
+    t = _binary(low, "add", _eltwise(low, v, "abs"), 0.5)
+    r = _eltwise(low, t, "round")
+    floor = _binary(low, "sub", r, _binary(low, "gt", r, t))
+    sign = _binary(low, "sub", _binary(low, "gt", v, 0.0), _binary(low, "lt", v, 0.0))
+    return _binary(low, "mul", sign, floor)
+
+
+def _fc_constants(qfc: QuantizedFC, b_levels: float, arrays: Sequence[np.ndarray]
+                  ) -> np.ndarray:
+    """(weight level: max |w| / `b_levels`, weight scale, bias scale, the bias rescale
+    limit) of an uncalibrated FC from its weight, [bias,] weight range [, bias range]
+    (as `QuantizedFC._int32_bias`)."""
+    ranges = [q.scalar(a) for a in arrays[1 if qfc.fc.no_bias else 2:]]
+    w_real = q.max_abs(*ranges[:2])
+    w_scale = q.quantize_scale(np.int8, *ranges[:2])
+    if qfc.fc.no_bias:
+        return np.array([w_real / F32(b_levels), w_scale, 1, 1], F32)
+    b_scale = q.quantize_scale(np.int8, *ranges[2:])
+    with np.errstate(divide="ignore"):  # an all-zero bias: no limit
+        limit = F32(F32(F32(np.iinfo(np.int32).max // 2) / q.max_abs(*ranges[2:])) / b_scale)
+    return np.array([w_real / F32(b_levels), w_scale, b_scale, limit], F32)
+
+
+def _fc_at_run_time(low: Lowering, node: Node, qfc: QuantizedFC, nid: int,
+                    ins: Sequence[int], inputs) -> onednn.Slot:
+    """An uncalibrated quantized `_sg_mkldnn_fully_connected` with int32 output
+    (`QuantizedFC.forward` without calibration): MXNet rescales the int8 bias to the
+    product's scale, found at run time (and the int8 weights, where the bias would
+    pass INT32_MAX / 2), rounding half away from zero; done here in plan steps."""
+    n_base = 2 if qfc.fc.no_bias else 3
+    base, extra = ins[:n_base], ins[n_base:]
+    x = low.value(base[0])
+    real = _max_abs(low, low.value(extra[0]), low.value(extra[1]))
+    sources = [low.source(e, f"{node.label} weights") for e in (*base[1:], *extra[2:])]
+    num_hidden = low.shape(base[1])[0]
+    b_levels = 127.0 if x.desc.dtype == np.int8 else 255.0
+
+    def const(i: int) -> onednn.Slot:
+        return low.constant(inputs, sources, lambda *a: _fc_constants(qfc, b_levels, a)[i:i + 1],
+                            shape=(1,))
+
+    op = onednn.inner_product(x.shape, num_hidden, bias=not qfc.fc.no_bias,
+                              post_ops=_post(qfc.act),
+                              int8=onednn.Int8(src=x.desc.dtype, dst=np.int32, bias=np.int32,
+                                               src_scale=False, weight_scales=None,
+                                               dst_scale=False))
+    args = {"src": low.plan.reorder(x, op.desc("src"))}
+    if qfc.fc.no_bias:
+        args["weights"] = low.constant(inputs, sources, lambda w, *_: w, op, "weights")
+    else:
+        w_scale, b_scale, limit = const(1), const(2), const(3)
+        data_scale = _quantize_scale(low, x.desc.dtype, real)
+        rescale = _binary(low, "div", _binary(low, "mul", data_scale, w_scale), b_scale)
+        bias = low.constant(inputs, sources, lambda w, b, *_: b.astype(F32),
+                            shape=(num_hidden,))
+        b_q = _std_round(low, _binary(low, "mul", bias, _binary(low, "min", rescale, limit)))
+        args["bias"] = low.plan.reorder(b_q, op.desc("bias"))
+        # Past the limit the weights are rescaled: w + over * (rescaled - w), the
+        # rescaled ones kept finite (clipped to int8) where the limit is infinite.
+        over = _binary(low, "gt", rescale, limit)
+        w_rescale = _binary(low, "div", _binary(low, "div", _binary(low, "mul", limit, b_scale),
+                                                data_scale), w_scale)
+        w = low.constant(inputs, sources, lambda w, *_: w.astype(F32))
+        rescaled = _eltwise(low, _std_round(low, _binary(low, "mul", w, _binary(
+            low, "min", w_rescale, FLT_MAX))), "clip", -128.0, 127.0)
+        moved = _binary(low, "mul", _binary(low, "sub", rescaled, w), over)
+        weights = _binary(low, "add", w, moved)   # (num_hidden, K) in the op's dims:
+        weights = low.plan.view(weights, onednn.MemoryDesc.plain(op.desc("weights").shape))
+        args["weights"] = low.plan.reorder(weights, op.desc("weights"))
+    y = low.plan.add(op, **args)
+    top = _binary(low, "mul", _binary(low, "mul", _binary(low, "div", real, 127.0), const(0)),
+                  float(q.INT32_LEVELS))
+    _set_run_time_range(low, nid, _binary(low, "mul", top, -1.0), top)
+    return y
 
 
 def _rescaled(low: Lowering, x: onednn.Slot, dtype: np.dtype, scale: np.float32
