@@ -74,6 +74,7 @@ SAME_VALUE(MMX_ELTWISE_SWISH, dnnl_eltwise_swish);
 SAME_VALUE(MMX_ELTWISE_LOG, dnnl_eltwise_log);
 SAME_VALUE(MMX_ELTWISE_CLIP, dnnl_eltwise_clip);
 SAME_VALUE(MMX_ELTWISE_GELU_ERF, dnnl_eltwise_gelu_erf);
+SAME_VALUE(MMX_ELTWISE_ROUND, dnnl_eltwise_round);
 SAME_VALUE(MMX_POOLING_MAX, dnnl_pooling_max);
 SAME_VALUE(MMX_POOLING_AVG_INCLUDE_PADDING, dnnl_pooling_avg_include_padding);
 SAME_VALUE(MMX_POOLING_AVG_EXCLUDE_PADDING, dnnl_pooling_avg_exclude_padding);
@@ -86,6 +87,11 @@ SAME_VALUE(MMX_BINARY_MAX, dnnl_binary_max);
 SAME_VALUE(MMX_BINARY_MIN, dnnl_binary_min);
 SAME_VALUE(MMX_BINARY_DIV, dnnl_binary_div);
 SAME_VALUE(MMX_BINARY_SUB, dnnl_binary_sub);
+SAME_VALUE(MMX_BINARY_GT, dnnl_binary_gt);
+SAME_VALUE(MMX_BINARY_LT, dnnl_binary_lt);
+SAME_VALUE(MMX_BINARY_EQ, dnnl_binary_eq);
+SAME_VALUE(MMX_REDUCTION_MAX, dnnl_reduction_max);
+SAME_VALUE(MMX_REDUCTION_MIN, dnnl_reduction_min);
 SAME_VALUE(MMX_SOFTMAX_ACCURATE, dnnl_softmax_accurate);
 SAME_VALUE(MMX_SOFTMAX_LOG, dnnl_softmax_log);
 SAME_VALUE(MMX_RNN_VANILLA, dnnl_vanilla_rnn);
@@ -574,6 +580,16 @@ int mmx_binary_init(mmx_prim *prim, mmx_engine *engine, int alg,
 
     const int args[] = {DNNL_ARG_SRC_0, DNNL_ARG_SRC_1, DNNL_ARG_DST};
     return finish(prim, 3, args);
+}
+
+int mmx_reduction_init(mmx_prim *prim, mmx_engine *engine, int alg,
+        const mmx_md *src, const mmx_md *dst) {
+    PASS(make_attr(prim, 0, NULL, NULL));
+    CHECK(dnnl_reduction_primitive_desc_create(&prim->pd, engine,
+            (dnnl_alg_kind_t)alg, src, dst, 0.f, 0.f, prim->attr));
+
+    const int args[] = {DNNL_ARG_SRC, DNNL_ARG_DST};
+    return finish(prim, 2, args);
 }
 
 int mmx_concat_init(mmx_prim *prim, mmx_engine *engine, int n,

@@ -66,6 +66,7 @@ enum mmx_alg {
     MMX_ELTWISE_LOG = 0x2d,
     MMX_ELTWISE_CLIP = 0x2e,
     MMX_ELTWISE_GELU_ERF = 0x31,
+    MMX_ELTWISE_ROUND = 0x32,
     MMX_POOLING_MAX = 0x1ff,
     MMX_POOLING_AVG_INCLUDE_PADDING = 0x2ff,
     MMX_POOLING_AVG_EXCLUDE_PADDING = 0x3ff,
@@ -78,6 +79,11 @@ enum mmx_alg {
     MMX_BINARY_MIN = 0x1fff3,
     MMX_BINARY_DIV = 0x1fff4,
     MMX_BINARY_SUB = 0x1fff5,
+    MMX_BINARY_GT = 0x1fff7,
+    MMX_BINARY_LT = 0x1fff9,
+    MMX_BINARY_EQ = 0x1fffa,
+    MMX_REDUCTION_MAX = 0x2fff2,
+    MMX_REDUCTION_MIN = 0x2fff3,
     MMX_SOFTMAX_ACCURATE = 0x30000,
     MMX_SOFTMAX_LOG = 0x30001
 };
@@ -251,6 +257,9 @@ int mmx_lrn_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
 int mmx_binary_init(mmx_prim *prim, mmx_engine *engine, int alg,
         const mmx_md *src0, const mmx_md *src1, const mmx_md *dst, int npost,
         const mmx_post_op *post);
+/* args: src, dst (dst's dims 1 where src's are reduced; f32 or s32 src). */
+int mmx_reduction_init(mmx_prim *prim, mmx_engine *engine, int alg,
+        const mmx_md *src, const mmx_md *dst);
 /* args: src 0 .. n-1, dst. */
 int mmx_concat_init(mmx_prim *prim, mmx_engine *engine, int n,
         const mmx_md *const *srcs, const mmx_md *dst, int axis);

@@ -56,6 +56,7 @@ from .primitives import (
     matmul,
     pool_output_size,
     pooling,
+    reduction,
     reorder,
     resampling,
     rnn,
@@ -68,10 +69,9 @@ __all__ = ["BF16_ISAS", "BFLOAT16", "ELTWISE_ALGS", "FLOAT32", "FLOATS", "Backen
            "Memory", "MemoryDesc", "Plan", "PostOp", "Primitive", "Slot", "available",
            "batch_norm", "bf16_native", "binary", "c_order_strides", "concat", "constant", "conv",
            "deconv", "eltwise", "engine", "exact_int8", "inner_product", "isa", "layer_norm",
-           "lrn", "matmul", "pool_output_size", "pooling", "reorder", "require", "resampling",
-           "rnn", "softmax", "to_layout", "to_numpy", "unavailable_reason", "version",
-           "wino_conv",
-           "winograd_supports", "winograd_weights"]
+           "lrn", "matmul", "pool_output_size", "pooling", "reduction", "reorder", "require",
+           "resampling", "rnn", "softmax", "to_layout", "to_numpy", "unavailable_reason",
+           "version", "wino_conv", "winograd_supports", "winograd_weights"]
 
 
 def available() -> bool:

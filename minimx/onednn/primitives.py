@@ -37,7 +37,7 @@ from .runtime import BFLOAT16, FLOAT32, MemoryDesc, as_dims, as_dtype, check, dt
 SrcLike = MemoryDesc | Sequence[int]
 
 ELTWISE_ALGS = ("relu", "tanh", "elu", "square", "abs", "sqrt", "linear", "soft_relu",
-                "logistic", "exp", "gelu_tanh", "swish", "log", "clip", "gelu_erf")
+                "logistic", "exp", "gelu_tanh", "swish", "log", "clip", "gelu_erf", "round")
 # alpha/beta when not given, where 0 would not be the usual meaning.
 _ELTWISE_DEFAULTS = {"soft_relu": (1.0, 0.0), "swish": (1.0, 0.0), "linear": (1.0, 0.0)}
 INT8 = frozenset({np.dtype(np.int8), np.dtype(np.uint8)})
@@ -539,6 +539,16 @@ def eltwise(src: SrcLike, alg: str, alpha: float | None = None,
         _alg("ELTWISE", alg), alpha, beta, src_d._md)
 
 
+def reduction(src: SrcLike, alg: str) -> Primitive:
+    """The ``max`` or ``min`` of all of ``src`` (float32 or int32) as float32, in a
+    tensor of ``src``'s rank with every dim 1. Arguments: src, dst."""
+    src_d = _desc(src, "reduction src", any_ok=False)
+    dst = MemoryDesc.plain((1,) * len(src_d.shape))
+    return build_primitive(
+        "reduction", f"{alg} src {src_d}", native().lib.mmx_reduction_init,
+        _alg("REDUCTION", alg), src_d._md, dst._md)
+
+
 def pool_output_size(size: int, kernel: int, stride: int, pad: int, convention: str) -> int:
     """MXNet's pooling output length for one spatial axis."""
     span = size + 2 * pad - kernel
@@ -614,9 +624,9 @@ def lrn(src: SrcLike, nsize: int, *, alpha: float = 1e-4, beta: float = 0.75,
 
 def binary(src0: SrcLike, src1: SrcLike, alg: str = "add", *,
            post_ops: Sequence[PostOp] = ()) -> Primitive:
-    """dst = alg(src0, src1), alg add, sub, mul, div, max or min; src1 broadcasts over its size-1
-    dims (a shorter src1 shape is aligned to the right, numpy-style).
-    dst has src0's data type. Arguments: src, src1, dst."""
+    """dst = alg(src0, src1), alg add, sub, mul, div, max, min, or gt, lt, eq (1 where true,
+    else 0); src1 broadcasts over its size-1 dims (a shorter src1 shape is aligned to the
+    right, numpy-style). dst has src0's data type. Arguments: src, src1, dst."""
     a = _desc(src0, "binary src0", any_ok=False)
     if not isinstance(src1, MemoryDesc):
         dims = as_dims(src1, "binary src1")

@@ -63,9 +63,13 @@ def quantize_scale(dtype: DTypeLike, lo: Real, hi: Real) -> np.float32:
 
 
 def saturate(values: np.ndarray, dtype: DTypeLike) -> np.ndarray:
-    """oneDNN's conversion of float32 values: round half to even, then saturate."""
+    """oneDNN's conversion of float32 values: round half to even, then saturate (int32
+    at the largest float32 below 2**31, as oneDNN: INT32_MAX is not a float32)."""
     info = np.iinfo(dtype)
-    return np.clip(np.rint(values), info.min, info.max).astype(dtype)
+    top = F32(info.max)
+    if int(top) > info.max:
+        top = np.nextafter(top, F32(0))
+    return np.clip(np.rint(values), info.min, top).astype(dtype)
 
 
 def scaled(values: np.ndarray, scale: np.ndarray | Real, dtype: DTypeLike) -> np.ndarray:

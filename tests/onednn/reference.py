@@ -127,5 +127,6 @@ ELTWISE = {
     "log": lambda x, a, b: np.log(x),
     "clip": lambda x, a, b: np.clip(x, a, b),
     "gelu_erf": lambda x, a, b: 0.5 * x * (1 + _erf(x / np.sqrt(2))),
+    "round": lambda x, a, b: np.rint(x.astype(np.float32)),  # half to even
 }
 POSITIVE_ONLY = {"sqrt", "log"}

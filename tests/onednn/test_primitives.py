@@ -158,3 +158,25 @@ def test_reorder_round_trip_through_a_blocked_layout():
     x = random((1, 32, 8, 8), 2)
     there = run(onednn.reorder(x.shape, blocked), {"src": x})
     np.testing.assert_array_equal(there, x)
+
+
+@SETTINGS
+@given(shape=st.lists(st.integers(1, 7), min_size=1, max_size=4).map(tuple),
+       alg=st.sampled_from(["max", "min"]), dtype=st.sampled_from([np.float32, np.int8]))
+def test_reduction_of_a_whole_tensor(shape, alg, dtype):
+    if np.prod(shape) == 1:  # oneDNN reduces over some dim of size > 1 only
+        shape = shape + (2,)
+    x = (random(shape, 3) * 100).astype(dtype)
+    plan = onednn.Plan("reduction")
+    src = plan.input(shape, dtype=dtype)
+    plan.output(plan.add(onednn.reduction(src.desc, alg), src=src))
+    plan.compile()
+    [out] = plan.run([x])
+    assert out.shape == (1,) * len(shape) and out.dtype == np.float32
+    np.testing.assert_array_equal(out.reshape(-1), [getattr(x, alg)()])
+
+
+def test_binary_eq_gives_one_where_equal():
+    a = np.array([0.0, -0.0, 1e-45, 2.0], np.float32)
+    out = run(onednn.binary(a.shape, (1,), "eq"), {"src": a, "src1": np.zeros(1, np.float32)})
+    np.testing.assert_array_equal(out, [1.0, 1.0, 0.0, 0.0])

@@ -141,6 +141,11 @@ RANGE_KEEPERS = frozenset({"_contrib_quantized_pooling", "_contrib_quantized_fla
                            "_contrib_quantized_elemwise_add"})
 
 
+# Those whose range the DNNL backend can find at run time, without calibration
+# (`quantized.py`: a reduction of the data, then the scale in plan steps).
+RUN_TIME_RANGES = frozenset({"_contrib_quantize_v2", "_contrib_requantize"})
+
+
 def calibrated(params: Any, op: str | None) -> bool:
     """Whether a quantized node's output range is fixed by its calibration (an FC
     with float output has none to fix)."""
@@ -152,7 +157,10 @@ def calibrated(params: Any, op: str | None) -> bool:
 def range_inputs(node: Node) -> list[int]:
     """The positions of the min/max inputs whose values scale the node (the
     lowering reads them when it compiles)."""
-    if node.op in ("_contrib_dequantize", "_contrib_requantize"):
+    if node.op == "_contrib_dequantize" or (
+            node.op == "_contrib_requantize" and not calibrated(node.operator()[1], node.op)):
+        return []  # read at run time when not known (`quantized.py`)
+    if node.op == "_contrib_requantize":
         return [1, 2]
     if node.op == "_contrib_quantized_elemwise_add":
         return [2, 3, 4, 5]
@@ -163,20 +171,50 @@ def range_inputs(node: Node) -> list[int]:
         return [5, 6]
     if node.op not in ("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected"):
         return []
+    if _fused_at_run_time(node.op, node.operator()[1]):
+        return []  # read at run time (`quantized.py`)
     names = node.input_names()
     return [i for i, n in enumerate(names) if n in ("data_min", "data_max", "min_data",
                                                     "max_data", "sum_min", "sum_max")]
 
 
+def _fused_at_run_time(op: str | None, p: Any) -> bool:
+    """Whether a node is an uncalibrated quantized FC or convolution the DNNL backend
+    runs, finding its ranges at run time: a convolution without a sum (oneDNN's sum
+    post-op takes its scale when the primitive is made; MXNet remakes it, minimx
+    leaves it on numpy)."""
+    if op not in ("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected") or not p.quantized:
+        return False
+    return not calibrated(p, op) and not p.get("with_sum")
+
+
+def _range_at_run_time(node: Node) -> bool:
+    """Whether the range outputs of `node` are found when a plan runs: an uncalibrated
+    quantize, requantize, FC or convolution (in the DNNL backend), or an operator
+    passing one on."""
+    if node.op in RUN_TIME_RANGES or _fused_at_run_time(node.op, node.operator()[1]):
+        return not calibrated(node.operator()[1], node.op)
+    if node.op in ("_contrib_quantized_pooling", "_contrib_quantized_flatten",
+                   "_contrib_quantized_act"):
+        return _range_at_run_time(node.inputs[1].node)
+    return False
+
+
 def _calibrated(node: SelectorNode) -> str | None:
     # An INT8 primitive's scales are fixed when it compiles: from calibrated
-    # ranges only (calib_mode none finds them at run time, on numpy). MXNet's
-    # fused nodes also need a chain the table takes.
+    # ranges, except those RUN_TIME_RANGES computes in the plan (calib_mode none).
+    # MXNet's fused nodes also need a chain the table takes.
     p = node.params
     if node.op in ("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected") and not p.quantized:
         return _chain_refusal(node)  # float32: lowered as minimx's own fused chains
+    if _fused_at_run_time(node.op, p):
+        return _chain_refusal(node)
+    if node.op == "_sg_mkldnn_conv" and not calibrated(p, node.op):
+        return "a sum at a scale found at run time (calib_mode none; oneDNN's sum " \
+               "post-op takes its scale when the primitive is made)"
     if node.op not in ("_contrib_dequantize", "_contrib_quantized_concat",
-                       "_contrib_quantized_elemwise_add") and not calibrated(p, node.op):
+                       "_contrib_quantized_elemwise_add", *RUN_TIME_RANGES) \
+            and not calibrated(p, node.op):
         return "no calibrated range (calib_mode none: ranges found at run time)"
     if node.op == "_contrib_quantize_v2" and node.input_dtypes and \
             node.input_dtypes[0] is not None and np.dtype(node.input_dtypes[0]) != np.float32:
@@ -185,7 +223,7 @@ def _calibrated(node: SelectorNode) -> str | None:
         producer = node.inputs[i].node
         if producer.is_variable:  # given: a subgraph compiles for its values
             continue
-        if producer.op not in RANGE_MAKERS or (
+        if producer.op not in RANGE_MAKERS or _range_at_run_time(producer) or (
                 producer.op not in RANGE_KEEPERS
                 and not calibrated(producer.operator()[1], producer.op)):
             return f"its input {i} range is found at run time ({producer.name})"

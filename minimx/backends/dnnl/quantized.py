@@ -2,10 +2,10 @@
 
 Needs: a `Lowering` (lower.py) walking a DNNL subgraph whose quantized nodes
 the config accepted (the `calibrated` check: their output ranges fixed by
-calibration, their input ranges made by such nodes). Guarantees: the numpy
-kernels' numbers (`ops.quantization`, `backends.mkldnn_ops`), computed the
-same way:
-- every range is known when the plan compiles (a calibrated range, an
+calibration, their input ranges made by such nodes, or the nodes below that
+find ranges at run time). Guarantees: the numpy kernels' numbers
+(`ops.quantization`, `backends.mkldnn_ops`), computed the same way:
+- a calibrated node's ranges are known when the plan compiles (a calibrated range, an
   input's passed on, or a range input of the subgraph, whose value the plan
   is compiled for), so the scales are constants; the (1,)-shaped range
   outputs are constants too, written out where read outside;
@@ -17,6 +17,14 @@ same way:
   activations and the sum follow as post-ops, and the dst conversion rounds
   half to even and saturates, as the kernels do;
 - quantize and dequantize are reorders multiplying by the kernel's scale.
+Ranges found at run time (calib_mode none: `_contrib_quantize_v2` and
+`_contrib_requantize` without a calibrated range, `_contrib_dequantize` of
+such a range) are plan steps too: oneDNN's min/max reduction of the data,
+then the kernel's scale arithmetic, one float32 operation per oneDNN binary
+or eltwise step on 1-element tensors (each rounds once, as numpy does), the
+scale bound to the reorder at run time. Where the kernel's scale is infinite
+(a zero range) the plan's is float32's largest, which gives the kernel's
+zeros instead of NaN.
 One difference remains possible, not seen on the fixtures: oneDNN's sum
 post-op could round the scaled addend before adding it where the kernel
 rounds once (one quantization step, on .5 ties).
@@ -33,12 +41,14 @@ from ...base import BackendError
 from ...graph import Node
 from ...ops import quantization as q
 from ..mkldnn_ops import QuantizedConv, QuantizedFC
+from .config import calibrated
 from .eltwise import eltwise_of
 
 if TYPE_CHECKING:
     from .lower import Lowering
 
 F32 = np.float32
+FLT_MAX = float(np.finfo(F32).max)
 
 
 def _post(node: Node | None) -> list[onednn.PostOp]:
@@ -65,10 +75,76 @@ def _scale_step(low: Lowering, x: onednn.Slot, dst: onednn.MemoryDesc, scale: np
     return low.plan.add(op, src=x, src_scale=low.plan.constant(np.array([scale], F32)))
 
 
+# -- scale arithmetic at run time: 1-element float32 tensors ---------------------------------
+
+def _reduced(low: Lowering, x: onednn.Slot, alg: str) -> onednn.Slot:
+    """The max or min of all of `x`, as a (1,) float32 slot."""
+    size = int(np.prod(x.shape))
+    if size == 1:  # oneDNN reduces over some dim of size > 1 only: the value itself
+        y = low.plan.reorder(x, onednn.MemoryDesc.plain(x.shape), copy=True)
+        return low.plan.view(y, onednn.MemoryDesc.plain((1,)))
+    if x.desc.dtype == np.int32:  # oneDNN reduces int32 data as a flat vector only
+        dense = x.desc.is_strided and x.desc.nbytes == x.desc.dtype.itemsize * size
+        if x.kind != "temp" or not dense:
+            x = low.plan.reorder(x, onednn.MemoryDesc.plain(x.shape, x.desc.dtype), copy=True)
+        x = low.plan.view(x, onednn.MemoryDesc.plain((size,), x.desc.dtype))
+    y = low.plan.add(onednn.reduction(x.desc, alg), src=x)
+    return low.plan.view(y, onednn.MemoryDesc.plain((1,)))
+
+
+def _const(low: Lowering, value: float, ndim: int = 1) -> onednn.Slot:
+    return low.plan.constant(np.full((1,) * ndim, value, F32))
+
+
+def _binary(low: Lowering, alg: str, a: onednn.Slot | float, b: onednn.Slot | float
+            ) -> onednn.Slot:
+    """``alg(a, b)``, one float32 rounding: `a` a slot or a number, `b` one of `a`'s
+    shape or a (1,) slot or a number (broadcast)."""
+    a = a if isinstance(a, onednn.Slot) else _const(low, a)
+    b = b if isinstance(b, onednn.Slot) else _const(low, b, len(a.shape))
+    if len(b.shape) < len(a.shape):  # a (1,) temporary
+        b = low.plan.view(b, onednn.MemoryDesc.plain((1,) * len(a.shape)))
+    return low.plan.add(onednn.binary(a.desc, b.desc, alg), src=a, src1=b)
+
+
+def _eltwise(low: Lowering, x: onednn.Slot, alg: str, alpha: float | None = None,
+             beta: float | None = None) -> onednn.Slot:
+    return low.plan.add(onednn.eltwise(x.desc, alg, alpha, beta), src=x)
+
+
+def _max_abs(low: Lowering, lo: onednn.Slot, hi: onednn.Slot) -> onednn.Slot:
+    """`q.max_abs` of two (1,) slots."""
+    return _binary(low, "max", _eltwise(low, lo, "abs"), _eltwise(low, hi, "abs"))
+
+
+def _per(low: Lowering, levels: float, real: onednn.Slot) -> onednn.Slot:
+    """``levels / real``, float32's largest where it is infinite."""
+    return _binary(low, "min", _binary(low, "div", levels, real), FLT_MAX)
+
+
+def _set_run_time_range(low: Lowering, nid: int, lo: onednn.Slot, hi: onednn.Slot) -> None:
+    """The range outputs of node `nid`, computed by the plan."""
+    out = low.g.entry_ptr[nid]
+    low.slots[out + 1], low.slots[out + 2] = lo, hi
+
+
+def _range_known(low: Lowering, eids: Sequence[int]) -> bool:
+    """Whether the range entries `eids` are known when the plan compiles."""
+    return all(low.root[e] in low.ranges for e in eids)
+
+
+def _quantized_dst(x: onednn.Slot, dtype: np.dtype) -> onednn.MemoryDesc:
+    """4-d data into NHWC, the layout oneDNN's INT8 convolutions take."""
+    return onednn.MemoryDesc.ordered(x.shape, "acdb", dtype) if len(x.shape) == 4 else \
+        onednn.MemoryDesc.plain(x.shape, dtype)
+
+
 def quantize(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs) -> onednn.Slot:
-    """`_contrib_quantize_v2` with a calibrated range (as `ops.quantization._quantize_v2`),
-    4-d data into NHWC, the layout oneDNN's INT8 convolutions take."""
+    """`_contrib_quantize_v2` (as `ops.quantization._quantize_v2`) by its calibrated range,
+    or by the data's own min and max."""
     _, p = node.operator()
+    if not calibrated(p, node.op):
+        return _quantize_at_run_time(low, node, nid, ins)
     lo, hi = p.min_calib_range, p.max_calib_range
     dtype = q.output_type(p)
     real = q.max_abs(lo, hi)
@@ -76,18 +152,49 @@ def quantize(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs) ->
     out = low.g.entry_ptr[nid]
     low.set_range(out, *(q.range_out(lo, hi) if dtype == np.uint8 else q.range_out(-real, real)))
     x = low.value(ins[0])
-    dst = onednn.MemoryDesc.ordered(x.shape, "acdb", dtype) if len(x.shape) == 4 else \
-        onednn.MemoryDesc.plain(x.shape, dtype)
-    return _scale_step(low, x, dst, F32(levels / real) if real else F32(0))
+    return _scale_step(low, x, _quantized_dst(x, dtype), F32(levels / real) if real else F32(0))
+
+
+def _quantize_at_run_time(low: Lowering, node: Node, nid: int, ins: Sequence[int]
+                          ) -> onednn.Slot:
+    dtype = q.output_type(node.operator()[1])
+    x = low.value(ins[0])
+    lo, hi = _reduced(low, x, "min"), _reduced(low, x, "max")
+    real = _max_abs(low, lo, hi)
+    if dtype == np.uint8:
+        _set_run_time_range(low, nid, lo, hi)
+    else:
+        _set_run_time_range(low, nid, _binary(low, "mul", real, -1.0), real)
+    levels = q.UINT8_LEVELS if dtype == np.uint8 else q.INT8_LEVELS
+    op = onednn.reorder(x.desc, _quantized_dst(x, dtype), src_scale_mask=0)
+    return low.plan.add(op, src=x, src_scale=_per(low, float(levels), real))
 
 
 def dequantize(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
                ) -> onednn.Slot:
-    """`_contrib_dequantize`: ``x * max(|min|, |max|) / levels``."""
+    """`_contrib_dequantize`: ``x * max(|min|, |max|) / levels``, by a range known when
+    the plan compiles or read at run time."""
     x = low.value(ins[0])
     levels = q.UINT8_LEVELS if x.desc.dtype == np.uint8 else q.INT8_LEVELS
-    return _scale_step(low, x, _retyped(x.desc, np.dtype(F32)),
-                       F32(q.max_abs(*low.range_of(ins[1:3])) / levels))
+    dst = _retyped(x.desc, np.dtype(F32))
+    if _range_known(low, ins[1:3]):
+        return _scale_step(low, x, dst, F32(q.max_abs(*low.range_of(ins[1:3])) / levels))
+    real = _max_abs(low, low.value(ins[1]), low.value(ins[2]))
+    op = onednn.reorder(x.desc, dst, src_scale_mask=0)
+    return low.plan.add(op, src=x, src_scale=_binary(low, "div", real, float(levels)))
+
+
+def _folded(qc: QuantizedConv, arrays: Sequence[np.ndarray]
+            ) -> tuple[np.ndarray, np.ndarray | None]:
+    """(float weight, float bias or None) of a quantized convolution, from its weight
+    [bias] [BatchNorm parameters], BatchNorm folded in."""
+    w, rest = arrays[0], list(arrays[1:])
+    bias = None if qc.conv.no_bias else rest.pop(0)
+    if qc.bn is not None:
+        gamma, beta, mean, var = rest[:4]
+        w, bias = q.fold_batch_norm(w, bias, gamma, beta, mean, var, qc.bn.eps,
+                                    qc.bn.fix_gamma)
+    return w, bias
 
 
 def _conv_arrays(qc: QuantizedConv, data_scale: np.float32, out_scale: np.float32,
@@ -95,12 +202,7 @@ def _conv_arrays(qc: QuantizedConv, data_scale: np.float32, out_scale: np.float3
                                                         np.ndarray]:
     """(int8 weights, int32 bias or None, requantization factor per channel) of a
     calibrated quantized convolution, from its weight [bias] [BatchNorm parameters]."""
-    w, rest = arrays[0], list(arrays[1:])
-    bias = None if qc.conv.no_bias else rest.pop(0)
-    if qc.bn is not None:
-        gamma, beta, mean, var = rest[:4]
-        w, bias = q.fold_batch_norm(w, bias, gamma, beta, mean, var, qc.bn.eps,
-                                    qc.bn.fix_gamma)
+    w, bias = _folded(qc, arrays)
     scales, _, _ = q.weight_scales(w, bias, data_scale, channelwise=True)
     w_q = q.scaled(w, scales.reshape((-1,) + (1,) * (w.ndim - 1)), np.int8)
     b_q = None if bias is None else q.scaled(bias, (scales * data_scale).astype(F32), np.int32)
@@ -116,6 +218,8 @@ def quantized_conv(low: Lowering, node: Node, nid: int, ins: Sequence[int], inpu
     if not p.quantized:
         return low.fused_conv(node, nid, ins, inputs)
     qc = QuantizedConv(p)
+    if not calibrated(p, node.op):
+        return _conv_at_run_time(low, node, qc, nid, ins, inputs)
     n_base = len(ins) - (4 if p.with_sum else 2)
     base, extra = ins[:n_base], ins[n_base:]
     x = low.value(base[0])
@@ -159,6 +263,64 @@ def quantized_conv(low: Lowering, node: Node, nid: int, ins: Sequence[int], inpu
     return y
 
 
+def _run_time_conv_arrays(qc: QuantizedConv, arrays: Sequence[np.ndarray]
+                          ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
+    """(int8 weights, float bias or None, the weight's one scale, its level: max |w| / 127)
+    of an uncalibrated quantized convolution (scaled per tensor, as `QuantizedConv`)."""
+    w, bias = _folded(qc, arrays)
+    scales, lo, hi = q.weight_scales(w, bias, F32(1), channelwise=False)
+    level = np.array([q.max_abs(lo, hi) / F32(127)], F32)
+    return q.scaled(w, scales[0], np.int8), bias, scales, level
+
+
+def _quantize_scale(low: Lowering, dtype: np.dtype, real: onednn.Slot) -> onednn.Slot:
+    """`q.quantize_scale` of a (1,) max |range| slot: ``levels / real``, or INT32_MAX
+    as float32 where real is 0 (``per * (1 - zero) + 2**31 * zero``)."""
+    levels = q.INT8_LEVELS if dtype == np.int8 else q.UINT8_LEVELS
+    zero = _binary(low, "eq", real, 0.0)
+    per = _binary(low, "mul", _per(low, float(levels), real), _binary(low, "sub", 1.0, zero))
+    return _binary(low, "add", per, _binary(low, "mul", zero, float(np.iinfo(np.int32).max)))
+
+
+def _conv_at_run_time(low: Lowering, node: Node, qc: QuantizedConv, nid: int,
+                      ins: Sequence[int], inputs) -> onednn.Slot:
+    """An uncalibrated quantized `_sg_mkldnn_conv` without a sum (`QuantizedConv.forward`
+    without calibration): int32 output of the int8 weights and the bias quantized by
+    the data's scale, found at run time with the product's range."""
+    base, extra = ins[:-2], ins[-2:]
+    x = low.value(base[0])
+    real = _max_abs(low, low.value(extra[0]), low.value(extra[1]))
+    n_params = 1 + (not qc.conv.no_bias) + 4 * (qc.bn is not None)
+    sources = [low.source(e, f"{node.label} weights") for e in base[1:1 + n_params]]
+    weight_shape = low.shape(base[1])
+
+    def part(i: int):
+        return lambda *a: _run_time_conv_arrays(qc, a)[i]
+
+    c = qc.conv
+    has_bias = not c.no_bias or qc.bn is not None
+    op = onednn.conv(x.shape, weight_shape, stride=c.stride or None, pad=c.pad or None,
+                     dilate=c.dilate or None, num_group=c.num_group, bias=has_bias,
+                     post_ops=_post(qc.act), int8=onednn.Int8(
+                         src=x.desc.dtype, dst=np.int32, bias=np.int32, src_scale=False,
+                         weight_scales=None, dst_scale=False))
+    args = {"src": low.plan.reorder(x, op.desc("src")),
+            "weights": low.constant(inputs, sources, part(0), op, "weights")}
+    if has_bias:
+        bias = low.constant(inputs, sources, part(1), shape=(weight_shape[0],))
+        scale = _binary(low, "mul", low.constant(inputs, sources, part(2), shape=(1,)),
+                        _quantize_scale(low, x.desc.dtype, real))
+        reorder = onednn.reorder(bias.desc, op.desc("bias"), src_scale_mask=0)
+        args["bias"] = low.plan.add(reorder, src=bias, src_scale=scale)
+    y = low.plan.add(op, **args)
+    data_level = _binary(low, "div", real, 127.0 if x.desc.dtype == np.int8 else 255.0)
+    top = _binary(low, "mul", _binary(low, "mul", low.constant(inputs, sources, part(3),
+                                                                shape=(1,)), data_level),
+                  float(q.INT32_LEVELS))
+    _set_run_time_range(low, nid, _binary(low, "mul", top, -1.0), top)
+    return y
+
+
 def _fc_arrays(qfc: QuantizedFC, data_scale: np.float32, out_scale: np.float32,
                arrays: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray | None,
                                                       np.ndarray]:
@@ -179,6 +341,8 @@ def quantized_fc(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
     if not p.quantized:
         return low.fused_fc(node, nid, ins, inputs)
     qfc = QuantizedFC(p)
+    if not calibrated(p, node.op):
+        return _fc_at_run_time(low, node, qfc, nid, ins, inputs)
     n_base = 2 if qfc.fc.no_bias else 3
     base, extra = ins[:n_base], ins[n_base:]
     x = low.value(base[0])
@@ -214,6 +378,85 @@ def quantized_fc(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
     return low.plan.add(op, **args)
 
 
+def _std_round(low: Lowering, v: onednn.Slot) -> onednn.Slot:
+    """`q.std_round` (C's round, halves away from zero) of a float32 slot:
+    ``sign(v) * floor(|v| + 0.5)``, floor(t) as ``rint(t) - (rint(t) > t)``."""
+    t = _binary(low, "add", _eltwise(low, v, "abs"), 0.5)
+    r = _eltwise(low, t, "round")
+    floor = _binary(low, "sub", r, _binary(low, "gt", r, t))
+    sign = _binary(low, "sub", _binary(low, "gt", v, 0.0), _binary(low, "lt", v, 0.0))
+    return _binary(low, "mul", sign, floor)
+
+
+def _fc_constants(qfc: QuantizedFC, b_levels: float, arrays: Sequence[np.ndarray]
+                  ) -> np.ndarray:
+    """(weight level: max |w| / `b_levels`, weight scale, bias scale, the bias rescale
+    limit) of an uncalibrated FC from its weight, [bias,] weight range [, bias range]
+    (as `QuantizedFC._int32_bias`)."""
+    ranges = [q.scalar(a) for a in arrays[1 if qfc.fc.no_bias else 2:]]
+    w_real = q.max_abs(*ranges[:2])
+    w_scale = q.quantize_scale(np.int8, *ranges[:2])
+    if qfc.fc.no_bias:
+        return np.array([w_real / F32(b_levels), w_scale, 1, 1], F32)
+    b_scale = q.quantize_scale(np.int8, *ranges[2:])
+    with np.errstate(divide="ignore"):  # an all-zero bias: no limit
+        limit = F32(F32(F32(np.iinfo(np.int32).max // 2) / q.max_abs(*ranges[2:])) / b_scale)
+    return np.array([w_real / F32(b_levels), w_scale, b_scale, limit], F32)
+
+
+def _fc_at_run_time(low: Lowering, node: Node, qfc: QuantizedFC, nid: int,
+                    ins: Sequence[int], inputs) -> onednn.Slot:
+    """An uncalibrated quantized `_sg_mkldnn_fully_connected` with int32 output
+    (`QuantizedFC.forward` without calibration): MXNet rescales the int8 bias to the
+    product's scale, found at run time (and the int8 weights, where the bias would
+    pass INT32_MAX / 2), rounding half away from zero; done here in plan steps."""
+    n_base = 2 if qfc.fc.no_bias else 3
+    base, extra = ins[:n_base], ins[n_base:]
+    x = low.value(base[0])
+    real = _max_abs(low, low.value(extra[0]), low.value(extra[1]))
+    sources = [low.source(e, f"{node.label} weights") for e in (*base[1:], *extra[2:])]
+    num_hidden = low.shape(base[1])[0]
+    b_levels = 127.0 if x.desc.dtype == np.int8 else 255.0
+
+    def const(i: int) -> onednn.Slot:
+        return low.constant(inputs, sources, lambda *a: _fc_constants(qfc, b_levels, a)[i:i + 1],
+                            shape=(1,))
+
+    op = onednn.inner_product(x.shape, num_hidden, bias=not qfc.fc.no_bias,
+                              post_ops=_post(qfc.act),
+                              int8=onednn.Int8(src=x.desc.dtype, dst=np.int32, bias=np.int32,
+                                               src_scale=False, weight_scales=None,
+                                               dst_scale=False))
+    args = {"src": low.plan.reorder(x, op.desc("src"))}
+    if qfc.fc.no_bias:
+        args["weights"] = low.constant(inputs, sources, lambda w, *_: w, op, "weights")
+    else:
+        w_scale, b_scale, limit = const(1), const(2), const(3)
+        data_scale = _quantize_scale(low, x.desc.dtype, real)
+        rescale = _binary(low, "div", _binary(low, "mul", data_scale, w_scale), b_scale)
+        bias = low.constant(inputs, sources, lambda w, b, *_: b.astype(F32),
+                            shape=(num_hidden,))
+        b_q = _std_round(low, _binary(low, "mul", bias, _binary(low, "min", rescale, limit)))
+        args["bias"] = low.plan.reorder(b_q, op.desc("bias"))
+        # Past the limit the weights are rescaled: w + over * (rescaled - w), the
+        # rescaled ones kept finite (clipped to int8) where the limit is infinite.
+        over = _binary(low, "gt", rescale, limit)
+        w_rescale = _binary(low, "div", _binary(low, "div", _binary(low, "mul", limit, b_scale),
+                                                data_scale), w_scale)
+        w = low.constant(inputs, sources, lambda w, *_: w.astype(F32))
+        rescaled = _eltwise(low, _std_round(low, _binary(low, "mul", w, _binary(
+            low, "min", w_rescale, FLT_MAX))), "clip", -128.0, 127.0)
+        moved = _binary(low, "mul", _binary(low, "sub", rescaled, w), over)
+        weights = _binary(low, "add", w, moved)   # (num_hidden, K) in the op's dims:
+        weights = low.plan.view(weights, onednn.MemoryDesc.plain(op.desc("weights").shape))
+        args["weights"] = low.plan.reorder(weights, op.desc("weights"))
+    y = low.plan.add(op, **args)
+    top = _binary(low, "mul", _binary(low, "mul", _binary(low, "div", real, 127.0), const(0)),
+                  float(q.INT32_LEVELS))
+    _set_run_time_range(low, nid, _binary(low, "mul", top, -1.0), top)
+    return y
+
+
 def _rescaled(low: Lowering, x: onednn.Slot, dtype: np.dtype, scale: np.float32
               ) -> onednn.Slot:
     """`x` times `scale` in `dtype`, in `x`'s layout where unblocked."""
@@ -245,10 +488,30 @@ def requantize(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
     """A calibrated `_contrib_requantize` (as `ops.quantization._requantize`): int32
     times the scale from its range to the calibrated one, rounded into int8/uint8."""
     _, p = node.operator()
+    if not calibrated(p, node.op):
+        return _requantize_at_run_time(low, node, nid, ins)
     dtype, scale, out_range = q.requantize_scale(p, low.range_of(ins[1:3]))
     low.set_range(low.g.entry_ptr[nid], *q.range_out(*out_range))
     x = low.value(ins[0])
     return _scale_step(low, x, _retyped(x.desc, dtype), scale)
+
+
+def _requantize_at_run_time(low: Lowering, node: Node, nid: int, ins: Sequence[int]
+                            ) -> onednn.Slot:
+    """`_contrib_requantize` to the range the int32 data reaches (`q.requantize_scale`
+    with `reach`), its input range known or read at run time."""
+    dtype = q.output_type(node.operator()[1])
+    x = low.value(ins[0])
+    in_real = _max_abs(low, low.value(ins[1]), low.value(ins[2]))
+    reach = _max_abs(low, _reduced(low, x, "min"), _reduced(low, x, "max"))
+    real = _binary(low, "div", _binary(low, "mul", reach, in_real), float(q.INT32_LEVELS))
+    _set_run_time_range(low, nid, _const(low, 0.0) if dtype == np.uint8 else
+                        _binary(low, "mul", real, -1.0), real)
+    levels = 255.0 if dtype == np.uint8 else 127.0
+    scale = _binary(low, "mul", _binary(low, "div", in_real, float(q.INT32_LEVELS)),
+                    _per(low, levels, real))
+    op = onednn.reorder(x.desc, _retyped(x.desc, dtype), src_scale_mask=0)
+    return low.plan.add(op, src=x, src_scale=_binary(low, "min", scale, FLT_MAX))
 
 
 def quantized_concat(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs

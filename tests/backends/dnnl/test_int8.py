@@ -73,14 +73,41 @@ def test_larger_batches_match_the_numpy_kernels_exactly(mode):
     np.testing.assert_array_equal(got, run(sym, args, auxs, data))
 
 
-def test_uncalibrated_nodes_stay_on_numpy():
-    """calib_mode none: ranges are found at run time, which INT8 primitives
-    built at bind cannot take; only the pooling (which passes ranges on) goes in."""
+def test_uncalibrated_graph_runs_in_dnnl_with_mxnets_output():
+    """calib_mode none: ranges found at run time by plan steps. Quantize, requantize,
+    dequantize, the FCs and the convolutions without a sum go in; the convolutions
+    with a sum (a sum scale found at run time) stay on numpy."""
     sym, args, auxs, io = load("none")
     part = partitioned(sym, io["data"])
-    assert [inner_ops(n) for n in dnnl_nodes(part)] == [["_contrib_quantized_pooling"]]
-    assert outer_ops(part).count("_sg_mkldnn_conv") == 4
+    assert [inner_ops(n) for n in dnnl_nodes(part)] == [
+        ["_contrib_quantize_v2", "_sg_mkldnn_conv", "_contrib_requantize"],
+        ["_contrib_requantize"], ["_sg_mkldnn_conv", "_contrib_requantize"],
+        ["_contrib_requantize", "_contrib_quantized_pooling", "_sg_mkldnn_fully_connected",
+         "_contrib_requantize", "_sg_mkldnn_fully_connected", "_contrib_requantize",
+         "_contrib_dequantize"]]
+    assert [op for op in outer_ops(part) if op != "_sg_dnnl"] == ["_sg_mkldnn_conv"] * 2
     np.testing.assert_array_equal(run(part, args, auxs, io["data"]), io["output"])
+    # No quantize, requantize or dequantize left out (fused nodes are not listed).
+    summary = mx.subgraph.partition_summary(sym, "DNNL", shapes={"data": io["data"].shape})
+    assert summary.left_out_reasons() == {}
+
+
+def test_uncalibrated_graph_matches_the_numpy_kernels_on_other_batches():
+    """Other data, other ranges: the same plans (no range is compiled for)."""
+    sym, args, auxs, io = load("none")
+    shape = (5,) + io["data"].shape[1:]
+    ex = bind(partitioned(sym, np.zeros(shape, np.float32)), args, auxs,
+              np.zeros(shape, np.float32))
+    plans = []
+    for seed, scale in ((3, 1.0), (4, 1e-3), (5, 50.0), (6, 1e-6), (7, 0.0)):
+        data = np.random.default_rng(seed).uniform(-scale, scale, shape).astype(np.float32)
+        ex.arg_dict["data"][:] = data
+        np.testing.assert_array_equal(ex.forward(is_train=False)[0].asnumpy(),
+                                      run(sym, args, auxs, data))
+        plans.append([s.compiled for s in ex._runner.operator_states().values()
+                      if isinstance(s, DnnlState)])
+    assert all(a is b for a, b in zip(plans[0], plans[-1], strict=True))
+    assert [p.ranges for p in plans[0]] == [{}] * 4
 
 
 def _view(sym, shapes):
@@ -95,19 +122,21 @@ def test_refusals_say_why():
     x = mx.sym.var("data")
     shape = {"data": (2, 3, 4, 4)}
     loose = mx.sym._contrib_quantize_v2(x, out_type="int8", name="loose")
-    assert support.refusal(_view(loose, shape)) == \
-        "no calibrated range (calib_mode none: ranges found at run time)"
+    assert support.refusal(_view(loose, shape)) is None  # its range found at run time
     q = mx.sym._contrib_quantize_v2(x, out_type="int8", min_calib_range=-1.0,
                                     max_calib_range=1.0)
     assert support.refusal(_view(q, shape)) is None
     sym, _, _, _ = load("none")
-    conv = sym.get_internals()["quantized_sg_mkldnn_conv_bn_act_0_output"]
-    # Uncalibrated, it gives int32 (with a range found at run time).
-    assert support.refusal(_view(conv, {"data": (1, 3, 8, 8)})) == \
-        "int32 (oneDNN runs float32, int8, uint8)"
-    deq = mx.sym._contrib_dequantize(loose[0], loose[1], loose[2])
-    assert support.refusal(_view(deq, shape)) == \
-        "its input 1 range is found at run time (loose)"
+    summed = sym.get_internals()["quantized_sg_mkldnn_conv_add_act_1_output"]
+    assert support.refusal(_view(summed, {"data": (1, 3, 8, 8)})) == \
+        "a sum at a scale found at run time (calib_mode none; oneDNN's sum post-op " \
+        "takes its scale when the primitive is made)"
+    pool = mx.sym._contrib_quantized_pooling(loose[0], loose[1], loose[2], kernel=(2, 2),
+                                             pool_type="max", stride=(2, 2), name="pool")
+    add = mx.sym._contrib_quantized_elemwise_add(pool[0], pool[0], pool[1], pool[2], pool[1],
+                                                 pool[2])
+    assert support.refusal(_view(add, shape)) == \
+        "its input 2 range is found at run time (pool)"
 
 
 def test_range_outputs_read_outside_are_written():
@@ -201,9 +230,10 @@ def test_a_fused_chain_the_table_refuses_stays_on_numpy():
 
 
 def test_ranges_made_outside_the_subgraph_are_compiled_for_their_values():
-    """An uncalibrated quantize keeps the first convolution on numpy; the next one
-    reads its calibrated output range as a subgraph input: the plan is compiled
-    at the first run for that value, and again only if it changes."""
+    """An uncalibrated quantize (its range found at run time, in its own subgraph)
+    keeps the calibrated first convolution on numpy; the next one reads its
+    calibrated output range as a subgraph input: the plan is compiled at the first
+    run for that value, and again only if it changes."""
     sym, args, auxs, io = load("naive")
     graph = json.loads(sym.tojson())
     for node in graph["nodes"]:
@@ -211,7 +241,7 @@ def test_ranges_made_outside_the_subgraph_are_compiled_for_their_values():
             node["attrs"] = {"out_type": "int8"}
     sym = mx.sym.load_json(json.dumps(graph))
     part = partitioned(sym, io["data"])
-    assert outer_ops(part) == ["_contrib_quantize_v2", "_sg_mkldnn_conv", "_sg_dnnl"]
+    assert outer_ops(part) == ["_sg_dnnl", "_sg_mkldnn_conv", "_sg_dnnl"]
     ex = bind(part, args, auxs, io["data"])
     rng = np.random.default_rng(5)
     plans = []
@@ -220,10 +250,11 @@ def test_ranges_made_outside_the_subgraph_are_compiled_for_their_values():
         ex.arg_dict["data"][:] = data
         got = ex.forward(is_train=False)[0].asnumpy()
         np.testing.assert_array_equal(got, run(sym, args, auxs, data))
-        plans += [s.compiled for s in ex._runner.operator_states().values()
-                  if isinstance(s, DnnlState)]
-    assert len(plans) == 2 and plans[0] is plans[1]
-    assert len(plans[0].ranges) == 2  # conv0's output min and max
+        plans.append([s.compiled for s in ex._runner.operator_states().values()
+                      if isinstance(s, DnnlState)])
+    assert len(plans[0]) == 2 and all(a is b for a, b in zip(*plans, strict=True))
+    # The quantize's range is the plan's own; conv0's output min and max are inputs.
+    assert sorted(len(p.ranges) for p in plans[0]) == [0, 2]
 
 
 def test_quantized_conv_with_relu6_saturates_as_the_numpy_kernel():
