@@ -15,6 +15,7 @@ from . import (
     models,  # symbol builders of the gluon model zoo
     name,
     ndarray,
+    onnx,  # mx.onnx.export_model (needs the optional onnx package only when called)
     profiler,
     subgraph,
     symbol,
@@ -33,4 +34,4 @@ __version__ = "0.1.0"
 __all__ = ["AttrScope", "BackendError", "Context", "DTypeError", "Executor",
            "GraphFormatError", "MinimxError", "OperatorError", "ShapeError", "attribute",
            "contrib", "cpu", "current_context", "gpu", "io", "model", "models", "name", "nd",
-           "ndarray", "profiler", "random", "subgraph", "sym", "symbol"]
+           "ndarray", "onnx", "profiler", "random", "subgraph", "sym", "symbol"]

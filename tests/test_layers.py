@@ -23,7 +23,7 @@ LAYERS = [
     ["subgraph"],
     ["executor", "backends"],
     ["model", "models"],
-    ["contrib"],
+    ["contrib", "onnx"],
     ["__init__"],
     ["__main__"],
 ]
