@@ -15,7 +15,7 @@ from math import prod
 
 import numpy as np
 
-from .emitter import Emitter, Site, Unsupported
+from .emitter import Emitter, OnnxNode, Site, Unsupported
 
 OPSET = 17  # LayerNormalization is in ONNX from opset 17
 
@@ -377,3 +377,148 @@ def refusal(op: str) -> str | None:
     if op.startswith("_sg_") or op == "_subgraph_op":
         return "a partitioned graph: export the symbol before partitioning or optimize_for"
     return None
+
+
+# -- comparisons, creation, resizing, splitting (issue 15's families) -------------------
+
+_COMPARISONS = {"greater": "Greater", "greater_equal": "GreaterOrEqual", "lesser": "Less",
+                "lesser_equal": "LessOrEqual", "equal": "Equal", "not_equal": "Equal"}
+
+
+def _comparison(op_type: str, negate: bool, scalar: bool) -> Translation:
+    """MXNet's comparisons give 1 or 0 in the inputs' dtype; ONNX's give booleans."""
+    def translate(e: Emitter, s: Site) -> None:
+        rhs = e.const(f"{s.name}_scalar", s.p.scalar, s.dtype) if scalar else s.inputs[1]
+        result = e.add(op_type, [s.inputs[0], rhs])
+        if negate:
+            result = e.add("Not", [result])
+        e.add("Cast", [result], s.outputs[0], to=s.dtype)
+    return translate
+
+
+for _name, _onnx_op in _COMPARISONS.items():
+    for _op, _scalar in ((f"_{_name}", False), (f"broadcast_{_name}", False),
+                         (f"_{_name}_scalar", True)):
+        TRANSLATIONS[_op] = _comparison(_onnx_op, _name == "not_equal", _scalar)
+
+
+@_translates("where")
+def _where(e: Emitter, s: Site) -> None:
+    if len(s.in_shapes[0]) != len(s.in_shapes[1]):
+        raise Unsupported("a condition of lower rank than x (MXNet picks whole rows)")
+    condition = e.add("Cast", [s.inputs[0]], to=np.dtype(bool))
+    e.add("Where", [condition, s.inputs[1], s.inputs[2]], s.outputs[0])
+
+
+@_translates("zeros_like", "ones_like")
+def _fill_like(e: Emitter, s: Site) -> None:
+    value = e.const(f"{s.name}_value", 0 if s.node.op == "zeros_like" else 1, s.dtype)
+    e.add("Expand", [value, e.add("Shape", s.inputs)], s.outputs[0])
+
+
+def _constant_output(e: Emitter, s: Site, value: np.ndarray) -> None:
+    e.add("Identity", [e.const(f"{s.name}_value", value)], s.outputs[0])
+
+
+@_translates("_zeros", "_ones", "_full")
+def _filled(e: Emitter, s: Site) -> None:
+    fill = {"_zeros": 0, "_ones": 1}.get(str(s.node.op), getattr(s.p, "value", 0))
+    _constant_output(e, s, np.full(s.out_shapes[0], fill, s.p.dtype))
+
+
+@_translates("_arange")
+def _arange(e: Emitter, s: Site) -> None:
+    if s.p.infer_range:
+        raise Unsupported("infer_range=True")
+    start, stop = (0, s.p.start) if s.p.stop is None else (s.p.start, s.p.stop)
+    values = np.repeat(np.arange(start, stop, s.p.step), s.p.repeat)
+    _constant_output(e, s, values.astype(s.p.dtype))
+
+
+@_translates("shape_array")
+def _shape_array(e: Emitter, s: Site) -> None:
+    e.add("Shape", s.inputs, s.outputs[0])
+
+
+@_translates("L2Normalization")
+def _l2_normalization(e: Emitter, s: Site) -> None:
+    axes = {"instance": range(1, s.ndim), "channel": [1], "spatial": range(2, s.ndim)}
+    squares = e.add("Mul", [s.inputs[0], s.inputs[0]])
+    total = e.add("ReduceSum", [squares, e.ints(f"{s.name}_axes", list(axes[s.p.mode]))],
+                  keepdims=1)
+    eps = e.const(f"{s.name}_eps", s.p.eps, s.dtype)
+    e.add("Div", [s.inputs[0], e.add("Sqrt", [e.add("Add", [total, eps])])], s.outputs[0])
+
+
+@_translates("_contrib_AdaptiveAvgPooling2D")
+def _adaptive_avg_pooling(e: Emitter, s: Site) -> None:
+    size_in, size_out = s.in_shapes[0][2:], s.out_shapes[0][2:]
+    if all(o == 1 for o in size_out):
+        e.add("GlobalAveragePool", s.inputs, s.outputs[0])
+        return
+    if any(i % o for i, o in zip(size_in, size_out, strict=True)):
+        raise Unsupported(f"output {size_out} does not divide input {size_in} (MXNet's "
+                          "windows then overlap unevenly)")
+    kernel = [i // o for i, o in zip(size_in, size_out, strict=True)]
+    e.add("AveragePool", s.inputs, s.outputs[0], kernel_shape=kernel, strides=kernel)
+
+
+@_translates("_contrib_BilinearResize2D")
+def _bilinear_resize(e: Emitter, s: Site) -> None:
+    batch_channels = e.add("Slice", [e.add("Shape", [s.inputs[0]]), e.ints(f"{s.name}_0", [0]),
+                                     e.ints(f"{s.name}_2", [2])])
+    sizes = e.add("Concat", [batch_channels, e.ints(f"{s.name}_hw", s.out_shapes[0][2:])],
+                  axis=0)
+    mode = "align_corners" if s.p.align_corners else "half_pixel"
+    e.add("Resize", [s.inputs[0], "", "", sizes], s.outputs[0], mode="linear",
+          coordinate_transformation_mode=mode)
+
+
+@_translates("SliceChannel")
+def _slice_channel(e: Emitter, s: Site) -> None:
+    if not s.p.squeeze_axis:
+        e.nodes.append(OnnxNode("Split", s.inputs, s.outputs, {"axis": s.p.axis}, s.outputs[0]))
+        return
+    parts = [e.fresh(f"{o}_unsqueezed") for o in s.outputs]
+    e.nodes.append(OnnxNode("Split", s.inputs, parts, {"axis": s.p.axis}, parts[0]))
+    axes = e.ints(f"{s.name}_axes", [s.p.axis])
+    for part, out in zip(parts, s.outputs, strict=True):
+        e.add("Squeeze", [part, axes], out)
+
+
+@_translates("stack")
+def _stack(e: Emitter, s: Site) -> None:
+    axes = e.ints(f"{s.name}_axes", [s.p.axis])
+    e.add("Concat", [e.add("Unsqueeze", [x, axes]) for x in s.inputs], s.outputs[0],
+          axis=s.p.axis)
+
+
+@_translates("tile")
+def _tile(e: Emitter, s: Site) -> None:
+    x, reps = s.inputs[0], list(s.p.reps)
+    if len(reps) > s.ndim:  # MXNet prepends dimensions to the data
+        x = e.add("Unsqueeze", [x, e.ints(f"{s.name}_new_axes", list(range(len(reps) - s.ndim)))])
+    reps = [1] * (s.ndim - len(reps)) + reps
+    e.add("Tile", [x, e.ints(f"{s.name}_reps", reps)], s.outputs[0])
+
+
+@_translates("broadcast_axis", "broadcast_to")
+def _broadcast(e: Emitter, s: Site) -> None:
+    if s.node.op == "broadcast_to":  # 0 keeps the dimension, as 1 does to Expand
+        target = [d or 1 for d in s.p.shape]
+    else:
+        target = [1] * s.ndim
+        axes = (s.p.axis,) if isinstance(s.p.axis, int) else s.p.axis
+        sizes = (s.p.size,) if isinstance(s.p.size, int) else s.p.size
+        for axis, size in zip(axes, sizes, strict=True):
+            target[axis % s.ndim] = size
+    e.add("Expand", [s.inputs[0], e.ints(f"{s.name}_shape", target)], s.outputs[0])
+
+
+@_translates("slice_like")
+def _slice_like(e: Emitter, s: Site) -> None:
+    axes = sorted(a % s.ndim for a in s.p.axes) if s.p.axes else list(range(s.ndim))
+    axes_name = e.ints(f"{s.name}_axes", axes)
+    ends = e.add("Gather", [e.add("Shape", [s.inputs[1]]), axes_name], axis=0)
+    e.add("Slice", [s.inputs[0], e.ints(f"{s.name}_starts", [0] * len(axes)), ends, axes_name],
+          s.outputs[0])

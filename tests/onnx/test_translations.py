@@ -125,6 +125,48 @@ CASES: dict[str, tuple[Callable[[], mx.sym.Symbol], dict[str, tuple[int, ...]]]]
     "identities": (lambda: S.Flatten(S.BlockGrad(S.Dropout(S.identity(x), p=0.5))),
                    {"x": (2, 3, 2)}),
     "cast": (lambda: S.Cast(x, dtype="float16"), {"x": (2, 3)}),
+    "comparisons": (lambda: (x > 0.2) + S.broadcast_lesser_equal(x, y) * 2
+                    + S._equal(x, x) * 4 + S._not_equal_scalar(x, scalar=0.0) * 8
+                    + (x >= y) - S.broadcast_greater(x, y) + S.broadcast_not_equal(x, y)
+                    + S._lesser_scalar(x, scalar=0.1) + S._greater_equal_scalar(x, scalar=0.)
+                    + S._lesser_equal_scalar(x, scalar=0.) + S._equal_scalar(x, scalar=1.)
+                    + S.broadcast_equal(x, y) + S._greater(x, x) + S._lesser(x, x)
+                    + S.broadcast_greater_equal(x, y) + S._lesser_equal(x, x)
+                    + S.broadcast_lesser(x, y) + S._greater_equal(x, x)
+                    + S._not_equal(x, x) - S.broadcast_lesser_equal(y, x),
+                    {"x": (2, 3), "y": (2, 3)}),
+    "where": (lambda: S.where(x > 0, x, y), {"x": (2, 3), "y": (2, 3)}),
+    "fill_like": (lambda: S.zeros_like(x) + S.ones_like(x) * 3, {"x": (2, 3)}),
+    "creation": (lambda: x + S._zeros(shape=(2, 6)) + S._ones(shape=(2, 6))
+                 + S._full(shape=(2, 6), value=0.5),
+                 {"x": (2, 6)}),
+    "arange_two_outputs": (lambda: S.Group([y * S._arange(start=1, stop=4, repeat=2),
+                                            S.relu(y)]), {"y": (6,)}),
+    "arange_one_bound": (lambda: x * S._arange(start=6), {"x": (6,)}),
+    "shape_array": (lambda: S.shape_array(x), {"x": (2, 3, 4)}),
+    "l2_instance": (lambda: S.L2Normalization(x), {"x": (2, 3, 4)}),
+    "l2_channel": (lambda: S.L2Normalization(x, mode="channel"), {"x": (2, 3, 4)}),
+    "l2_spatial": (lambda: S.L2Normalization(x, mode="spatial"), {"x": (2, 3, 4, 2)}),
+    "adaptive_global": (lambda: S._contrib_AdaptiveAvgPooling2D(x, output_size=1),
+                        {"x": (1, 2, 5, 7)}),
+    "adaptive_even": (lambda: S._contrib_AdaptiveAvgPooling2D(x, output_size=(2, 3)),
+                      {"x": (1, 2, 4, 9)}),
+    "resize_align": (lambda: S._contrib_BilinearResize2D(x, height=9, width=7),
+                     {"x": (1, 2, 4, 5)}),
+    "resize_half_pixel": (lambda: S._contrib_BilinearResize2D(x, height=8, width=3,
+                                                             align_corners=False),
+                          {"x": (1, 2, 4, 5)}),
+    "resize_like": (lambda: S._contrib_BilinearResize2D(x, y, mode="like"),
+                    {"x": (1, 2, 4, 5), "y": (1, 1, 7, 6)}),
+    "split": (lambda: S.split(x, num_outputs=3, axis=1), {"x": (2, 6, 2)}),
+    "split_squeeze": (lambda: S.split(x, num_outputs=2, axis=-1, squeeze_axis=True),
+                      {"x": (2, 3, 2)}),
+    "stack": (lambda: S.stack(x, y, axis=1), {"x": (2, 3), "y": (2, 3)}),
+    "tile": (lambda: S.tile(x, reps=(2, 1, 3)), {"x": (2, 3)}),
+    "tile_short": (lambda: S.tile(x, reps=(2,)), {"x": (2, 3)}),
+    "broadcast_axis": (lambda: S.broadcast_axis(x, axis=(0, 2), size=(3, 4)), {"x": (1, 2, 1)}),
+    "broadcast_to": (lambda: S.broadcast_to(x, shape=(0, 3, 4)), {"x": (2, 1, 4)}),
+    "slice_like": (lambda: S.slice_like(x, y, axes=(0, -1)), {"x": (4, 3, 5), "y": (2, 1, 3)}),
 }
 ACTIVATIONS = ["relu", "sigmoid", "tanh", "softrelu", "softsign"]
 LEAKY = ["leaky", "elu", "selu", "gelu", "rrelu"]
