@@ -10,7 +10,7 @@ True
 from __future__ import annotations
 
 from .export import OnnxNotInstalledError, export_model
-from .translations import OPSET, TRANSLATIONS
+from .registry import OPSET, TRANSLATIONS
 
 
 def get_operator_support(opset_version: int | None = None) -> list[str]:

@@ -1,6 +1,6 @@
 """The ONNX graph under construction, kept free of the `onnx` package.
 
-Translations append `OnnxNode` records and constant tensors to an `Emitter`;
+Translations (`registry`) append `OnnxNode` records and constant tensors to an `Emitter`;
 only `minimx.onnx.export` turns them into protobuf messages, so the
 translations can be read (and tested) without `onnx` installed.
 """

@@ -1,11 +1,12 @@
 """`export_model`: a minimx (MXNet) symbol and its parameters as an ONNX file.
 
 The export infers every shape and dtype from the given input shapes, translates
-the graph node by node (`translations`), and only when every node has a
-translation builds the ONNX model (`proto`, the one module that needs the `onnx`
-package) and writes it. Names follow MXNet 1.9's exporter: graph inputs and
-initializers keep the variables' names, and a node's output is named after the
-node (``fc1`` for ``fc1_output``; ``split0``, ``split1`` for a split's).
+the graph node by node (the `registry` that `elementwise`, `layers` and `tensors`
+fill), and only when every node has a translation builds the ONNX model (`proto`,
+the one module that needs the `onnx` package) and writes it. Names follow MXNet
+1.9's exporter: graph inputs and initializers keep the variables' names, and a
+node's output is named after the node (``fc1`` for ``fc1_output``; ``split0``,
+``split1`` for a split's).
 """
 from __future__ import annotations
 
@@ -25,8 +26,9 @@ from ..graph.node import Node
 from ..ndarray import load as load_arrays
 from ..symbol import Symbol
 from ..symbol import load as load_symbol
+from . import elementwise, layers, tensors  # noqa: F401  (each fills TRANSLATIONS)
 from .emitter import Emitter, Site, Unsupported
-from .translations import LABEL_INPUTS, TRANSLATIONS, refusal
+from .registry import LABEL_INPUTS, TRANSLATIONS, refusal
 
 _log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from onnx import checker, helper, numpy_helper, shape_inference
 from ..formats.atomic import atomic_write
 from .emitter import OnnxNode
 from .export import Exported
-from .translations import OPSET
+from .registry import OPSET
 
 IR_VERSION = 8  # the IR of opset 17 (onnx 1.12): runtimes of that age read the file
 

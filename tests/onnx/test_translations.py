@@ -10,7 +10,7 @@ import onnxruntime as ort
 import pytest
 
 import minimx as mx
-from minimx.onnx.translations import TRANSLATIONS
+from minimx.onnx.registry import TRANSLATIONS
 
 S = mx.sym
 x, y = S.var("x"), S.var("y")
