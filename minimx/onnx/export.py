@@ -23,6 +23,7 @@ from ..base import MinimxError, OperatorError, ShapeError
 from ..graph.indexed import Graph
 from ..graph.infer import infer_dtypes, infer_shapes
 from ..graph.node import Node
+from ..ndarray import NDArray
 from ..ndarray import load as load_arrays
 from ..symbol import Symbol
 from ..symbol import load as load_symbol
@@ -105,7 +106,7 @@ def _params_dict(params: Any) -> dict[str, np.ndarray]:
         raise MinimxError("export_model: params must be a dict of arrays, a list "
                           "[arg_params, aux_params] or the path of a .params file, not "
                           f"{type(params).__name__}")
-    return {re.sub(r"^(arg|aux):", "", k): np.asarray(getattr(v, "asnumpy", lambda v=v: v)())
+    return {re.sub(r"^(arg|aux):", "", k): v.asnumpy() if isinstance(v, NDArray) else np.asarray(v)
             for k, v in params.items()}
 
 

@@ -1,6 +1,7 @@
 """mx.onnx.export_model's arguments as MXNet 1.9 takes them, and its errors."""
 from __future__ import annotations
 
+import logging
 import re
 import subprocess
 import sys
@@ -79,10 +80,13 @@ def test_every_form_of_params_gives_the_same_model(checkpoint, tmp_path: Path) -
     assert set(prefixed) == {f"arg:{k}" for k in arg_params} | {f"aux:{k}" for k in aux_params}
 
 
-def test_graph_names_follow_mxnet(checkpoint, tmp_path: Path) -> None:
+def test_graph_names_follow_mxnet(checkpoint, tmp_path: Path,
+                                  caplog: pytest.LogCaptureFixture) -> None:
     net, arg_params, aux_params, _ = checkpoint
-    path = mx.onnx.export_model(net, {**arg_params, **aux_params}, [(1, 3, 8, 8)],
-                                onnx_file_path=str(tmp_path / "m.onnx"))
+    with caplog.at_level(logging.INFO, logger="minimx.onnx"):
+        path = mx.onnx.export_model(net, {**arg_params, **aux_params}, [(1, 3, 8, 8)],
+                                    onnx_file_path=str(tmp_path / "m.onnx"), verbose=True)
+    assert "converting conv (Convolution)" in caplog.messages
     model = onnx.load(path)
     assert [i.name for i in model.graph.input] == ["data"]     # the label is left out
     assert [o.name for o in model.graph.output] == ["softmax"]
