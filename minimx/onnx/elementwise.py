@@ -50,6 +50,28 @@ for _op, (_onnx_op, _first) in _SCALAR.items():
     TRANSLATIONS[_op] = _scalar_op(_onnx_op, _first)
 
 
+@translates("square")
+def _square(e: Emitter, s: Site) -> None:
+    e.add("Mul", [s.inputs[0], s.inputs[0]], s.outputs[0])
+
+
+@translates("rsqrt")
+def _rsqrt(e: Emitter, s: Site) -> None:
+    e.add("Reciprocal", [e.add("Sqrt", s.inputs)], s.outputs[0])
+
+
+@translates("log2", "log10")
+def _log_base(e: Emitter, s: Site) -> None:
+    base = e.const(f"{s.name}_ln_base", np.log(2.0 if s.node.op == "log2" else 10.0), s.dtype)
+    e.add("Div", [e.add("Log", s.inputs), base], s.outputs[0])
+
+
+@translates("logical_not")
+def _logical_not(e: Emitter, s: Site) -> None:
+    zero = e.const(f"{s.name}_zero", 0, s.dtype)
+    e.add("Cast", [e.add("Equal", [s.inputs[0], zero])], s.outputs[0], to=s.dtype)
+
+
 @translates("Activation")
 def _activation(e: Emitter, s: Site) -> None:
     e.add(_ACTIVATIONS[s.p.act_type], s.inputs, s.outputs[0])

@@ -170,3 +170,38 @@ def _slice_like(e: Emitter, s: Site) -> None:
     ends = e.add("Gather", [e.add("Shape", [s.inputs[1]]), axes_name], axis=0)
     e.add("Slice", [s.inputs[0], e.ints(f"{s.name}_starts", [0] * len(axes)), ends, axes_name],
           s.outputs[0])
+
+
+@translates("reverse")
+def _reverse(e: Emitter, s: Site) -> None:
+    axes = sorted({a % s.ndim for a in ((s.p.axis,) if isinstance(s.p.axis, int) else s.p.axis)})
+    e.add("Slice", [s.inputs[0], e.ints(f"{s.name}_starts", [-1] * len(axes)),
+                    e.ints(f"{s.name}_ends", [-_INT64_MAX] * len(axes)),
+                    e.ints(f"{s.name}_axes", axes), e.ints(f"{s.name}_steps", [-1] * len(axes))],
+          s.outputs[0])
+
+
+@translates("squeeze")
+def _squeeze(e: Emitter, s: Site) -> None:
+    if s.p.axis is None:  # every axis of size 1 (MXNet keeps one if all are)
+        e.add("Reshape", [s.inputs[0], e.ints(f"{s.name}_shape", s.out_shapes[0])], s.outputs[0])
+        return
+    axes = [s.p.axis] if isinstance(s.p.axis, int) else list(s.p.axis)
+    e.add("Squeeze", [s.inputs[0], e.ints(f"{s.name}_axes", axes)], s.outputs[0])
+
+
+@translates("repeat")
+def _repeat(e: Emitter, s: Site) -> None:
+    """Each element `repeats` times along `axis`: a new axis after it, tiled, merged back."""
+    if s.dynamic:
+        raise Unsupported("needs fixed input shapes (dynamic=True)")
+    x, axis = s.inputs[0], s.p.axis
+    if axis is None:  # MXNet flattens first
+        x, axis, ndim = e.add("Reshape", [x, e.ints(f"{s.name}_flat", [-1])]), 0, 1
+    else:
+        axis, ndim = axis % s.ndim, s.ndim
+    spread = e.add("Unsqueeze", [x, e.ints(f"{s.name}_new_axis", [axis + 1])])
+    reps = [1] * (ndim + 1)
+    reps[axis + 1] = s.p.repeats
+    tiled = e.add("Tile", [spread, e.ints(f"{s.name}_reps", reps)])
+    e.add("Reshape", [tiled, e.ints(f"{s.name}_shape", s.out_shapes[0])], s.outputs[0])

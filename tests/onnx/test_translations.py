@@ -166,17 +166,24 @@ CASES: dict[str, tuple[Callable[[], mx.sym.Symbol], dict[str, tuple[int, ...]]]]
     "tile_short": (lambda: S.tile(x, reps=(2,)), {"x": (2, 3)}),
     "broadcast_axis": (lambda: S.broadcast_axis(x, axis=(0, 2), size=(3, 4)), {"x": (1, 2, 1)}),
     "broadcast_to": (lambda: S.broadcast_to(x, shape=(0, 3, 4)), {"x": (2, 1, 4)}),
+    "reverse": (lambda: S.reverse(x, axis=(0, -1)), {"x": (2, 3, 4)}),
+    "squeeze": (lambda: S.squeeze(x, axis=(1, 3)) + S.squeeze(x), {"x": (2, 1, 3, 1)}),
+    "repeat_axis": (lambda: S.repeat(x, repeats=3, axis=-1), {"x": (2, 3)}),
+    "repeat_flat": (lambda: S.repeat(x, repeats=2), {"x": (2, 3)}),
+    "logical_not": (lambda: S.logical_not(x > 0), {"x": (2, 3)}),
     "slice_like": (lambda: S.slice_like(x, y, axes=(0, -1)), {"x": (4, 3, 5), "y": (2, 1, 3)}),
 }
 ACTIVATIONS = ["relu", "sigmoid", "tanh", "softrelu", "softsign"]
 LEAKY = ["leaky", "elu", "selu", "gelu", "rrelu"]
 # unary operators with inputs in their domain
-DOMAIN = {"log": lambda v: np.abs(v) + 0.1, "sqrt": np.abs, "reciprocal": lambda v: np.abs(v) + 0.1,
-          "arccosh": lambda v: 1.1 + np.abs(v), "arcsin": lambda v: 0.9 * np.tanh(v),
-          "arccos": lambda v: 0.9 * np.tanh(v), "arctanh": lambda v: 0.9 * np.tanh(v)}
-UNARY = ["relu", "sigmoid", "tanh", "exp", "log", "sqrt", "abs", "negative", "floor", "ceil",
-         "erf", "reciprocal", "sign", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh",
-         "cosh", "arcsinh", "arccosh", "arctanh"]
+_POSITIVE = lambda v: np.abs(v) + 0.1  # noqa: E731
+_UNIT = lambda v: 0.9 * np.tanh(v)  # noqa: E731
+DOMAIN = {"log": _POSITIVE, "log2": _POSITIVE, "log10": _POSITIVE, "rsqrt": _POSITIVE,
+          "sqrt": np.abs, "reciprocal": _POSITIVE, "arccosh": lambda v: 1 + _POSITIVE(v),
+          "arcsin": _UNIT, "arccos": _UNIT, "arctanh": _UNIT}
+UNARY = ["relu", "sigmoid", "tanh", "exp", "log", "log2", "log10", "sqrt", "rsqrt", "square",
+         "abs", "negative", "floor", "ceil", "erf", "reciprocal", "sign", "sin", "cos", "tan",
+         "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh"]
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
