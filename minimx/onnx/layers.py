@@ -129,17 +129,35 @@ def _softmax_flat(e: Emitter, s: Site, op_type: str = "Softmax") -> None:
 
 @translates("softmax", "log_softmax")
 def _softmax(e: Emitter, s: Site) -> None:
-    if s.p.use_length:
+    if s.p.use_length and s.node.op != "softmax":
         raise Unsupported("use_length=True")
     x = s.inputs[0]
     if s.p.temperature is not None and s.p.temperature != 1:
         x = e.add("Div", [x, e.const(f"{s.name}_temperature", s.p.temperature, s.dtype)])
+    keep = _within_length(e, s) if s.p.use_length else None
+    if keep is not None:  # positions past the length take no part, and give 0
+        x = e.add("Where", [keep, x, e.const(f"{s.name}_ninf", -np.inf, s.dtype)])
+    # (`is None` first: numpy compares np.dtype('float64') == None as True)
+    cast_to = None if s.p.dtype is None or s.p.dtype == s.dtype else s.p.dtype
+    last = cast_to is None and keep is None
     op_type = "Softmax" if s.node.op == "softmax" else "LogSoftmax"
-    out_dtype = s.p.dtype
-    if out_dtype is None or out_dtype == s.dtype:
-        e.add(op_type, [x], s.outputs[0], axis=s.p.axis)
-    else:
-        e.add("Cast", [e.add(op_type, [x], axis=s.p.axis)], s.outputs[0], to=out_dtype)
+    result = e.add(op_type, [x], s.outputs[0] if last else None, axis=s.p.axis)
+    if keep is not None:
+        zero = e.const(f"{s.name}_zero", 0, s.dtype)
+        result = e.add("Where", [keep, result, zero], s.outputs[0] if cast_to is None else None)
+    if cast_to is not None:
+        e.add("Cast", [result], s.outputs[0], to=cast_to)
+
+
+def _within_length(e: Emitter, s: Site) -> str:
+    """Where positions along the softmax axis are below the length input (bool)."""
+    axis = s.p.axis % s.ndim
+    shape = [1] * s.ndim
+    shape[axis] = s.in_shapes[0][axis]
+    positions = e.const(f"{s.name}_positions", np.arange(shape[axis]).reshape(shape), s.dtype)
+    lengths = e.add("Unsqueeze", [e.add("Cast", [s.inputs[1]], to=s.dtype),
+                                  e.ints(f"{s.name}_axis", [axis])])
+    return e.add("Less", [positions, lengths])
 
 
 @translates("SoftmaxOutput")

@@ -39,7 +39,7 @@ def to_bytes(exported: Exported, run_shape_inference: bool = False) -> bytes:
     graph = helper.make_graph(
         [_node(n) for n in e.nodes], "minimx_converted_model",
         [_value_info(*i) for i in exported.inputs], [_value_info(*o) for o in exported.outputs],
-        initializer=[numpy_helper.from_array(np.ascontiguousarray(v), name)
+        initializer=[numpy_helper.from_array(np.asarray(v, order="C"), name)
                      for name, v in e.constants.items()])
     model = helper.make_model(graph, producer_name="minimx", ir_version=IR_VERSION,
                               opset_imports=[helper.make_opsetid("", OPSET)])

@@ -2,7 +2,7 @@
 
 A translation is a function ``(emitter, site)`` that appends the ONNX nodes
 computing the site's outputs, or raises `Unsupported` with the reason when the
-node's parameters have no ONNX form. The modules `elementwise`, `layers` and
+XX
 `tensors` fill `TRANSLATIONS` when imported; they follow MXNet 1.9's exporter
 (``mxnet.onnx``) in what they produce, with what it missed made right.
 """

@@ -205,3 +205,44 @@ def _repeat(e: Emitter, s: Site) -> None:
     reps[axis + 1] = s.p.repeats
     tiled = e.add("Tile", [spread, e.ints(f"{s.name}_reps", reps)])
     e.add("Reshape", [tiled, e.ints(f"{s.name}_shape", s.out_shapes[0])], s.outputs[0])
+
+
+@translates("slice")
+def _slice(e: Emitter, s: Site) -> None:
+    steps = [1 if st is None else st for st in (s.p.step or (None,) * len(s.p.begin))]
+    starts = [(0 if st > 0 else _INT64_MAX) if b is None else b
+              for b, st in zip(s.p.begin, steps, strict=True)]
+    ends = [(_INT64_MAX if st > 0 else -_INT64_MAX) if x is None else x
+            for x, st in zip(s.p.end, steps, strict=True)]
+    axes = list(range(len(starts)))
+    e.add("Slice", [s.inputs[0], e.ints(f"{s.name}_starts", starts),
+                    e.ints(f"{s.name}_ends", ends), e.ints(f"{s.name}_axes", axes),
+                    e.ints(f"{s.name}_steps", steps)], s.outputs[0])
+
+
+@translates("_contrib_arange_like")
+def _arange_like(e: Emitter, s: Site) -> None:
+    shape = s.out_shapes[0]
+    index = np.arange(int(np.prod(shape))) // s.p.repeat
+    values = (s.p.start + s.p.step * index).astype(s.dtype).reshape(shape)
+    e.add("Identity", [e.const(f"{s.name}_value", values)], s.outputs[0])
+
+
+@translates("SequenceMask")
+def _sequence_mask(e: Emitter, s: Site) -> None:
+    if not s.p.use_sequence_length:
+        e.add("Identity", s.inputs[:1], s.outputs[0])
+        return
+    time_axis = s.p.axis % s.ndim
+    steps, batch = s.in_shapes[0][time_axis], s.in_shapes[0][1 - time_axis]
+    # positions along the time axis against each sequence's length, in the data's rank
+    shape_t = [1] * s.ndim
+    shape_t[time_axis] = steps
+    shape_b = [1] * s.ndim
+    shape_b[1 - time_axis] = batch
+    positions = e.const(f"{s.name}_positions", np.arange(steps).reshape(shape_t), s.dtype)
+    lengths = e.add("Reshape", [e.add("Cast", [s.inputs[1]], to=s.dtype),
+                                e.ints(f"{s.name}_lengths_shape", shape_b)])
+    keep = e.add("Less", [positions, lengths])
+    fill = e.const(f"{s.name}_value", s.p.value, s.dtype)
+    e.add("Where", [keep, s.inputs[0], fill], s.outputs[0])

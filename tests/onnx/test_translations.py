@@ -88,6 +88,8 @@ CASES: dict[str, tuple[Callable[[], mx.sym.Symbol], dict[str, tuple[int, ...]]]]
     "layer_norm": (lambda: S.LayerNorm(x, name="ln"),
                    {"x": (2, 3, 6), "ln_gamma": (6,), "ln_beta": (6,)}),
     "softmax_temperature": (lambda: S.softmax(x, axis=1, temperature=2.0), {"x": (2, 3, 4)}),
+    "softmax_length": (lambda: S.softmax(x, y, axis=-1, use_length=True, dtype="float64"),
+                       {"x": (3, 2, 4), "y": (3, 2)}),
     "log_softmax": (lambda: S.log_softmax(x), {"x": (2, 3, 4)}),
     "softmax_output": (lambda: S.SoftmaxOutput(x, name="softmax"), {"x": (2, 3, 2, 2)}),
     "softmax_output_multi": (lambda: S.SoftmaxOutput(x, multi_output=True, name="softmax"),
@@ -171,6 +173,18 @@ CASES: dict[str, tuple[Callable[[], mx.sym.Symbol], dict[str, tuple[int, ...]]]]
     "repeat_axis": (lambda: S.repeat(x, repeats=3, axis=-1), {"x": (2, 3)}),
     "repeat_flat": (lambda: S.repeat(x, repeats=2), {"x": (2, 3)}),
     "logical_not": (lambda: S.logical_not(x > 0), {"x": (2, 3)}),
+    "slice": (lambda: S.slice(x, begin=(None, -1, 1), end=(1, None, None), step=(1, -2, None)),
+              {"x": (3, 5, 4)}),
+    "arange_like": (lambda: x + S._contrib_arange_like(x, start=1.5, step=0.5, repeat=2),
+                    {"x": (2, 3)}),
+    "arange_like_axis": (lambda: S._contrib_arange_like(x, axis=1), {"x": (2, 3)}),
+    "sequence_mask": (lambda: S.SequenceMask(x, y, use_sequence_length=True, value=-1.0),
+                      {"x": (4, 3, 2), "y": (3,)}),
+    "sequence_mask_axis1": (lambda: S.SequenceMask(x, y, use_sequence_length=True, axis=1),
+                            {"x": (3, 4, 2), "y": (3,)}),
+    "selfatt": (lambda: S._contrib_interleaved_matmul_selfatt_valatt(
+                    x, S.softmax(S._contrib_interleaved_matmul_selfatt_qk(x, heads=2)), heads=2),
+                {"x": (5, 3, 24)}),
     "slice_like": (lambda: S.slice_like(x, y, axes=(0, -1)), {"x": (4, 3, 5), "y": (2, 1, 3)}),
 }
 ACTIVATIONS = ["relu", "sigmoid", "tanh", "softrelu", "softsign"]
@@ -189,7 +203,12 @@ UNARY = ["relu", "sigmoid", "tanh", "exp", "log", "log2", "log10", "sqrt", "rsqr
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_translation(case: str, tmp_path: Path) -> None:
     build, shapes = CASES[case]
-    check(build(), {k: normal(*s) for k, s in shapes.items()}, tmp_path)
+    inputs = {k: normal(*s) for k, s in shapes.items()}
+    if case.startswith("sequence_mask"):  # lengths
+        inputs["y"] = np.array([4, 1, 2], np.float32)
+    if case == "softmax_length":
+        inputs["y"] = np.array([[4, 1], [0, 2], [3, 3]], np.float32)
+    check(build(), inputs, tmp_path)
 
 
 @pytest.mark.parametrize("act_type", ACTIVATIONS)
