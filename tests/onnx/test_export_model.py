@@ -14,6 +14,7 @@ import pytest
 
 import minimx as mx
 from minimx.onnx import OnnxNotInstalledError
+from tests.onnx.test_zoo_export import zoo_case
 
 S = mx.sym
 RNG = np.random.default_rng(3)
@@ -203,3 +204,18 @@ def test_parameters_without_an_onnx_form_are_refused(case: str, tmp_path: Path) 
     with pytest.raises(mx.OperatorError, match=re.escape(message)):
         mx.onnx.export_model(net, {}, [(1, 2, 4, 4)] + [None] * (len(net.list_inputs()) - 1),
                              onnx_file_path=str(tmp_path / "r.onnx"))
+
+
+def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## Export to ONNX", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    net, params, data = zoo_case("resnet18_v1", classes=1000, size=224)
+    arg_params = {n: mx.nd.array(params[n]) for n in net.list_arguments() if n in params}
+    aux_params = {n: mx.nd.array(params[n]) for n in net.list_auxiliary_states()}
+    monkeypatch.chdir(tmp_path)
+    mx.model.save_checkpoint("resnet18_v1", 0, net, arg_params, aux_params)
+    exec(code, {"mx": mx})  # noqa: S102  (the README's own lines)
+    np.testing.assert_allclose(run("resnet18_v1.onnx", data),
+                               minimx_output(net, arg_params, aux_params, data),
+                               rtol=1e-4, atol=1e-4)

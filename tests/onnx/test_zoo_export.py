@@ -24,8 +24,8 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "onnx"
 SIZES = {"alexnet": 64, "densenet": 224, "squeezenet": 224, "inceptionv3": 299}
 
 
-def input_shape(name: str) -> tuple[int, int, int, int]:
-    size = next((s for prefix, s in SIZES.items() if name.startswith(prefix)), 32)
+def input_shape(name: str, size: int | None = None) -> tuple[int, int, int, int]:
+    size = size or next((s for prefix, s in SIZES.items() if name.startswith(prefix)), 32)
     return (1, 3, size, size)
 
 
@@ -47,10 +47,12 @@ def seeded(shapes: dict[str, tuple[int, ...]]) -> dict[str, np.ndarray]:
     return params
 
 
-def zoo_case(name: str, classes: int = 10) -> tuple[mx.sym.Symbol, dict, np.ndarray]:
-    """(net, seeded parameters, input) of one zoo net."""
+def zoo_case(name: str, classes: int = 10, size: int | None = None
+             ) -> tuple[mx.sym.Symbol, dict, np.ndarray]:
+    """(net, seeded parameters, input) of one zoo net (inputs `size` square, or the
+    smallest the net allows)."""
     net = mx.models.get_model(name, classes=classes)
-    shape = input_shape(name)
+    shape = input_shape(name, size)
     args, _, aux = net.infer_shape(data=shape)
     shapes = dict(zip(net.list_arguments() + net.list_auxiliary_states(), args + aux,
                       strict=True))
