@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .emitter import Emitter, Site, Unsupported
+from .emitter import Emitter, Site
 from .registry import translates
 
 
 def _part(e: Emitter, s: Site, index: int, perm: list[int]) -> str:
     """Queries (0), keys (1) or values (2) of every head, transposed by `perm` from
     ``(T, B, heads, D)``."""
-    if s.dynamic:
-        raise Unsupported("needs fixed input shapes (dynamic=True)")
+    s.needs_fixed_shapes()
     t, b, width = s.in_shapes[0]
     heads = s.p.heads
     split = e.add("Reshape", [s.inputs[0], e.ints(f"{s.name}_heads",

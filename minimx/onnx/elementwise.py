@@ -106,6 +106,7 @@ def _clip(e: Emitter, s: Site) -> None:
     high = e.const(f"{s.name}_max", s.p.a_max, s.dtype)
     e.add("Clip", [s.inputs[0], low, high], s.outputs[0])
 
+
 _COMPARISONS = {"greater": "Greater", "greater_equal": "GreaterOrEqual", "lesser": "Less",
                 "lesser_equal": "LessOrEqual", "equal": "Equal", "not_equal": "Equal"}
 

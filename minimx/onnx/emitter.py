@@ -56,6 +56,12 @@ class Site:
         """Rank of the first input."""
         return len(self.in_shapes[0])
 
+    def needs_fixed_shapes(self) -> None:
+        """For translations that write the export's shapes into the graph: refuse when
+        the inputs' dimensions are left free, rather than give wrong numbers."""
+        if self.dynamic:
+            raise Unsupported("needs fixed input shapes (dynamic=True)")
+
 
 @dataclass
 class Emitter:

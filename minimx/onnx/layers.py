@@ -151,6 +151,7 @@ def _softmax(e: Emitter, s: Site) -> None:
 
 def _within_length(e: Emitter, s: Site) -> str:
     """Where positions along the softmax axis are below the length input (bool)."""
+    s.needs_fixed_shapes()
     axis = s.p.axis % s.ndim
     shape = [1] * s.ndim
     shape[axis] = s.in_shapes[0][axis]
@@ -177,6 +178,7 @@ def _softmax_activation(e: Emitter, s: Site) -> None:
     else:
         _softmax_flat(e, s)
 
+
 @translates("L2Normalization")
 def _l2_normalization(e: Emitter, s: Site) -> None:
     axes = {"instance": range(1, s.ndim), "channel": [1], "spatial": range(2, s.ndim)}
@@ -196,12 +198,15 @@ def _adaptive_avg_pooling(e: Emitter, s: Site) -> None:
     if any(i % o for i, o in zip(size_in, size_out, strict=True)):
         raise Unsupported(f"output {size_out} does not divide input {size_in} (MXNet's "
                           "windows then overlap unevenly)")
+    s.needs_fixed_shapes()
     kernel = [i // o for i, o in zip(size_in, size_out, strict=True)]
     e.add("AveragePool", s.inputs, s.outputs[0], kernel_shape=kernel, strides=kernel)
 
 
 @translates("_contrib_BilinearResize2D")
 def _bilinear_resize(e: Emitter, s: Site) -> None:
+    if s.p.mode != "size":  # the output size follows the input's
+        s.needs_fixed_shapes()
     batch_channels = e.add("Slice", [e.add("Shape", [s.inputs[0]]), e.ints(f"{s.name}_0", [0]),
                                      e.ints(f"{s.name}_2", [2])])
     sizes = e.add("Concat", [batch_channels, e.ints(f"{s.name}_hw", s.out_shapes[0][2:])],

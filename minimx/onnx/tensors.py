@@ -99,6 +99,7 @@ def _reduce(e: Emitter, s: Site) -> None:
     if to_scalar:
         e.add("Reshape", [reduced, e.ints(f"{s.name}_shape", [1])], s.outputs[0])
 
+
 def _constant_output(e: Emitter, s: Site, value: np.ndarray) -> None:
     e.add("Identity", [e.const(f"{s.name}_value", value)], s.outputs[0])
 
@@ -121,6 +122,7 @@ def _arange(e: Emitter, s: Site) -> None:
 @translates("shape_array")
 def _shape_array(e: Emitter, s: Site) -> None:
     e.add("Shape", s.inputs, s.outputs[0])
+
 
 @translates("SliceChannel")
 def _slice_channel(e: Emitter, s: Site) -> None:
@@ -184,6 +186,7 @@ def _reverse(e: Emitter, s: Site) -> None:
 @translates("squeeze")
 def _squeeze(e: Emitter, s: Site) -> None:
     if s.p.axis is None:  # every axis of size 1 (MXNet keeps one if all are)
+        s.needs_fixed_shapes()
         e.add("Reshape", [s.inputs[0], e.ints(f"{s.name}_shape", s.out_shapes[0])], s.outputs[0])
         return
     axes = [s.p.axis] if isinstance(s.p.axis, int) else list(s.p.axis)
@@ -193,8 +196,7 @@ def _squeeze(e: Emitter, s: Site) -> None:
 @translates("repeat")
 def _repeat(e: Emitter, s: Site) -> None:
     """Each element `repeats` times along `axis`: a new axis after it, tiled, merged back."""
-    if s.dynamic:
-        raise Unsupported("needs fixed input shapes (dynamic=True)")
+    s.needs_fixed_shapes()
     x, axis = s.inputs[0], s.p.axis
     if axis is None:  # MXNet flattens first
         x, axis, ndim = e.add("Reshape", [x, e.ints(f"{s.name}_flat", [-1])]), 0, 1
@@ -222,6 +224,7 @@ def _slice(e: Emitter, s: Site) -> None:
 
 @translates("_contrib_arange_like")
 def _arange_like(e: Emitter, s: Site) -> None:
+    s.needs_fixed_shapes()
     shape = s.out_shapes[0]
     index = np.arange(int(np.prod(shape))) // s.p.repeat
     values = (s.p.start + s.p.step * index).astype(s.dtype).reshape(shape)
@@ -233,6 +236,7 @@ def _sequence_mask(e: Emitter, s: Site) -> None:
     if not s.p.use_sequence_length:
         e.add("Identity", s.inputs[:1], s.outputs[0])
         return
+    s.needs_fixed_shapes()
     time_axis = s.p.axis % s.ndim
     steps, batch = s.in_shapes[0][time_axis], s.in_shapes[0][1 - time_axis]
     # positions along the time axis against each sequence's length, in the data's rank

@@ -146,6 +146,11 @@ def test_reshape_codes_need_fixed_shapes_when_dynamic(tmp_path: Path) -> None:
     with pytest.raises(mx.OperatorError, match=r"r \(Reshape\): shape=\(0, -3\)"):
         mx.onnx.export_model(net, {}, [(2, 3, 4)], onnx_file_path=str(tmp_path / "r.onnx"),
                              dynamic=True)
+    for fixed in (S.repeat(S.var("x"), repeats=2, axis=1, name="rep"),
+                  S.squeeze(S.var("x"), name="rep")):
+        with pytest.raises(mx.OperatorError, match=r"rep \(\w+\): needs fixed input shapes"):
+            mx.onnx.export_model(fixed, {}, [(2, 3, 4)], dynamic=True,
+                                 onnx_file_path=str(tmp_path / "f.onnx"))
     plain = S.Reshape(S.var("x"), shape=(0, -1))
     path = mx.onnx.export_model(plain, {}, [(2, 3, 4)], onnx_file_path=str(tmp_path / "p.onnx"),
                                 dynamic=True)
