@@ -20,6 +20,7 @@ from . import (
     module,
     name,
     ndarray,
+    onnx,  # mx.onnx.export_model (needs the optional onnx package only when called)
     optimizer,
     profiler,
     subgraph,
@@ -43,4 +44,4 @@ __all__ = ["AttrScope", "BackendError", "Context", "DTypeError", "Executor",
            "GraphFormatError", "MinimxError", "OperatorError", "ShapeError", "attribute",
            "callback", "contrib", "cpu", "current_context", "gpu", "init", "initializer", "io",
            "lr_scheduler", "metric", "mod", "model", "models", "module", "name", "nd",
-           "ndarray", "optimizer", "profiler", "random", "subgraph", "sym", "symbol", "viz"]
+           "ndarray", "onnx", "optimizer", "profiler", "random", "subgraph", "sym", "symbol", "viz"]

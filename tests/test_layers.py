@@ -23,7 +23,7 @@ LAYERS = [
     ["subgraph", "viz"],
     ["executor", "backends"],
     ["model", "models", "initializer", "optimizer", "lr_scheduler", "metric"],
-    ["contrib", "callback", "module"],
+    ["contrib", "onnx", "callback", "module"],
     ["__init__"],
     ["commands"],
     ["__main__"],

@@ -54,6 +54,8 @@ Then, from the repository root:
   well they agree (``benchmarks/int8_agreement.py`` measures minimx the same way).
 - ``tensor_ops``: issue 15's tensor operators on fixed inputs (ties, clamped slices,
   out-of-range indices), with MXNet's outputs and input gradients.
+- ``onnx``: the structure of the ONNX files MXNet's ``mx.onnx.export_model`` writes for a
+  few zoo nets (needs ``onnx`` installed beside MXNet).
 
 ``.npz`` convention (shared with ``--check-minimx-params``): a list file's arrays are
 ``arr_0, arr_1, ...`` (``np.savez(path, *arrays)``); a dict file's are keyed by name, in
@@ -1623,6 +1625,60 @@ def write_viz(out: Path) -> None:
 
 
 # -- README ----------------------------------------------------------------------------------
+# -- ONNX export -----------------------------------------------------------------------------
+ONNX_MODELS = ["resnet18_v1", "resnet18_v2", "mobilenetv2_0.25", "squeezenet1.1", "mobilenet0.25",
+               "densenet121", "inceptionv3"]
+
+
+def _onnx_structure(path: str) -> dict:
+    """What an ONNX file holds, less the weights' values: inputs, outputs, nodes, the
+    initializers' names and shapes, and the opset."""
+    import onnx  # noqa: PLC0415  (installed beside MXNet for this group only)
+    from onnx import helper
+    model = onnx.load(path)
+
+    def info(value: onnx.ValueInfoProto) -> list:
+        dims = value.type.tensor_type.shape.dim
+        return [value.name, [d.dim_value if d.HasField("dim_value") else None for d in dims]]
+
+    def attr(a: onnx.AttributeProto) -> object:
+        value = helper.get_attribute_value(a)
+        return value.decode() if isinstance(value, bytes) else (
+            list(value) if isinstance(value, (list, tuple)) else value)
+
+    return {
+        "opset": [[o.domain, o.version] for o in model.opset_import],
+        "inputs": [info(v) for v in model.graph.input],
+        "outputs": [info(v) for v in model.graph.output],
+        "initializers": [[t.name, list(t.dims)] for t in model.graph.initializer],
+        "nodes": [{"op_type": n.op_type, "inputs": list(n.input), "outputs": list(n.output),
+                   "attrs": {a.name: attr(a) for a in n.attribute
+                             if a.type != onnx.AttributeProto.TENSOR}}
+                  for n in model.graph.node],
+    }
+
+
+def write_onnx(out: Path) -> None:
+    """`mx.onnx.export_model` of a few zoo nets (from the exported files, zero weights):
+    the structure of each ONNX file, gzipped JSON."""
+    import mxnet.onnx as mxonnx  # noqa: PLC0415  (needs onnx, which only this group uses)
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ONNX_MODELS:
+            shape = (1, 3, 299, 299) if name == "inceptionv3" else (1, 3, 224, 224)
+            net = _fresh(partial(vision.get_model, name))
+            net.initialize(mx.init.Zero())
+            net.hybridize()
+            net(mx.nd.zeros(shape))
+            prefix = Path(tmp) / name
+            net.export(str(prefix), epoch=0)
+            path = mxonnx.export_model(f"{prefix}-symbol.json", f"{prefix}-0000.params",
+                                       [shape], np.float32, str(Path(tmp) / f"{name}.onnx"))
+            structure = _onnx_structure(path)
+            _write_gzip(out / f"{name}-onnx.json.gz", json.dumps(structure) + "\n")
+            print(f"  {name}: {len(structure['nodes'])} ONNX nodes", flush=True)
+
+
 GROUP_NOTES = {
     "quantization": "`thresholds.json`: `_get_optimal_threshold` (min, max, threshold, "
                     "divergence) of the arrays in `threshold-arrays.npz` (normal, relu'd, "
@@ -1717,6 +1773,10 @@ GROUP_NOTES = {
           "each input (kind single/list/dict, values, dtype, whether an NDArray), the "
           "arguments, the steps taken (epoch, next, reset, hard_reset), provide_data / "
           "provide_label, and what each step gave (batches: data, label, pad, index).",
+    "onnx": "`mx.onnx.export_model` (MXNet 1.9.1's exporter, onnx 1.13.1) of the zoo nets of "
+            "`ONNX_MODELS` in the script, exported with zero weights: `<name>-onnx.json.gz` "
+            "holds the opset, inputs and outputs (names, dims), initializers (names, dims) and "
+            "every node (op_type, inputs, outputs, attributes).",
     "families": "GluonCV 0.10.5 / GluonNLP 0.10.0 detectors, segmenters, pose, backbones, BERT "
                 "and LSTM language models, exported by MXNet with weights made by "
                 "`tools/seeded_weights.py`: `<name>-symbol.json.gz`, `<name>.json` (inputs, "
@@ -1789,7 +1849,7 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "quantization": write_quantization, "int8_agreement": write_int8_agreement,
           "families": write_families, "tensor_ops": write_tensor_ops,
           "model_ops": write_model_ops, "amp": write_amp, "training": write_training,
-          "quantized_plain": write_quantized_plain, "viz": write_viz}
+          "quantized_plain": write_quantized_plain, "viz": write_viz, "onnx": write_onnx}
 
 
 def main(argv: list[str] | None = None) -> int:

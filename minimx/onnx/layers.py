@@ -1,0 +1,216 @@
+"""Layers in ONNX: convolutions, pooling, normalizations, fully connected, embedding,
+resizing and the softmax family. BatchNorm's ``fix_gamma`` reads gamma as 1 (MXNet's
+exporter passed the stored gamma); SoftmaxOutput is a softmax over the flattened
+trailing axes, as MXNet computes it; PReLU's slope is per channel."""
+from __future__ import annotations
+
+from math import prod
+
+import numpy as np
+
+from .emitter import Emitter, Site, Unsupported
+from .registry import translates
+
+
+def _window_attrs(s: Site) -> dict:
+    nd = len(s.p.kernel)
+    return {"kernel_shape": list(s.p.kernel), "strides": list(s.p.stride or (1,) * nd),
+            "pads": list(s.p.pad or (0,) * nd) * 2}
+
+
+def _conv_attrs(s: Site) -> dict:
+    nd = len(s.p.kernel)
+    return {**_window_attrs(s), "dilations": list(s.p.dilate or (1,) * nd),
+            "group": s.p.num_group}
+
+
+@translates("Convolution")
+def _convolution(e: Emitter, s: Site) -> None:
+    e.add("Conv", s.inputs, s.outputs[0], **_conv_attrs(s))
+
+
+@translates("Deconvolution")
+def _deconvolution(e: Emitter, s: Site) -> None:
+    if s.p.target_shape:
+        raise Unsupported("target_shape is not supported; give pad and adj instead")
+    nd = len(s.p.kernel)
+    e.add("ConvTranspose", s.inputs, s.outputs[0], **_conv_attrs(s),
+          output_padding=list(s.p.adj or (0,) * nd))
+
+
+@translates("FullyConnected")
+def _fully_connected(e: Emitter, s: Site) -> None:
+    x, weight, out = s.inputs[0], s.inputs[1], s.outputs[0]
+    bias = [] if s.p.no_bias else [s.inputs[2]]
+    if s.p.flatten:
+        flat = e.add("Flatten", [x], hint=f"{s.name}_data_flattened")
+        e.add("Gemm", [flat, weight, *bias], out, alpha=1.0, beta=1.0, transA=0, transB=1)
+        return
+    product = e.add("MatMul", [x, e.add("Transpose", [weight], perm=[1, 0])])
+    if bias:
+        e.add("Add", [product, bias[0]], out)
+    else:
+        e.add("Identity", [product], out)
+
+
+@translates("BatchNorm")
+def _batch_norm(e: Emitter, s: Site) -> None:
+    if s.p.axis not in (1, 1 - s.ndim):
+        raise Unsupported(f"axis={s.p.axis} (ONNX normalizes axis 1)")
+    if s.p.output_mean_var:
+        raise Unsupported("output_mean_var=True (the batch statistics are training outputs)")
+    x, gamma, beta, mean, var = s.inputs
+    if s.p.fix_gamma:  # MXNet reads gamma as 1, whatever the parameter holds
+        gamma = e.const(f"{s.name}_gamma_fixed", np.ones(s.in_shapes[1]), s.dtype)
+    e.add("BatchNormalization", [x, gamma, beta, mean, var], s.outputs[0],
+          epsilon=s.p.eps, momentum=s.p.momentum)
+
+
+@translates("Pooling")
+def _pooling(e: Emitter, s: Site) -> None:
+    x, out, kind = s.inputs[0], s.outputs[0], s.p.pool_type
+    if kind == "lp" and s.p.p_value != 2:
+        raise Unsupported(f"p_value={s.p.p_value}: MXNet sums x^p, ONNX's LpPool |x|^p")
+    if s.p.global_pool:
+        if kind == "sum":
+            mean = e.add("GlobalAveragePool", [x])
+            size = e.const(f"{s.name}_size", prod(s.in_shapes[0][2:]), s.dtype)
+            e.add("Mul", [mean, size], out)
+        elif kind == "lp":
+            e.add("GlobalLpPool", [x], out, p=s.p.p_value)
+        else:
+            e.add({"avg": "GlobalAveragePool", "max": "GlobalMaxPool"}[kind], [x], out)
+        return
+    if s.p.pooling_convention == "same":
+        raise Unsupported("pooling_convention='same'")
+    ceil_mode = int(s.p.pooling_convention == "full")
+    attrs = _window_attrs(s)
+    if kind == "max":
+        e.add("MaxPool", [x], out, ceil_mode=ceil_mode, **attrs)
+    elif kind == "avg":
+        include_pad = s.p.count_include_pad is None or s.p.count_include_pad
+        e.add("AveragePool", [x], out, ceil_mode=ceil_mode, count_include_pad=int(include_pad),
+              **attrs)
+    elif kind == "lp" and not ceil_mode:
+        e.add("LpPool", [x], out, p=s.p.p_value, **attrs)
+    elif kind == "sum" and not ceil_mode:  # every window is whole: the mean times its size
+        mean = e.add("AveragePool", [x], count_include_pad=1, **attrs)
+        e.add("Mul", [mean, e.const(f"{s.name}_size", prod(s.p.kernel), s.dtype)], out)
+    else:
+        raise Unsupported(f"pool_type={kind!r} with pooling_convention='full'")
+
+
+@translates("LayerNorm")
+def _layer_norm(e: Emitter, s: Site) -> None:
+    if s.p.axis not in (-1, s.ndim - 1):
+        raise Unsupported(f"axis={s.p.axis} (ONNX normalizes the trailing axes together)")
+    if s.p.output_mean_var:
+        raise Unsupported("output_mean_var=True")
+    e.add("LayerNormalization", s.inputs, s.outputs[0], axis=-1, epsilon=s.p.eps)
+
+
+@translates("Embedding")
+def _embedding(e: Emitter, s: Site) -> None:
+    indices = e.add("Cast", [s.inputs[0]], to=np.dtype(np.int64))
+    e.add("Gather", [s.inputs[1], indices], s.outputs[0], axis=0)
+
+
+# -- softmax family ----------------------------------------------------------------
+
+def _softmax_flat(e: Emitter, s: Site, op_type: str = "Softmax") -> None:
+    """`op_type` over all axes but the first, as MXNet's instance-wise softmax layers do."""
+    x, out = s.inputs[0], s.outputs[0]
+    if s.ndim <= 2:
+        e.add(op_type, [x], out, axis=-1)
+        return
+    flat = e.add(op_type, [e.add("Flatten", [x], axis=1)], axis=1)
+    e.add("Reshape", [flat, e.add("Shape", [x])], out)
+
+
+@translates("softmax", "log_softmax")
+def _softmax(e: Emitter, s: Site) -> None:
+    if s.p.use_length and s.node.op != "softmax":
+        raise Unsupported("use_length=True")
+    x = s.inputs[0]
+    if s.p.temperature is not None and s.p.temperature != 1:
+        x = e.add("Div", [x, e.const(f"{s.name}_temperature", s.p.temperature, s.dtype)])
+    keep = _within_length(e, s) if s.p.use_length else None
+    if keep is not None:  # positions past the length take no part, and give 0
+        x = e.add("Where", [keep, x, e.const(f"{s.name}_ninf", -np.inf, s.dtype)])
+    # (`is None` first: numpy compares np.dtype('float64') == None as True)
+    cast_to = None if s.p.dtype is None or s.p.dtype == s.dtype else s.p.dtype
+    last = cast_to is None and keep is None
+    op_type = "Softmax" if s.node.op == "softmax" else "LogSoftmax"
+    result = e.add(op_type, [x], s.outputs[0] if last else None, axis=s.p.axis)
+    if keep is not None:
+        zero = e.const(f"{s.name}_zero", 0, s.dtype)
+        result = e.add("Where", [keep, result, zero], s.outputs[0] if cast_to is None else None)
+    if cast_to is not None:
+        e.add("Cast", [result], s.outputs[0], to=cast_to)
+
+
+def _within_length(e: Emitter, s: Site) -> str:
+    """Where positions along the softmax axis are below the length input (bool)."""
+    s.needs_fixed_shapes()
+    axis = s.p.axis % s.ndim
+    shape = [1] * s.ndim
+    shape[axis] = s.in_shapes[0][axis]
+    positions = e.const(f"{s.name}_positions", np.arange(shape[axis]).reshape(shape), s.dtype)
+    lengths = e.add("Unsqueeze", [e.add("Cast", [s.inputs[1]], to=s.dtype),
+                                  e.ints(f"{s.name}_axis", [axis])])
+    return e.add("Less", [positions, lengths])
+
+
+@translates("SoftmaxOutput")
+def _softmax_output(e: Emitter, s: Site) -> None:
+    if s.p.preserve_shape:
+        e.add("Softmax", [s.inputs[0]], s.outputs[0], axis=-1)
+    elif s.p.multi_output:
+        e.add("Softmax", [s.inputs[0]], s.outputs[0], axis=1)
+    else:
+        _softmax_flat(e, s)
+
+
+@translates("SoftmaxActivation")
+def _softmax_activation(e: Emitter, s: Site) -> None:
+    if s.p.mode == "channel":
+        e.add("Softmax", [s.inputs[0]], s.outputs[0], axis=1)
+    else:
+        _softmax_flat(e, s)
+
+
+@translates("L2Normalization")
+def _l2_normalization(e: Emitter, s: Site) -> None:
+    axes = {"instance": range(1, s.ndim), "channel": [1], "spatial": range(2, s.ndim)}
+    squares = e.add("Mul", [s.inputs[0], s.inputs[0]])
+    total = e.add("ReduceSum", [squares, e.ints(f"{s.name}_axes", list(axes[s.p.mode]))],
+                  keepdims=1)
+    eps = e.const(f"{s.name}_eps", s.p.eps, s.dtype)
+    e.add("Div", [s.inputs[0], e.add("Sqrt", [e.add("Add", [total, eps])])], s.outputs[0])
+
+
+@translates("_contrib_AdaptiveAvgPooling2D")
+def _adaptive_avg_pooling(e: Emitter, s: Site) -> None:
+    size_in, size_out = s.in_shapes[0][2:], s.out_shapes[0][2:]
+    if all(o == 1 for o in size_out):
+        e.add("GlobalAveragePool", s.inputs, s.outputs[0])
+        return
+    if any(i % o for i, o in zip(size_in, size_out, strict=True)):
+        raise Unsupported(f"output {size_out} does not divide input {size_in} (MXNet's "
+                          "windows then overlap unevenly)")
+    s.needs_fixed_shapes()
+    kernel = [i // o for i, o in zip(size_in, size_out, strict=True)]
+    e.add("AveragePool", s.inputs, s.outputs[0], kernel_shape=kernel, strides=kernel)
+
+
+@translates("_contrib_BilinearResize2D")
+def _bilinear_resize(e: Emitter, s: Site) -> None:
+    if s.p.mode != "size":  # the output size follows the input's
+        s.needs_fixed_shapes()
+    batch_channels = e.add("Slice", [e.add("Shape", [s.inputs[0]]), e.ints(f"{s.name}_0", [0]),
+                                     e.ints(f"{s.name}_2", [2])])
+    sizes = e.add("Concat", [batch_channels, e.ints(f"{s.name}_hw", s.out_shapes[0][2:])],
+                  axis=0)
+    mode = "align_corners" if s.p.align_corners else "half_pixel"
+    e.add("Resize", [s.inputs[0], "", "", sizes], s.outputs[0], mode="linear",
+          coordinate_transformation_mode=mode)

@@ -1,0 +1,250 @@
+"""Each operator translation, on a small graph: onnxruntime's outputs of the exported
+file against minimx's numpy outputs, for the parameters MXNet models use."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+import minimx as mx
+from minimx.onnx.registry import TRANSLATIONS
+
+S = mx.sym
+x, y = S.var("x"), S.var("y")
+RNG = np.random.default_rng(7)
+
+
+def run_both(sym: mx.sym.Symbol, inputs: dict[str, np.ndarray], tmp_path: Path,
+             params: dict[str, np.ndarray] | None = None, **export_args
+             ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """(onnxruntime's, minimx's) outputs of `sym` on `inputs`, exported with `params`."""
+    params = params or {}
+    path = mx.onnx.export_model(sym, params, [v.shape for v in inputs.values()],
+                                [v.dtype for v in inputs.values()],
+                                str(tmp_path / "m.onnx"), **export_args)
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    got = session.run(None, inputs)
+    known = {**inputs, **params}
+    arg_shapes, _, _ = sym.infer_shape(**{k: v.shape for k, v in known.items()})
+    args = {n: mx.nd.array(known[n] if n in known else np.zeros(s, np.float32))
+            for n, s in zip(sym.list_arguments(), arg_shapes, strict=True)}
+    aux = {n: mx.nd.array(params[n]) for n in sym.list_auxiliary_states()}
+    want = sym.bind(mx.cpu(), args, aux_states=aux, grad_req="null").forward(is_train=False)
+    return got, [w.asnumpy() for w in want]
+
+
+def check(sym: mx.sym.Symbol, inputs: dict[str, np.ndarray], tmp_path: Path,
+          params: dict[str, np.ndarray] | None = None, **export_args) -> None:
+    got, want = run_both(sym, inputs, tmp_path, params, **export_args)
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def normal(*shape: int) -> np.ndarray:
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+# (graph, input shapes) for one node of each translated operator
+CASES: dict[str, tuple[Callable[[], mx.sym.Symbol], dict[str, tuple[int, ...]]]] = {
+    "pool_full_avg": (lambda: S.Pooling(x, kernel=(3, 3), stride=(2, 2), pad=(1, 1),
+                                        pool_type="avg", pooling_convention="full"),
+                      {"x": (1, 2, 8, 8)}),
+    "pool_full_avg_no_pad_count": (
+        lambda: S.Pooling(x, kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="avg",
+                          pooling_convention="full", count_include_pad=False),
+        {"x": (1, 2, 8, 8)}),
+    "pool_full_max": (lambda: S.Pooling(x, kernel=(3, 3), stride=(2, 2),
+                                        pooling_convention="full"), {"x": (1, 2, 8, 8)}),
+    "pool_valid_sum": (lambda: S.Pooling(x, kernel=(2, 2), stride=(2, 2), pool_type="sum"),
+                       {"x": (1, 2, 6, 6)}),
+    "pool_1d_avg": (lambda: S.Pooling(x, kernel=(3,), stride=(2,), pad=(1,), pool_type="avg"),
+                    {"x": (2, 3, 9)}),
+    "pool_lp": (lambda: S.Pooling(x, kernel=(2, 2), stride=(1, 1), pool_type="lp", p_value=2),
+                {"x": (1, 2, 5, 5)}),
+    "pool_global_lp": (lambda: S.Pooling(x, kernel=(1, 1), global_pool=True, pool_type="lp",
+                                         p_value=2), {"x": (1, 2, 5, 5)}),
+    "pool_global_max": (lambda: S.Pooling(x, kernel=(1, 1), global_pool=True),
+                        {"x": (2, 3, 5, 4)}),
+    "pool_global_sum": (lambda: S.Pooling(x, kernel=(1, 1), global_pool=True, pool_type="sum"),
+                        {"x": (2, 3, 5, 4)}),
+    "conv_grouped_dilated": (
+        lambda: S.Convolution(x, kernel=(3, 3), num_filter=4, num_group=2, dilate=(2, 2),
+                              pad=(2, 1), stride=(1, 2), name="conv"),
+        {"x": (1, 4, 9, 9), "conv_weight": (4, 2, 3, 3), "conv_bias": (4,)}),
+    "conv_1d": (lambda: S.Convolution(x, kernel=(3,), num_filter=2, no_bias=True, name="c"),
+                {"x": (2, 3, 7), "c_weight": (2, 3, 3)}),
+    "deconv": (lambda: S.Deconvolution(x, kernel=(3, 3), stride=(2, 2), pad=(1, 1), adj=(1, 1),
+                                       num_filter=4, num_group=2, no_bias=False, name="d"),
+               {"x": (1, 4, 5, 5), "d_weight": (4, 2, 3, 3), "d_bias": (4,)}),
+    "fc_flatten": (lambda: S.FullyConnected(x, num_hidden=5, name="fc"),
+                   {"x": (2, 3, 2, 2), "fc_weight": (5, 12), "fc_bias": (5,)}),
+    "fc_no_flatten": (lambda: S.FullyConnected(x, num_hidden=5, flatten=False, no_bias=True,
+                                               name="fc"), {"x": (2, 3, 4), "fc_weight": (5, 4)}),
+    "layer_norm": (lambda: S.LayerNorm(x, name="ln"),
+                   {"x": (2, 3, 6), "ln_gamma": (6,), "ln_beta": (6,)}),
+    "softmax_temperature": (lambda: S.softmax(x, axis=1, temperature=2.0), {"x": (2, 3, 4)}),
+    "softmax_length": (lambda: S.softmax(x, y, axis=-1, use_length=True, dtype="float64"),
+                       {"x": (3, 2, 4), "y": (3, 2)}),
+    "log_softmax": (lambda: S.log_softmax(x), {"x": (2, 3, 4)}),
+    "softmax_output": (lambda: S.SoftmaxOutput(x, name="softmax"), {"x": (2, 3, 2, 2)}),
+    "softmax_output_multi": (lambda: S.SoftmaxOutput(x, multi_output=True, name="softmax"),
+                             {"x": (2, 3, 2, 2)}),
+    "softmax_activation": (lambda: S.SoftmaxActivation(x), {"x": (2, 3, 2)}),
+    "softmax_activation_channel": (lambda: S.SoftmaxActivation(x, mode="channel"),
+                                   {"x": (2, 3, 2)}),
+    "prelu": (lambda: S.LeakyReLU(x, act_type="prelu", name="p"),
+              {"x": (2, 3, 4, 4), "p_gamma": (3,)}),
+    "reshape_codes": (lambda: S.Reshape(x, shape=(0, -3, -2)), {"x": (2, 3, 4, 5)}),
+    "reshape_split": (lambda: S.Reshape(x, shape=(-4, 1, 2, -2)), {"x": (2, 3, 4)}),
+    "reshape_reverse": (lambda: S.Reshape(x, shape=(-1, 0), reverse=True), {"x": (2, 3, 4)}),
+    "transpose": (lambda: S.transpose(x), {"x": (2, 3, 4)}),
+    "transpose_axes": (lambda: S.transpose(x, axes=(0, 2, 1)), {"x": (2, 3, 4)}),
+    "swapaxes": (lambda: S.SwapAxis(x, dim1=0, dim2=2), {"x": (2, 3, 4)}),
+    "expand_dims": (lambda: S.expand_dims(x, axis=-1), {"x": (2, 3)}),
+    "slice_axis": (lambda: S.slice_axis(x, axis=1, begin=-3, end=None), {"x": (2, 5, 3)}),
+    "sum_keepdims": (lambda: S.sum(x, axis=(1, 2), keepdims=True), {"x": (2, 3, 4)}),
+    "mean_exclude": (lambda: S.mean(x, axis=1, exclude=True), {"x": (2, 3, 4)}),
+    "max_all": (lambda: S.max(x), {"x": (2, 3, 4)}),
+    "min_axis": (lambda: S.min(x, axis=-1), {"x": (2, 3, 4)}),
+    "clip": (lambda: S.clip(x, a_min=-0.5, a_max=0.7), {"x": (3, 4)}),
+    "concat": (lambda: S.Concat(x, y, dim=2), {"x": (2, 3, 4), "y": (2, 3, 1)}),
+    "add_n": (lambda: S.add_n(x, y, x), {"x": (2, 3), "y": (2, 3)}),
+    "broadcast": (lambda: S.broadcast_maximum(x, y) * S.broadcast_sub(x, y),
+                  {"x": (2, 3), "y": (1, 3)}),
+    "broadcasts": (lambda: S.broadcast_div(S.broadcast_add(x, y), S.broadcast_mul(y, y) + 1)
+                   - S.broadcast_power(S.abs(x), S.broadcast_minimum(x, y)),
+                   {"x": (2, 3), "y": (1, 3)}),
+    "binaries": (lambda: (x + y) * (x - y) / (y * y + 1) + S.maximum(x, y)
+                 - S.minimum(x, y) + S.power(S.abs(x) + 0.5, y), {"x": (2, 3), "y": (2, 3)}),
+    "scalars": (lambda: (3.0 - x) / 2 + 1.5 / (x * x + 1) - S.maximum(x, 0.2) ** 2
+                + S.minimum(x * 2, 0.1) - (x - 1), {"x": (3, 4)}),
+    "rpower": (lambda: 2.0 ** x, {"x": (3, 4)}),
+    "identities": (lambda: S.Flatten(S.BlockGrad(S.Dropout(S.identity(x), p=0.5))),
+                   {"x": (2, 3, 2)}),
+    "cast": (lambda: S.Cast(x, dtype="float16"), {"x": (2, 3)}),
+    "comparisons": (lambda: (x > 0.2) + S.broadcast_lesser_equal(x, y) * 2
+                    + S._equal(x, x) * 4 + S._not_equal_scalar(x, scalar=0.0) * 8
+                    + (x >= y) - S.broadcast_greater(x, y) + S.broadcast_not_equal(x, y)
+                    + S._lesser_scalar(x, scalar=0.1) + S._greater_equal_scalar(x, scalar=0.)
+                    + S._lesser_equal_scalar(x, scalar=0.) + S._equal_scalar(x, scalar=1.)
+                    + S.broadcast_equal(x, y) + S._greater(x, x) + S._lesser(x, x)
+                    + S.broadcast_greater_equal(x, y) + S._lesser_equal(x, x)
+                    + S.broadcast_lesser(x, y) + S._greater_equal(x, x)
+                    + S._not_equal(x, x) - S.broadcast_lesser_equal(y, x),
+                    {"x": (2, 3), "y": (2, 3)}),
+    "where": (lambda: S.where(x > 0, x, y), {"x": (2, 3), "y": (2, 3)}),
+    "fill_like": (lambda: S.zeros_like(x) + S.ones_like(x) * 3, {"x": (2, 3)}),
+    "creation": (lambda: x + S._zeros(shape=(2, 6)) + S._ones(shape=(2, 6))
+                 + S._full(shape=(2, 6), value=0.5),
+                 {"x": (2, 6)}),
+    "arange_two_outputs": (lambda: S.Group([y * S._arange(start=1, stop=4, repeat=2),
+                                            S.relu(y)]), {"y": (6,)}),
+    "arange_one_bound": (lambda: x * S._arange(start=6), {"x": (6,)}),
+    "shape_array": (lambda: S.shape_array(x), {"x": (2, 3, 4)}),
+    "l2_instance": (lambda: S.L2Normalization(x), {"x": (2, 3, 4)}),
+    "l2_channel": (lambda: S.L2Normalization(x, mode="channel"), {"x": (2, 3, 4)}),
+    "l2_spatial": (lambda: S.L2Normalization(x, mode="spatial"), {"x": (2, 3, 4, 2)}),
+    "adaptive_global": (lambda: S._contrib_AdaptiveAvgPooling2D(x, output_size=1),
+                        {"x": (1, 2, 5, 7)}),
+    "adaptive_even": (lambda: S._contrib_AdaptiveAvgPooling2D(x, output_size=(2, 3)),
+                      {"x": (1, 2, 4, 9)}),
+    "resize_align": (lambda: S._contrib_BilinearResize2D(x, height=9, width=7),
+                     {"x": (1, 2, 4, 5)}),
+    "resize_half_pixel": (lambda: S._contrib_BilinearResize2D(x, height=8, width=3,
+                                                             align_corners=False),
+                          {"x": (1, 2, 4, 5)}),
+    "resize_like": (lambda: S._contrib_BilinearResize2D(x, y, mode="like"),
+                    {"x": (1, 2, 4, 5), "y": (1, 1, 7, 6)}),
+    "split": (lambda: S.split(x, num_outputs=3, axis=1), {"x": (2, 6, 2)}),
+    "split_squeeze": (lambda: S.split(x, num_outputs=2, axis=-1, squeeze_axis=True),
+                      {"x": (2, 3, 2)}),
+    "stack": (lambda: S.stack(x, y, axis=1), {"x": (2, 3), "y": (2, 3)}),
+    "tile": (lambda: S.tile(x, reps=(2, 1, 3)), {"x": (2, 3)}),
+    "tile_short": (lambda: S.tile(x, reps=(2,)), {"x": (2, 3)}),
+    "broadcast_axis": (lambda: S.broadcast_axis(x, axis=(0, 2), size=(3, 4)), {"x": (1, 2, 1)}),
+    "broadcast_to": (lambda: S.broadcast_to(x, shape=(0, 3, 4)), {"x": (2, 1, 4)}),
+    "reverse": (lambda: S.reverse(x, axis=(0, -1)), {"x": (2, 3, 4)}),
+    "squeeze": (lambda: S.squeeze(x, axis=(1, 3)) + S.squeeze(x), {"x": (2, 1, 3, 1)}),
+    "repeat_axis": (lambda: S.repeat(x, repeats=3, axis=-1), {"x": (2, 3)}),
+    "repeat_flat": (lambda: S.repeat(x, repeats=2), {"x": (2, 3)}),
+    "logical_not": (lambda: S.logical_not(x > 0), {"x": (2, 3)}),
+    "slice": (lambda: S.slice(x, begin=(None, -1, 1), end=(1, None, None), step=(1, -2, None)),
+              {"x": (3, 5, 4)}),
+    "arange_like": (lambda: x + S._contrib_arange_like(x, start=1.5, step=0.5, repeat=2),
+                    {"x": (2, 3)}),
+    "arange_like_axis": (lambda: S._contrib_arange_like(x, axis=1), {"x": (2, 3)}),
+    "sequence_mask": (lambda: S.SequenceMask(x, y, use_sequence_length=True, value=-1.0),
+                      {"x": (4, 3, 2), "y": (3,)}),
+    "sequence_mask_axis1": (lambda: S.SequenceMask(x, y, use_sequence_length=True, axis=1),
+                            {"x": (3, 4, 2), "y": (3,)}),
+    "selfatt": (lambda: S._contrib_interleaved_matmul_selfatt_valatt(
+                    x, S.softmax(S._contrib_interleaved_matmul_selfatt_qk(x, heads=2)), heads=2),
+                {"x": (5, 3, 24)}),
+    "slice_like": (lambda: S.slice_like(x, y, axes=(0, -1)), {"x": (4, 3, 5), "y": (2, 1, 3)}),
+}
+ACTIVATIONS = ["relu", "sigmoid", "tanh", "softrelu", "softsign"]
+LEAKY = ["leaky", "elu", "selu", "gelu", "rrelu"]
+# unary operators with inputs in their domain
+_POSITIVE = lambda v: np.abs(v) + 0.1  # noqa: E731
+_UNIT = lambda v: 0.9 * np.tanh(v)  # noqa: E731
+DOMAIN = {"log": _POSITIVE, "log2": _POSITIVE, "log10": _POSITIVE, "rsqrt": _POSITIVE,
+          "sqrt": np.abs, "reciprocal": _POSITIVE, "arccosh": lambda v: 1 + _POSITIVE(v),
+          "arcsin": _UNIT, "arccos": _UNIT, "arctanh": _UNIT}
+UNARY = ["relu", "sigmoid", "tanh", "exp", "log", "log2", "log10", "sqrt", "rsqrt", "square",
+         "abs", "negative", "floor", "ceil", "erf", "reciprocal", "sign", "sin", "cos", "tan",
+         "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh"]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_translation(case: str, tmp_path: Path) -> None:
+    build, shapes = CASES[case]
+    inputs = {k: normal(*s) for k, s in shapes.items()}
+    if case.startswith("sequence_mask"):  # lengths
+        inputs["y"] = np.array([4, 1, 2], np.float32)
+    if case == "softmax_length":
+        inputs["y"] = np.array([[4, 1], [0, 2], [3, 3]], np.float32)
+    check(build(), inputs, tmp_path)
+
+
+@pytest.mark.parametrize("act_type", ACTIVATIONS)
+def test_activation(act_type: str, tmp_path: Path) -> None:
+    check(S.Activation(x, act_type=act_type), {"x": normal(2, 5)}, tmp_path)
+
+
+@pytest.mark.parametrize("act_type", LEAKY)
+def test_leaky_relu(act_type: str, tmp_path: Path) -> None:
+    check(S.LeakyReLU(x, act_type=act_type, slope=0.3), {"x": normal(2, 5)}, tmp_path)
+
+
+@pytest.mark.parametrize("op", UNARY)
+def test_unary(op: str, tmp_path: Path) -> None:
+    values = DOMAIN.get(op, lambda v: v)(normal(3, 4)).astype(np.float32)
+    check(getattr(S, op)(x), {"x": values}, tmp_path)
+
+
+def test_batch_norm_reads_fixed_gamma_as_one(tmp_path: Path) -> None:
+    """fix_gamma=True: MXNet ignores gamma's values; the export must too."""
+    for fix_gamma in (True, False):
+        net = S.BatchNorm(x, fix_gamma=fix_gamma, eps=1e-3, name="bn")
+        params = {"bn_gamma": np.full(3, 2.5, np.float32), "bn_beta": normal(3),
+                  "bn_moving_mean": normal(3),
+                  "bn_moving_var": RNG.uniform(0.5, 2, 3).astype(np.float32)}
+        check(net, {"x": normal(2, 3, 4, 4)}, tmp_path, params)
+
+
+def test_embedding(tmp_path: Path) -> None:
+    net = S.Embedding(x, input_dim=6, output_dim=3, name="emb")
+    check(net, {"x": np.array([[0, 5, 2], [1, 1, 4]], np.float32)}, tmp_path,
+          {"emb_weight": normal(6, 3)})
+
+
+def test_cases_cover_the_translations() -> None:
+    built = {n.op for case in CASES.values()
+             for n in mx.sym.Group([case[0]()]).get_internals()._topo() if n.op}
+    covered = built | set(UNARY) | {"Activation", "LeakyReLU", "BatchNorm", "Embedding"}
+    assert set(TRANSLATIONS) - covered == set()
