@@ -9,7 +9,7 @@ Usage:
   <mxnet venv python> dnnl_int8_mxnet_worker.py serve PREFIX BATCH
       Binds the checkpoint PREFIX (epoch 0) for data (BATCH, 3, 224, 224) (or
       the shape in PREFIX-shape.json), prints "ready", then answers each line N
-      on stdin with a JSON list of N forward times in seconds.
+      on stdin as worker_protocol.py describes.
 """
 import json
 import sys
@@ -17,25 +17,13 @@ from pathlib import Path
 
 import mxnet as mx
 import numpy as np
-from dnnl_mxnet_worker import serve_forwards  # beside this script: the same protocol
+from dnnl_mxnet_worker import MXNetSession, bind_checkpoint, fp32_checkpoint  # beside this script
 from mxnet.contrib.quantization import quantize_model_mkldnn
-from mxnet.gluon.model_zoo import vision
+from worker_protocol import serve_forwards  # one protocol for all workers
 
 
 def export(model: str, batch: int, out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    mx.random.seed(0)
-    net = vision.get_model(model)
-    net.initialize(mx.init.Xavier())
-    shape = (batch, 3, 224, 224)
-    net(mx.nd.zeros(shape))   # completes the deferred initialization
-    sym = net(mx.sym.var("data"))
-    params = net.collect_params()
-    # Copied out of oneDNN's layouts (which save_checkpoint refuses).
-    args = {n: mx.nd.array(params[n].data().asnumpy()) for n in sym.list_arguments()
-            if n in params}
-    auxs = {n: mx.nd.array(params[n].data().asnumpy()) for n in sym.list_auxiliary_states()}
-    mx.model.save_checkpoint(str(out / f"{model}-fp32"), 0, sym, args, auxs)
+    sym, args, auxs = fp32_checkpoint(model, batch, out)
     first_conv = next(n["name"] for n in json.loads(sym.tojson())["nodes"]
                       if n["op"] == "Convolution")
     calib = np.random.RandomState(0).uniform(0, 1, (16, 3, 224, 224)).astype("float32")
@@ -47,14 +35,8 @@ def export(model: str, batch: int, out: Path) -> None:
 
 
 def serve(prefix: str, batch: int) -> None:
-    sym, args, auxs = mx.model.load_checkpoint(prefix, 0)
-    sym = sym.get_backend_symbol("MKLDNN_QUANTIZE") if "int8" in prefix else \
-        sym.get_backend_symbol("MKLDNN")
-    shape = (batch, 3, 224, 224)
-    feeds = {**args, "data": mx.nd.random.uniform(shape=shape)}
-    ex = sym.bind(mx.cpu(), {n: feeds[n] for n in sym.list_arguments()}, grad_req="null",
-                  aux_states=auxs)
-    serve_forwards(ex)
+    backend = "MKLDNN_QUANTIZE" if "int8" in prefix else "MKLDNN"
+    serve_forwards(MXNetSession(bind_checkpoint(prefix, batch, backend)))
 
 
 if __name__ == "__main__":

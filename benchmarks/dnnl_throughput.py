@@ -1,17 +1,24 @@
-"""fp32 inference throughput: minimx DNNL against minimx numpy and MXNet 1.9.1.
+"""fp32 inference throughput: minimx DNNL against MXNet 1.9.1, ONNX Runtime and OpenVINO.
 
 For each model and batch size, every path is set up once and then timed in
 alternating rounds (DNNL, MXNet MKLDNN, ... then again), so that drift in the
 machine's state hits all paths alike; the figure is batch / median forward
-time, and the ratios come from the same run. MXNet runs in its own virtual
-environment (MINIMX_MXNET_PYTHON, default /work/venvs/mxnet191/bin/python) in a
-worker process; without it those columns are skipped. Before timing, the
-script checks that the machine is quiet (load average, other busy processes)
-and says so when it is not: with 2 cores, one busy process makes oneDNN many
-times slower. OMP_NUM_THREADS defaults to the number of cores.
+time, and the ratios come from the same run. The others run in their own
+virtual environments (MINIMX_MXNET_PYTHON, MINIMX_ORT_PYTHON,
+MINIMX_OPENVINO_PYTHON; default /work/venvs/{mxnet191,ort,openvino}/bin/python)
+in worker processes (worker_protocol.py); a missing one's columns are
+skipped. All run the same weights on the same input: MXNet's checkpoint of
+the gluon model (seeded random weights, He's scale) and its ONNX export from
+MXNet's own exporter (peer_export.py, written once to --models-dir), and
+every output is checked against minimx's before timing. Without MXNet's
+venv, minimx runs its own zoo symbol with random weights alone. Before
+timing, the script checks that the machine is quiet (load average, other
+busy processes) and says so when it is not: with 2 cores, one busy process
+makes oneDNN many times slower. OMP_NUM_THREADS defaults to the number of cores.
 
 Run: python benchmarks/dnnl_throughput.py [--models ...] [--batches 1 16]
-     [--rounds 5] [--numpy] [--mxnet-off]
+     [--rounds 5] [--numpy] [--mxnet-off] [--peers ort openvino]
+     [--models-dir DIR] [--tolerance 1e-3]
 """
 from __future__ import annotations
 
@@ -21,6 +28,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,7 +40,12 @@ import minimx as mx  # noqa: E402
 from minimx import onednn  # noqa: E402
 
 MXNET_PYTHON = os.environ.get("MINIMX_MXNET_PYTHON", "/work/venvs/mxnet191/bin/python")
-WORKER = Path(__file__).with_name("dnnl_mxnet_worker.py")
+PEER_PYTHON = {"ort": os.environ.get("MINIMX_ORT_PYTHON", "/work/venvs/ort/bin/python"),
+               "openvino": os.environ.get("MINIMX_OPENVINO_PYTHON",
+                                          "/work/venvs/openvino/bin/python")}
+PEER_NAMES = {"ort": "ONNX Runtime", "openvino": "OpenVINO"}
+HERE = Path(__file__).parent
+WORKER = HERE / "dnnl_mxnet_worker.py"
 WARMUP = 3
 MODELS = ["resnet50_v1", "resnet18_v1", "mobilenet1.0", "mobilenetv2_1.0"]
 
@@ -116,48 +129,108 @@ def initial_value(name: str, shape: tuple[int, ...]) -> np.ndarray:
 
 
 class Minimx:
-    """A minimx executor for `model` at `batch`, partitioned by `backend` or not."""
+    """A minimx executor for `model` at `batch`, partitioned by `backend` or not,
+    with the weights of the MXNet checkpoint `prefix` (epoch 0) or random ones."""
 
-    def __init__(self, model: str, batch: int, backend: str | None) -> None:
-        sym = mx.models.get_model(model)
+    def __init__(self, model: str, batch: int, backend: str | None,
+                 prefix: Path | None = None) -> None:
+        shape = (batch, 3, 224, 224)
+        if prefix is None:
+            sym, params = mx.models.get_model(model), {}
+        else:
+            sym, args, auxs = mx.model.load_checkpoint(str(prefix), 0)
+            params = {**args, **auxs}
         if backend:
-            sym = mx.subgraph.partition(sym, backend, shapes={"data": (batch, 3, 224, 224)})
-        self.ex = sym.simple_bind(mx.cpu(), grad_req="null", data=(batch, 3, 224, 224))
+            sym = mx.subgraph.partition(sym, backend, shapes={"data": shape})
+        self.ex = sym.simple_bind(mx.cpu(), grad_req="null", data=shape)
         for name, arr in {**self.ex.arg_dict, **self.ex.aux_dict}.items():
-            arr[:] = initial_value(name, arr.shape)
+            arr[:] = params[name] if name in params else initial_value(name, arr.shape)
         self.run(1)
 
     def run(self, n: int) -> list[float]:
         return time_forwards(self.ex, n)
 
+    def output(self, data: np.ndarray) -> np.ndarray:
+        """The first output of a forward on `data`."""
+        return self.ex.forward(data=data)[0].asnumpy()
+
 
 class Worker:
-    """A worker process in MXNet's venv: it prints "ready", then answers each line
-    N on stdin with a JSON list of N forward times (see dnnl_mxnet_worker.py)."""
+    """A worker process (worker_protocol.py) started by `python` (MXNet's venv's
+    by default): it prints "ready", then answers each line N on stdin with a
+    JSON list of N forward times."""
 
-    def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
-        self.proc = subprocess.Popen([MXNET_PYTHON, *argv], stdin=subprocess.PIPE,
+    def __init__(self, argv: list[str], env: dict[str, str] | None = None,
+                 python: str = MXNET_PYTHON) -> None:
+        self.proc = subprocess.Popen([python, *argv], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=env, text=True)
         line = self.proc.stdout.readline().strip()
         if line != "ready":
-            raise RuntimeError(f"MXNet worker {argv} failed to start: {line!r}")
+            raise RuntimeError(f"worker {argv} failed to start: {line!r}")
+
+    def _ask(self, line: str) -> str:
+        self.proc.stdin.write(f"{line}\n")
+        self.proc.stdin.flush()
+        return self.proc.stdout.readline()
 
     def run(self, n: int) -> list[float]:
-        self.proc.stdin.write(f"{n}\n")
-        self.proc.stdin.flush()
-        return json.loads(self.proc.stdout.readline())
+        return json.loads(self._ask(str(n)))
+
+    def output(self, data: np.ndarray) -> np.ndarray:
+        """The first output of a forward on `data` (which stays the worker's input)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            np.save(f"{tmp}/in.npy", data)
+            for line in (f"input {tmp}/in.npy", "1", f"output {tmp}/out.npy"):
+                self._ask(line)
+            return np.load(f"{tmp}/out.npy")
 
     def close(self) -> None:
         self.proc.stdin.close()
         self.proc.wait()
 
 
-def mxnet_zoo_worker(model: str, batch: int, mode: str) -> Worker:
-    """MXNet 1.9.1 running gluon's `model` at `batch`, MKLDNN on or off."""
+def mxnet_zoo_worker(model: str, batch: int, mode: str, prefix: Path | None = None) -> Worker:
+    """MXNet 1.9.1 running gluon's `model` at `batch` (the checkpoint `prefix`'s
+    weights, or random ones), MKLDNN on or off."""
     # Without MKLDNN, MXNet warns about a storage fallback for every operator.
     env = dict(os.environ, MXNET_MKLDNN_ENABLED="0" if mode == "off" else "1",
                MXNET_STORAGE_FALLBACK_LOG_VERBOSE="0")
-    return Worker([str(WORKER), model, str(batch), mode], env)
+    return Worker([str(WORKER), model, str(batch), mode, *([str(prefix)] if prefix else [])],
+                  env)
+
+
+def peer_worker(runtime: str, onnx: Path, batch: int, precision: str = "fp32") -> Worker:
+    """ONNX Runtime (``ort``) or OpenVINO (``openvino``) running `onnx` at `batch`
+    in its own venv (peer_worker.py)."""
+    return Worker([str(HERE / "peer_worker.py"), runtime, str(onnx), str(batch),
+                   "--precision", precision], python=PEER_PYTHON[runtime])
+
+
+def exported(model: str, models_dir: Path) -> Path:
+    """The prefix of `model`'s MXNet checkpoint in `models_dir`, beside its ONNX
+    export (both written by peer_export.py in MXNet's venv the first time)."""
+    prefix = models_dir / f"{model}-fp32"
+    if not (models_dir / f"{model}.onnx").exists():
+        subprocess.run([MXNET_PYTHON, str(HERE / "peer_export.py"), str(models_dir), model],
+                       check=True, stdout=subprocess.DEVNULL)
+    return prefix
+
+
+def check_agreement(paths: dict, batch: int, tolerance: float) -> None:
+    """Run every path on one input and compare its first output with minimx DNNL's:
+    the largest difference relative to the largest output must be within
+    `tolerance`, or the run stops (timing different computations means nothing)."""
+    data = np.random.default_rng(0).random((batch, 3, 224, 224), np.float32)
+    ours = paths["minimx DNNL"].output(data)
+    errors = {}
+    for name, path in paths.items():
+        if name != "minimx DNNL":
+            errors[name] = float(np.abs(path.output(data) - ours).max() / np.abs(ours).max())
+            if not errors[name] <= tolerance:
+                raise SystemExit(f"{name} disagrees with minimx DNNL: relative error "
+                                 f"{errors[name]:.2e} > {tolerance:g}")
+    print("  largest output difference to minimx DNNL's, relative: "
+          + ", ".join(f"{name} {e:.1e}" for name, e in errors.items()))
 
 
 def time_forwards(ex: mx.Executor, n: int) -> list[float]:
@@ -190,13 +263,20 @@ def alternate(paths: dict, batch: int, rounds: int, iters: int,
 
 
 def measure(model: str, batch: int, args: argparse.Namespace) -> dict[str, float]:
-    paths: dict[str, object] = {"minimx DNNL": Minimx(model, batch, "DNNL")}
-    if os.path.exists(MXNET_PYTHON):
-        paths["MXNet MKLDNN"] = mxnet_zoo_worker(model, batch, "mkldnn")
+    has_mxnet = os.path.exists(MXNET_PYTHON)
+    prefix = exported(model, args.models_dir) if has_mxnet else None
+    paths: dict[str, object] = {"minimx DNNL": Minimx(model, batch, "DNNL", prefix)}
+    if has_mxnet:
+        paths["MXNet MKLDNN"] = mxnet_zoo_worker(model, batch, "mkldnn", prefix)
         if args.mxnet_off:
-            paths["MXNet no-MKLDNN"] = mxnet_zoo_worker(model, batch, "off")
+            paths["MXNet no-MKLDNN"] = mxnet_zoo_worker(model, batch, "off", prefix)
+        for runtime in args.peers:
+            if os.path.exists(PEER_PYTHON[runtime]):
+                paths[PEER_NAMES[runtime]] = peer_worker(
+                    runtime, args.models_dir / f"{model}.onnx", batch)
     if args.numpy:
-        paths["minimx numpy"] = Minimx(model, batch, None)
+        paths["minimx numpy"] = Minimx(model, batch, None, prefix)
+    check_agreement(paths, batch, args.tolerance)
     return alternate(paths, batch, args.rounds, args.iters, slow=frozenset({"minimx numpy"}))
 
 
@@ -209,6 +289,13 @@ def main() -> None:
     parser.add_argument("--numpy", action="store_true", help="also time minimx's numpy path")
     parser.add_argument("--mxnet-off", action="store_true",
                         help="also time MXNet with MKLDNN disabled")
+    parser.add_argument("--peers", nargs="*", choices=list(PEER_PYTHON), default=list(PEER_PYTHON),
+                        help="the peer runtimes to time (their venvs must exist)")
+    parser.add_argument("--models-dir", type=Path, default=Path(tempfile.gettempdir(),
+                                                               "minimx-peer-models"),
+                        help="where the MXNet checkpoints and ONNX exports are kept")
+    parser.add_argument("--tolerance", type=float, default=1e-3,
+                        help="largest output difference allowed, relative to the largest output")
     args = parser.parse_args()
     onednn.require()
     os.environ.pop("MINIMX_SUBGRAPH_BACKEND", None)  # each path partitions explicitly

@@ -91,9 +91,10 @@ def new_variable(name: str = "") -> Var:
 
 def push(fn: Callable[[], object], const_vars: Iterable[Var] = (),
          mutable_vars: Iterable[Var] = (), priority: int = 0, name: str = "op",
-         *, symbolic: bool = False) -> None:
+         *, symbolic: bool = False, here_if_ready: bool = False) -> None:
     """`Engine.push` on the process-wide engine."""
-    get_engine().push(fn, const_vars, mutable_vars, priority, name, symbolic=symbolic)
+    get_engine().push(fn, const_vars, mutable_vars, priority, name, symbolic=symbolic,
+                      here_if_ready=here_if_ready)
 
 
 def wait_for_var(var: Var, timeout: float | None = None) -> None:

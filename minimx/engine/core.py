@@ -85,13 +85,16 @@ class Engine(ABC):
 
     def push(self, fn: Callable[[], object], const_vars: Iterable[Var] = (),
              mutable_vars: Iterable[Var] = (), priority: int = 0, name: str = "op",
-             *, symbolic: bool = False) -> None:
+             *, symbolic: bool = False, here_if_ready: bool = False) -> None:
         """Schedule ``fn()``, which reads `const_vars` and writes `mutable_vars`.
 
         Among operations ready at the same time, higher `priority` runs first,
         then earlier pushes. `name` labels errors and profiler events;
         `symbolic` marks executor work (profiled under ``profile_symbolic``)
         as opposed to imperative NDArray work (``profile_imperative``).
+        With `here_if_ready`, an operation that nothing pending holds back
+        runs on the calling thread before push returns (saving the hop to a
+        worker and back); its failure is still stored, not raised.
         """
         if not callable(fn):
             raise EngineError(f"push {name!r}: fn must be callable, got {type(fn).__name__}")
@@ -100,11 +103,19 @@ class Engine(ABC):
             if self._closed:
                 raise EngineError(f"push {name!r}: the engine is shut down")
             self._seq += 1
-            self._schedule(Op(fn, reads, writes, priority, name, symbolic, self._seq))
+            op = Op(fn, reads, writes, priority, name, symbolic, self._seq)
+            here = self._schedule(op, here_if_ready)
+        if here:
+            self._run_here(op)
 
     @abstractmethod
-    def _schedule(self, op: Op) -> None:
-        """Run `op` or queue it to run; called by `push` with the engine's lock held."""
+    def _schedule(self, op: Op, here_if_ready: bool) -> bool:
+        """Run `op` or queue it to run; called by `push` with the engine's lock held.
+        True when `op` was granted its variables for the caller to run (`_run_here`)."""
+
+    def _run_here(self, op: Op) -> None:
+        """Run `op`, granted by `_schedule`, on the calling thread, then complete it."""
+        raise EngineError(f"{type(self).__name__} never hands an operation to the caller")
 
     @abstractmethod
     def wait_for_var(self, var: Var, timeout: float | None = None) -> None:

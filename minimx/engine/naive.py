@@ -29,12 +29,13 @@ class NaiveEngine(Engine):
         super().__init__()
         self._lock = threading.RLock()
 
-    def _schedule(self, op: Op) -> None:
+    def _schedule(self, op: Op, here_if_ready: bool) -> bool:
         for v in op.reads + op.writes:
             inherit_failure(op, v)
         # Ctrl-C in the caller's own thread should stop the program, not be stored.
         run_op(op, Exception)
         self._record_completion(op)
+        return False
 
     def wait_for_var(self, var: Var, timeout: float | None = None) -> None:
         if var.__class__ is not Var:

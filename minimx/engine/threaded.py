@@ -23,7 +23,7 @@ from heapq import heappop, heappush
 
 from ..base import settings
 from .core import Engine, inherit_failure, run_op
-from .errors import EngineError, EngineTimeout
+from .errors import EngineError, EngineTimeout, Failure
 from .var import Op, Var
 
 
@@ -61,11 +61,27 @@ class ThreadedEngine(Engine):
         atexit.register(self._stop_at_exit)
 
     # -- public interface ------------------------------------------------------
-    def _schedule(self, op: Op) -> None:
+    def _schedule(self, op: Op, here_if_ready: bool) -> bool:
         self._pending += 1
-        if self._enqueue(op):
-            heappush(self._ready, (-op.priority, op.seq, op))
-            self._wake(1)
+        if not self._enqueue(op):
+            return False
+        if here_if_ready and threading.get_ident() not in self._worker_ids:
+            return True
+        heappush(self._ready, (-op.priority, op.seq, op))
+        self._wake(1)
+        return False
+
+    def _run_here(self, op: Op) -> None:
+        try:
+            # Ctrl-C in the caller's own thread should stop the program (after
+            # marking what the operation writes as failed), not be stored.
+            run_op(op, Exception)
+        except BaseException as exc:
+            op.failure = Failure(op.name, exc, op.seq)
+            raise
+        finally:
+            with self._lock:
+                self._wake(self._complete(op) + self._finish_due())
 
     def wait_for_var(self, var: Var, timeout: float | None = None) -> None:
         if var.__class__ is not Var:

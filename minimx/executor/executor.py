@@ -126,10 +126,16 @@ class Executor:
             self._partition_report.log()
         self.outputs = [empty(self._shapes[e], dtype=self._dtypes[e])
                         for e in g.head_entry_ids()]
-        arrays = {**self.arg_dict, **self.aux_dict}
-        input_vars = [arrays[g.nodes[nid].name]._var for nid in g.input_ids]
-        self._runner.version_of = lambda k: input_vars[k].version
+        # The graph's inputs, by position in arg_arrays + aux_arrays.
+        position = {n: k for k, n in enumerate(self._arg_names + self._aux_names)}
+        self._input_order = [position[g.nodes[nid].name] for nid in g.input_ids]
+        arrays = self.arg_arrays + self.aux_arrays
+        input_vars = [arrays[k]._var for k in self._input_order]
+        self._runner.input_versions = lambda: [v.version for v in input_vars]
         self._vars: dict[int, list] = {}
+        # Read at bind, as MXNet does (and reading the environment costs more
+        # than the rest of a small forward).
+        self._bulk_inference = settings().exec_bulk_inference
 
     # -- preparation ---------------------------------------------------------
     def _infer_source(self) -> tuple[list, list]:
@@ -183,20 +189,24 @@ class Executor:
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
         """Run the graph; kwargs (NDArrays, numpy arrays or nested lists of each
         argument's shape) are copied into the named arguments first."""
-        args = self.arg_dict
-        for name, value in kwargs.items():
-            if name not in args:
-                raise MinimxError(f"forward: {name!r} is not an argument "
-                                  f"({', '.join(self._arg_names)})")
-            _copy_in(args[name], value, "forward", f"Argument {name}")
+        if kwargs:
+            args = self.arg_dict
+            for name, value in kwargs.items():
+                if name not in args:
+                    raise MinimxError(f"forward: {name!r} is not an argument "
+                                      f"({', '.join(self._arg_names)})")
+                _copy_in(args[name], value, "forward", f"Argument {name}")
         inputs = self._input_data()
         outs = [o._data for o in self.outputs]
-        if settings().exec_bulk_inference and not is_train:
+        if self._bulk_inference and not is_train:
             # Inference reads the auxiliary states: leaving their versions alone
             # keeps the caches of stateful operators (folded BatchNorm) valid.
+            # With nothing pending on its arrays it runs here, without a hop to a
+            # worker thread and back: a forward of a small network costs less.
             engine.push(lambda: self._runner.forward(inputs, is_train, outs),
                         [a._var for a in self.arg_arrays + self.aux_arrays],
-                        [o._var for o in self.outputs], name="forward", symbolic=True)
+                        [o._var for o in self.outputs], name="forward", symbolic=True,
+                        here_if_ready=True)
         else:
             prog, steps, finish = self._runner.forward_steps(inputs, is_train, outs)
             var_of = self._entry_vars(prog)
@@ -228,8 +238,8 @@ class Executor:
         return self._vars[key]
 
     def _input_data(self) -> list[np.ndarray]:
-        arrays = {**self.arg_dict, **self.aux_dict}
-        return [arrays[self._graph.nodes[nid].name]._data for nid in self._graph.input_ids]
+        arrays = self.arg_arrays + self.aux_arrays
+        return [arrays[k]._data for k in self._input_order]
 
     def backward(self, out_grads: Any = None, is_train: bool = True) -> None:
         """Gradients of the arguments into `grad_arrays` (written or added per grad_req).

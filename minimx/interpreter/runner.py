@@ -14,11 +14,11 @@ each is made by its first run.
 
 Kernels return new arrays (or views); the runner copies each result into its
 entry's planned buffer, so memory is reused across runs at the price of one
-copy per output.
+copy per output. A stateful operator (a compiled subgraph) is given those
+buffers (`OpContext.outputs`) and may compute into them: then nothing is copied.
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -69,9 +69,14 @@ class GraphRunner:
         self._last: tuple[Program, list[np.ndarray]] | None = None  # program, inputs
         self.monitor: Monitor | None = None
         self.monitor_all = False
-        # Set by an executor: the engine version of graph input k, read at run time.
-        self.version_of: Callable[[int], int] | None = None
+        # Set by an executor: the engine versions of the graph inputs, read when a
+        # stateful node runs.
+        self.input_versions: Callable[[], Sequence[int]] | None = None
         self._positions: list[list[int | None]] | None = None
+        # Each operator node's input and output entries, looked up once.
+        self._io = [(nid, graph.input_entry_ids(nid), graph.output_entry_ids(nid))
+                    for nid, node in enumerate(graph.nodes) if not node.is_variable]
+        self._input_entries = {graph.entry_ptr[nid] for nid in graph.input_ids}
 
     def program(self, train: bool) -> Program:
         """The training (``train`` and differentiable) or inference program, made once."""
@@ -101,9 +106,8 @@ class GraphRunner:
                  outputs: Sequence[np.ndarray] | None) -> list[np.ndarray]:
         self._bind(prog, inputs, outputs)
         ctx = OpContext(is_train=is_train)
-        for nid, node in enumerate(self.graph.nodes):
-            if not node.is_variable:
-                self._run_node(prog, nid, ctx)
+        for nid, ins, outs in self._io:
+            self._run_node(prog, nid, ins, outs, ctx)
         return self._finish(prog, inputs, outputs)
 
     def forward_steps(self, inputs: Sequence[np.ndarray], is_train: bool,
@@ -120,13 +124,10 @@ class GraphRunner:
         ctx = OpContext(is_train=is_train)
         g = self.graph
         steps: list[Step] = []
-        for nid, node in enumerate(g.nodes):
-            if node.is_variable:
-                continue
-            ins = g.input_entry_ids(nid)
-            steps.append((node.name, functools.partial(self._run_node, prog, nid, ctx), ins,
-                          g.output_entry_ids(nid)
-                          + ([ins[i] for i in node.aux_indices()] if is_train else [])))
+        for nid, ins, outs in self._io:
+            node = g.nodes[nid]
+            steps.append((node.name, functools.partial(self._run_node, prog, nid, ins, outs, ctx),
+                          ins, outs + ([ins[i] for i in node.aux_indices()] if is_train else [])))
         return prog, steps, functools.partial(self._finish, prog, inputs, outputs)
 
     def _bind(self, prog: Program, inputs: list[np.ndarray],
@@ -134,7 +135,7 @@ class GraphRunner:
         g, env = self.graph, prog.env
         for nid, data in zip(g.input_ids, inputs, strict=True):
             env[g.entry_ptr[nid]] = data
-        bound = {g.entry_ptr[nid] for nid in g.input_ids}
+        bound = set(self._input_entries)
         for i, e in enumerate(g.head_entry_ids()):
             # An operator's head is computed straight into the caller's array; a
             # variable or repeated head is copied there at the end.
@@ -142,17 +143,18 @@ class GraphRunner:
                 bound.add(e)
                 env[e] = outputs[i] if outputs is not None else prog.owned(e)
 
-    def _run_node(self, prog: Program, nid: int, ctx: OpContext) -> None:
-        g, env, node = self.graph, prog.env, self.graph.nodes[nid]
-        monitor, version_of = self.monitor, self.version_of
+    def _run_node(self, prog: Program, nid: int, ins: list[int], outs: list[int],
+                  ctx: OpContext) -> None:
+        env, node = prog.env, self.graph.nodes[nid]
+        monitor = self.monitor
         if monitor is not None and self.monitor_all:
             self._report_inputs(monitor, nid, env)
-        if version_of is not None and nid in self._states:
-            ctx = dataclasses.replace(ctx, input_versions=[
-                None if k is None else version_of(k) for k in self._input_positions(nid)])
+        if nid in self._states:
+            ctx = OpContext(ctx.is_train, ctx.rng, self._versions(nid),
+                            [_bound(env, e) for e in outs])
         opdef, _ = node.operator()
-        results = opdef.forward(self._state(nid), ctx, [env[e] for e in g.input_entry_ids(nid)])
-        _store(env, g.output_entry_ids(nid), _as_list(results), (), node.label)
+        results = opdef.forward(self._state(nid), ctx, [env[e] for e in ins])
+        _store(env, outs, _as_list(results), (), node.label)
         if monitor is not None:
             self._report(monitor, nid, env)
 
@@ -244,6 +246,14 @@ class GraphRunner:
         _store(env, [e for e, _ in targets], [r for _, r in targets], add_to,
                f"_backward_{node.op} {node.name}")
 
+    def _versions(self, nid: int) -> list[int | None] | None:
+        """The engine version of each input of node `nid` that is a graph input
+        (None for the others), when the executor tells them."""
+        if self.input_versions is None:
+            return None
+        versions = self.input_versions()
+        return [None if k is None else versions[k] for k in self._input_positions(nid)]
+
     def _input_positions(self, nid: int) -> list[int | None]:
         """For each input of node `nid`: the index of the graph input it is, or None."""
         if self._positions is None:
@@ -325,6 +335,8 @@ def _store(env: list, eids: Sequence[int], results: list, add_to: set[int] | tup
             if eid not in add_to:
                 dst[...] = 0
             continue
+        if value is dst and eid not in add_to:
+            continue   # computed in place (see OpContext.outputs)
         if np.shape(value) != dst.shape:
             raise MinimxError(f"{label}: result {k} has shape {np.shape(value)}, "
                               f"expected {dst.shape}")

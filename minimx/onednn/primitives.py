@@ -326,9 +326,10 @@ def post_op_args(post_ops: Sequence[PostOp], dst_shape: Sequence[int], kind: str
 
 def conv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, dilate=None,
          num_group: int = 1, bias: bool = False, post_ops: Sequence[PostOp] = (),
-         int8: Int8 | None = None) -> Primitive:
+         int8: Int8 | None = None, dst_layout: str | None = None) -> Primitive:
     """Convolution (MXNet ``Convolution``): weights ``(O, C/num_group, *kernel)``,
-    symmetric ``pad``, ``dilate`` 1 = dense; INT8 with ``int8``.
+    symmetric ``pad``, ``dilate`` 1 = dense; INT8 with ``int8``; dst in the
+    unblocked ``dst_layout`` (``acdb`` is NHWC) rather than oneDNN's choice.
     Arguments: src, weights, [bias], dst, [scales]."""
     src_d, w_dt, bias_dt, dst_dt, masks = _weighted_descs("conv", src, int8, num_group != 1)
     nsp = _spatial_src(src_d, "conv")
@@ -353,7 +354,8 @@ def conv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, di
         "conv", f"src {src_d} weights {w} stride {s} pad {p} dilate {d} groups {g}",
         native().lib.mmx_conv_init, src_d._md, MemoryDesc.any(logical, w_dt)._md,
         bias_d._md if bias_d else native().ffi.NULL,
-        MemoryDesc.any((n, w[0], *out), dst_dt)._md,
+        (MemoryDesc.any((n, w[0], *out), dst_dt) if dst_layout is None
+         else MemoryDesc.ordered((n, w[0], *out), dst_layout, dst_dt))._md,
         s, [x - 1 for x in d], p, p, *post_op_args(post_ops, (n, w[0], *out), "conv"),
         post_ops=post_ops, user={"weights": (w, lambda a: a.reshape(logical))},
         scale_masks=masks)

@@ -173,6 +173,24 @@ class MemoryDesc:
             and self.layout.islower()
 
     @classmethod
+    def ordered(cls, shape: Sequence[int], order: str, dtype: object = FLOAT32) -> MemoryDesc:
+        """The unblocked layout of ``shape`` whose dims run outermost first as in
+        ``order`` (oneDNN's letters: ``acdb`` is NHWC).
+
+        >>> MemoryDesc.ordered((1, 3, 8, 8), "acdb")
+        MemoryDesc((1, 3, 8, 8), acdb)
+        """
+        dims = as_dims(shape, "ordered memory descriptor")
+        if sorted(order) != list(_LETTERS[:len(dims)]):
+            raise BackendError(f"layout {order!r} does not order the {len(dims)} dims of {dims}")
+        strides = [0] * len(dims)
+        step = 1
+        for d in reversed([_LETTERS.index(ch) for ch in order]):
+            strides[d] = step
+            step *= dims[d]
+        return cls.strided(dims, strides, dtype)
+
+    @classmethod
     def any(cls, shape: Sequence[int], dtype: object = FLOAT32) -> MemoryDesc:
         """Layout left to the primitive that receives this descriptor."""
         dims = as_dims(shape, "memory descriptor")

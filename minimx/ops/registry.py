@@ -60,11 +60,17 @@ class OpContext:
     each input, the engine version of the argument or auxiliary array it is
     (None for an entry computed during the run), read when the operator runs.
     A state may keep what it derived from an input while its version stays.
+    `outputs`, also given to stateful operators, are the arrays the runner
+    stores the results in: an operator may write its results there and
+    return those very arrays, and the runner copies nothing. Unless the
+    operator declares in-place pairs (`OpDef.inplace`), they share no memory
+    with the inputs.
     """
 
     is_train: bool = False
     rng: np.random.Generator = field(default_factory=lambda: _RNG)
     input_versions: Sequence[int | None] | None = None
+    outputs: Sequence[np.ndarray] | None = None
 
 
 @dataclass(frozen=True)

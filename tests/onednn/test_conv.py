@@ -86,6 +86,15 @@ def test_conv_picks_blocked_layouts_and_a_jit_kernel():
     assert "ref" not in op.impl
 
 
+def test_conv_writes_the_dst_layout_asked_for():
+    x, w = random((1, 3, 9, 9), 1), random((8, 3, 3, 3), 2)
+    op = onednn.conv(x.shape, w.shape, stride=2, pad=1, dst_layout="acdb")
+    assert op.desc("dst").layout == "acdb"
+    out = run(op, {"src": x, "weights": w})
+    expected = reference.conv(x, w, None, (2, 2), (1, 1), (1, 1), 1)
+    np.testing.assert_allclose(out, expected, rtol=RTOL, atol=ATOL)
+
+
 @st.composite
 def deconv_cases(draw):
     nsp = draw(st.sampled_from([1, 2, 2, 3]))

@@ -48,6 +48,8 @@ from .helpers import random
                  id="conv-pad-not-ints"),
     pytest.param(lambda: MemoryDesc.plain(()), id="md-no-dims"),
     pytest.param(lambda: MemoryDesc.plain((2, 0)), id="md-zero-dim"),
+    pytest.param(lambda: MemoryDesc.ordered((1, 2, 3), "acdb"), id="md-order-too-long"),
+    pytest.param(lambda: MemoryDesc.ordered((1, 2, 3), "aab"), id="md-order-repeats"),
 ])
 def test_bad_descriptions_raise_backend_error(build):
     with pytest.raises(BackendError):

@@ -8,7 +8,9 @@ whose `run` computes the graph's outputs with one C call. Data enters in the
 plain layout and is reordered once into the layout the first primitive
 chose; between primitives tensors stay in
 whatever layout oneDNN picked (`format_tag any` for convolution, inner
-product and deconvolution, the producer's layout elsewhere); outputs leave in
+product and deconvolution, the producer's layout elsewhere; a convolution
+that picks another output layout than the network's, see `network_layout`,
+writes the network's when oneDNN has a kernel for that); outputs leave in
 the plain layout. A 3x3, stride-1 convolution with enough output tiles runs
 as Winograd F(4x4, 3x3) (`onednn.wino_conv`, NHWC in and out; see
 `winograd.use_winograd`). Weights, biases and BatchNorm parameters become
@@ -19,6 +21,7 @@ to that), which flattens anyway.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -68,6 +71,30 @@ def _flattens(node: Node) -> bool:
 RANGE_PASSING = ("_contrib_quantized_pooling", "_contrib_quantized_flatten",
                  "_contrib_quantized_act")
 FUSED_LOWERING = {p.fused: p.lower for p in PATTERNS}
+
+
+@functools.cache
+def network_layout() -> str:
+    """The layout oneDNN picks for the data of a typical float32 convolution
+    (3x3, 64 channels, 56x56) on this CPU: the one most of a CNN's tensors
+    stay in (``acdb``, NHWC, on AVX-512; a blocked one elsewhere)."""
+    return onednn.conv((1, 64, 56, 56), (64, 64, 3, 3), pad=(1, 1)).desc("src").layout
+
+
+def _conv_in_network_layout(shape: tuple[int, ...], weight_shape: tuple[int, ...],
+                            kw: dict) -> onednn.Primitive:
+    """A float32 convolution whose output is in `network_layout` when oneDNN has
+    a kernel of its own (not the reference one) for that. Left to choose, a
+    convolution of few input channels (a CNN's first) writes a blocked layout
+    that the next layer then reorders: on MobileNet v1, reading the 3-channel
+    input in NHWC instead and writing NHWC costs about half as much."""
+    op = onednn.conv(shape, weight_shape, **kw)
+    want = network_layout()
+    # Only an unblocked layout (lower-case letters) can be asked for.
+    if len(shape) != 4 or not want.islower() or op.desc("dst").layout == want:
+        return op
+    alt = onednn.conv(shape, weight_shape, dst_layout=want, **kw)
+    return op if alt.impl.startswith("ref") else alt
 
 
 def _refused(node: Node) -> str | None:
@@ -139,7 +166,7 @@ class Compiled:
         self.data_inputs = data_inputs
         self.constants = constants
         self.out_shapes = out_shapes
-        # Allocated once: runs write into the same buffers (the caller copies them out).
+        # Allocated once: runs the caller gives no arrays to write into use these.
         self.out_buffers = [np.empty(s.desc.shape, s.desc.dtype) for s in plan.outputs]
         self.sources = sorted({i for c in constants for i in c.sources})
         self._stamp: tuple[list, list] | None = None   # source versions and arrays
@@ -165,12 +192,24 @@ class Compiled:
             c.refresh(inputs, versions)
         self._stamp = stamp
 
-    def run(self, inputs: Sequence[np.ndarray],
-            versions: Sequence[int | None] | None) -> list[np.ndarray]:
+    def run(self, inputs: Sequence[np.ndarray], versions: Sequence[int | None] | None,
+            outputs: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
+        """The outputs, computed into `outputs` (returned) when those fit the plan,
+        else into buffers of its own (the caller copies them out)."""
         self.refresh(inputs, versions)
         data = [np.ascontiguousarray(inputs[i]) for i in self.data_inputs]
+        if outputs is not None and self._take(outputs):
+            self.plan.run(data, [o.reshape(b.shape) for o, b in
+                                 zip(outputs, self.out_buffers, strict=True)])
+            return list(outputs)
         outs = self.plan.run(data, self.out_buffers)
         return [o.reshape(s) for o, s in zip(outs, self.out_shapes, strict=True)]
+
+    def _take(self, outputs: Sequence[np.ndarray]) -> bool:
+        """Whether the plan can write `outputs` directly: C-contiguous arrays of its
+        outputs' shapes (up to a reshape) and dtypes."""
+        return all(o.shape == s and o.dtype == b.dtype and o.flags.c_contiguous
+                   for o, s, b in zip(outputs, self.out_shapes, self.out_buffers, strict=True))
 
 
 class _Fused:
@@ -410,7 +449,7 @@ class Lowering:
             op = onednn.wino_conv(x.shape, weight_shape, pad=kw["pad"],
                                 bias=kw["bias"], post_ops=post)
         else:
-            op = onednn.conv(x.shape, weight_shape, **kw)
+            op = _conv_in_network_layout(x.shape, weight_shape, kw)
         args = {"src": self.plan.reorder(x, op.desc("src"))}
         w = self.source(weight, f"{conv.label} weight")
         b = None if bias is None else self.source(bias, f"{conv.label} bias")

@@ -48,25 +48,13 @@ def _post(node: Node | None) -> list[onednn.PostOp]:
     return [] if found is None else [onednn.PostOp.eltwise(*found)]
 
 
-def _strided(shape: tuple[int, ...], order: str, dtype: np.dtype) -> onednn.MemoryDesc:
-    """The unblocked layout of `shape` whose dims run outermost first as in `order`
-    (oneDNN's letters: ``acdb`` is NHWC)."""
-    dims = [ord(ch) - ord("a") for ch in order]
-    strides = [0] * len(shape)
-    step = 1
-    for d in reversed(dims):
-        strides[d] = step
-        step *= shape[d]
-    return onednn.MemoryDesc.strided(shape, strides, dtype)
-
-
 def _retyped(desc: onednn.MemoryDesc, dtype: np.dtype,
              shape: tuple[int, ...] | None = None) -> onednn.MemoryDesc:
     """`desc`'s layout with another data type (and `shape`, if given), where the
     layout is unblocked (INT8 primitives choose NHWC), else the plain layout."""
     order, shape = desc.layout, shape or desc.shape
     if sorted(order) == [chr(ord("a") + i) for i in range(len(shape))]:
-        return _strided(shape, order, dtype)
+        return onednn.MemoryDesc.ordered(shape, order, dtype)
     return onednn.MemoryDesc.plain(shape, dtype)
 
 
@@ -88,7 +76,7 @@ def quantize(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs) ->
     out = low.g.entry_ptr[nid]
     low.set_range(out, *(q.range_out(lo, hi) if dtype == np.uint8 else q.range_out(-real, real)))
     x = low.value(ins[0])
-    dst = _strided(x.shape, "acdb", dtype) if len(x.shape) == 4 else \
+    dst = onednn.MemoryDesc.ordered(x.shape, "acdb", dtype) if len(x.shape) == 4 else \
         onednn.MemoryDesc.plain(x.shape, dtype)
     return _scale_step(low, x, dst, F32(levels / real) if real else F32(0))
 
@@ -144,7 +132,7 @@ def quantized_conv(low: Lowering, node: Node, nid: int, ins: Sequence[int], inpu
 
     # Channels last, as the primitive's dst: where the factor has the dst's shape
     # (batch 1, 1x1 output), oneDNN's fast kernels want the same layout.
-    factor = _strided(factor_shape, "a" + "cdefgh"[:ndim - 2] + "b", np.dtype(F32))
+    factor = onednn.MemoryDesc.ordered(factor_shape, "a" + "cdefgh"[:ndim - 2] + "b", np.dtype(F32))
     post = [onednn.PostOp.binary(factor, "mul")] + _post(qc.act)
     dst_type = qc.out_type
     if p.with_sum:  # written in the addend's type, as MXNet (`QuantizedConv._dst_type`)
@@ -295,7 +283,8 @@ def quantized_batch_norm(low: Lowering, node: Node, nid: int, ins: Sequence[int]
     _, p = node.operator()
     x = low.value(ins[0])
     data_range = low.range_of(ins[5:7])
-    s8 = _strided(x.shape, "a" + "cdefgh"[:len(x.shape) - 2] + "b", np.dtype(np.int8))
+    s8 = onednn.MemoryDesc.ordered(x.shape, "a" + "cdefgh"[:len(x.shape) - 2] + "b",
+                                   np.dtype(np.int8))
     if x.desc.dtype == np.uint8:
         x = _scale_step(low, x, s8, F32(q.INT8_LEVELS / q.UINT8_LEVELS))
     x = low.plan.reorder(x, s8)

@@ -49,20 +49,25 @@ class DnnlState:
                                              shapes, dtypes)
 
     def forward(self, ctx: OpContext, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-        if ctx.is_train or any(a.dtype not in PLAN_DTYPES for a in inputs):
+        c = self.compiled
+        # The usual case first: the bound shapes and dtypes, checked once.
+        fitted = c if c is not None and c.fits(inputs) else None
+        if ctx.is_train or fitted is None and any(a.dtype not in PLAN_DTYPES for a in inputs):
             return self._numpy_runner(inputs).forward(list(inputs), ctx.is_train)
         # One version per input when the executor tracks them (see weights.py).
-        return on_onednn_thread(self._infer, inputs, ctx.input_versions)
+        return on_onednn_thread(self._infer, inputs, ctx.input_versions, ctx.outputs, fitted)
 
-    def _infer(self, inputs: Sequence[np.ndarray],
-               versions: Sequence[int | None] | None) -> list[np.ndarray]:
+    def _infer(self, inputs: Sequence[np.ndarray], versions: Sequence[int | None] | None,
+               outputs: Sequence[np.ndarray] | None, fitted: Compiled | None
+               ) -> list[np.ndarray]:
+        """Run the plan (`fitted`: the one `forward` found fitting the inputs)."""
         c = self.compiled
-        if c is None or not c.fits(inputs):
+        if c is None or c is not fitted and not c.fits(inputs):
             self.compiled = c = None  # frees the old plan's buffers before the new one's
             self.compiled = c = self._compile([a.shape for a in inputs],
                                               [a.dtype for a in inputs], inputs, versions)
         assert c is not None  # compiled with the inputs
-        return c.run(inputs, versions)
+        return c.run(inputs, versions, outputs)
 
     def _compile(self, in_shapes: Sequence, in_dtypes: Sequence,
                  inputs: Sequence[np.ndarray] | None, versions: Sequence[int | None] | None,

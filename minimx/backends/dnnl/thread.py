@@ -7,10 +7,10 @@ them would build several teams, and a team that just finished spins on the
 cores the next one needs: on 2 cores, MobileNet v1 at batch 1 ran about
 1.4x slower than with every call on one thread. Compiling, refreshing the
 weight cache and running plans all go through `on_onednn_thread`; the hop
-costs tens of microseconds per subgraph run.
+costs a few microseconds per subgraph run (a queue and a lock).
 
-Fork: a child inherits `_pool` but not its thread, so work it submitted
-would wait forever; the child forgets the pool (and the lock, which a parent
+Fork: a child inherits the queue of calls but not its thread, so work it queued
+would wait forever; the child forgets the queue (and the lock, which a parent
 thread may hold) and starts its own on first use. Before a fork the parent
 lets the queued oneDNN work finish, so that the child does not inherit
 oneDNN's state in the middle of a call. The fresh thread also keeps libgomp
@@ -24,45 +24,80 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from queue import SimpleQueue
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
+
+class _Call:
+    """One function call handed to the oneDNN thread; `done` is released when it ends."""
+
+    __slots__ = ("fn", "args", "done", "result", "error")
+
+    def __init__(self, fn: Callable[..., Any], args: tuple) -> None:
+        self.fn, self.args = fn, args
+        self.done = threading.Lock()
+        self.done.acquire()
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+
 _lock = threading.Lock()
-_pool: ThreadPoolExecutor | None = None
+_calls: SimpleQueue[_Call] | None = None
 _ident: int | None = None
 
 
-def _start() -> ThreadPoolExecutor:
+def _serve(calls: SimpleQueue[_Call]) -> None:
+    while True:
+        call = calls.get()
+        try:
+            call.result = call.fn(*call.args)
+        except BaseException as exc:  # handed to the caller, which raises it
+            call.error = exc
+        finally:
+            call.done.release()
+
+
+def _start() -> SimpleQueue[_Call]:
     """The thread, started on first use (importing minimx starts no thread)."""
-    global _pool, _ident
+    global _calls, _ident
     with _lock:
-        if _pool is None:
-            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="minimx-onednn")
-            _ident = pool.submit(threading.get_ident).result()
-            _pool = pool
-        return _pool
+        if _calls is None:
+            calls: SimpleQueue[_Call] = SimpleQueue()
+            # A daemon: at exit nothing waits for it, and nothing is left to do.
+            thread = threading.Thread(target=_serve, args=(calls,), daemon=True,
+                                      name="minimx-onednn")
+            thread.start()
+            _ident = thread.ident
+            _calls = calls
+        return _calls
 
 
 def on_onednn_thread(fn: Callable[..., T], *args: object) -> T:
-    """`fn(*args)` run on the oneDNN thread (directly when already on it)."""
-    pool = _pool or _start()
+    """`fn(*args)` run on the oneDNN thread (directly when already on it); its
+    exception is raised here."""
+    calls = _calls or _start()
     if threading.get_ident() == _ident:
         return fn(*args)
-    return pool.submit(fn, *args).result()
+    # A queue and a lock per call: half the cost of a thread pool's future.
+    call = _Call(fn, args)
+    calls.put(call)
+    call.done.acquire()
+    if call.error is not None:
+        raise call.error
+    return call.result
 
 
 def _finish_queued_work_before_fork() -> None:
-    pool = _pool
-    if pool is not None and threading.get_ident() != _ident:
-        pool.submit(int).result()   # a no-op queued behind the pending work
+    if _calls is not None and threading.get_ident() != _ident:
+        on_onednn_thread(int)   # a no-op queued behind the pending work
 
 
-def _forget_pool_in_child() -> None:
-    global _pool, _ident, _lock
-    _pool, _ident, _lock = None, None, threading.Lock()
+def _forget_thread_in_child() -> None:
+    global _calls, _ident, _lock
+    _calls, _ident, _lock = None, None, threading.Lock()
 
 
 os.register_at_fork(before=_finish_queued_work_before_fork,
-                    after_in_child=_forget_pool_in_child)
+                    after_in_child=_forget_thread_in_child)

@@ -1,0 +1,124 @@
+"""Per layer: minimx's DNNL plan against ONNX Runtime, on the same model and weights.
+
+minimx's side is oneDNN's own per-primitive timing (ONEDNN_VERBOSE=profile_exec,
+read in a child process of this script: every primitive the plan runs, with
+its implementation and milliseconds); ONNX Runtime's is its profiler
+(SessionOptions.enable_profiling, in its venv through peer_worker.py). Both
+run --iters forwards after warming up, and each step's figure is the median
+over them. The k-th convolution of one is set against the k-th of the other
+(a plain CNN such as MobileNet v1 or v2 runs its convolutions in the same
+order everywhere); the other steps (layout conversions, pooling, the
+classifier, ONNX Runtime's elementwise additions) are listed after,
+per kind. minimx's Winograd convolutions are minimx's own kernel and do not
+appear (MobileNets have none). Models come from dnnl_throughput.exported.
+
+Run: python benchmarks/layer_times.py [--model mobilenet1.0] [--batch 1]
+     [--iters 20] [--models-dir DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
+
+from dnnl_throughput import HERE, PEER_PYTHON, Minimx, exported  # noqa: E402
+
+Step = tuple[str, str, float]   # kind, description, microseconds (median)
+MARK = "minimx-layer-times: timed forwards follow"
+
+
+def minimx_child(prefix: str, batch: int, iters: int) -> None:
+    """In the child (ONEDNN_VERBOSE set): warm up, print MARK, run the timed forwards."""
+    path = Minimx("", batch, "DNNL", Path(prefix))
+    path.run(3)
+    print(MARK, flush=True)
+    path.run(iters)
+
+
+def minimx_steps(prefix: Path, batch: int, iters: int) -> list[Step]:
+    """minimx's plan steps in order: (primitive kind, shape and implementation, us)."""
+    env = dict(os.environ, ONEDNN_VERBOSE="profile_exec")
+    out = subprocess.run([sys.executable, __file__, "--child", str(prefix), str(batch),
+                          str(iters)], env=env, check=True, capture_output=True, text=True)
+    lines = out.stdout.split(MARK, 1)[1].splitlines()
+    execs = [line.split(",") for line in lines if line.startswith("onednn_verbose,exec,")]
+    per_forward = len(execs) // iters
+    steps = []
+    for k in range(per_forward):
+        fields = execs[k]
+        times = [float(execs[k + i * per_forward][-1]) * 1e3 for i in range(iters)]
+        steps.append((fields[3], f"{fields[-2]} [{fields[4]}]", statistics.median(times)))
+    return steps
+
+
+def ort_steps(onnx: Path, batch: int, iters: int) -> list[Step]:
+    """ONNX Runtime's nodes in order: (operator, node name and input shape, us)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run([PEER_PYTHON["ort"], str(HERE / "peer_worker.py"), "ort",
+                               str(onnx), str(batch), "--profile", f"{tmp}/ort"],
+                              input=f"{iters}\n", capture_output=True, text=True, check=True)
+        del proc
+        (profile,) = glob.glob(f"{tmp}/ort*.json")
+        events = json.loads(Path(profile).read_text())
+    times: dict[str, list[float]] = defaultdict(list)
+    order: dict[str, tuple[str, str]] = {}
+    for e in events:
+        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
+            name = e["name"].removesuffix("_kernel_time")
+            times[name].append(float(e["dur"]))
+            shapes = [next(iter(s.values())) for s in e["args"].get("input_type_shape", [])]
+            order.setdefault(name, (e["args"]["op_name"], f"{name} {shapes[:2]}"))
+    # The last `iters` runs of each node are the timed ones (2 warm-up forwards before).
+    return [(kind, what, statistics.median(times[name][-iters:]))
+            for name, (kind, what) in order.items()]
+
+
+def report(ours: list[Step], theirs: list[Step]) -> None:
+    convs = [s for s in ours if s[0] == "convolution"]
+    peer_convs = [s for s in theirs if s[0] in ("Conv", "FusedConv")]
+    print(f"{'#':>3} {'minimx us':>10} {'ORT us':>8} {'ratio':>6}  layer (minimx: oneDNN impl)")
+    for k, (a, b) in enumerate(zip(convs, peer_convs, strict=False)):
+        print(f"{k:3d} {a[2]:10.1f} {b[2]:8.1f} {a[2] / b[2]:6.2f}  {a[1]}")
+    if len(convs) != len(peer_convs):
+        print(f"(convolutions: minimx {len(convs)}, ONNX Runtime {len(peer_convs)})")
+    for who, steps, conv_kinds in (("minimx", ours, {"convolution"}),
+                                   ("ONNX Runtime", theirs, {"Conv", "FusedConv"})):
+        others: dict[str, float] = defaultdict(float)
+        for kind, _, us in steps:
+            if kind not in conv_kinds:
+                others[kind] += us
+        conv_total = sum(us for kind, _, us in steps if kind in conv_kinds)
+        print(f"{who}: convolutions {conv_total:.0f} us; "
+              + ", ".join(f"{kind} {us:.0f} us" for kind, us in sorted(others.items()))
+              + f"; all steps {sum(s[2] for s in steps):.0f} us")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="mobilenet1.0")
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--models-dir", type=Path,
+                        default=Path(tempfile.gettempdir(), "minimx-peer-models"))
+    args = parser.parse_args()
+    prefix = exported(args.model, args.models_dir)
+    print(f"{args.model} batch {args.batch}, OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}, "
+          f"median of {args.iters} forwards")
+    report(minimx_steps(prefix, args.batch, args.iters),
+           ort_steps(args.models_dir / f"{args.model}.onnx", args.batch, args.iters))
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--child"]:
+        minimx_child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    else:
+        main()
