@@ -5,7 +5,8 @@ read in a child process of this script: every primitive the plan runs, with
 its implementation and milliseconds); ONNX Runtime's is its profiler
 (SessionOptions.enable_profiling, in its venv through peer_worker.py). Both
 run --iters forwards after warming up, and each step's figure is the median
-over them. The k-th convolution of one is set against the k-th of the other
+over them (--statistic min: the fastest, which on a busy machine is closer to
+what the step costs undisturbed). The k-th convolution of one is set against the k-th of the other
 (a plain CNN such as MobileNet v1 or v2 runs its convolutions in the same
 order everywhere); the other steps (layout conversions, pooling, the
 classifier, ONNX Runtime's elementwise additions) are listed after,
@@ -13,7 +14,7 @@ per kind. minimx's Winograd convolutions are minimx's own kernel and do not
 appear (MobileNets have none). Models come from dnnl_throughput.exported.
 
 Run: python benchmarks/layer_times.py [--model mobilenet1.0] [--batch 1]
-     [--iters 20] [--models-dir DIR]
+     [--iters 20] [--statistic median] [--models-dir DIR]
 """
 from __future__ import annotations
 
@@ -32,8 +33,9 @@ os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
 
 from dnnl_throughput import HERE, PEER_PYTHON, Minimx, exported  # noqa: E402
 
-Step = tuple[str, str, float]   # kind, description, microseconds (median)
+Step = tuple[str, str, float]   # kind, description, microseconds (STATISTIC)
 MARK = "minimx-layer-times: timed forwards follow"
+STATISTIC = {"median": statistics.median, "min": min}
 
 
 def minimx_child(prefix: str, batch: int, iters: int) -> None:
@@ -44,7 +46,7 @@ def minimx_child(prefix: str, batch: int, iters: int) -> None:
     path.run(iters)
 
 
-def minimx_steps(prefix: Path, batch: int, iters: int) -> list[Step]:
+def minimx_steps(prefix: Path, batch: int, iters: int, stat: str = "median") -> list[Step]:
     """minimx's plan steps in order: (primitive kind, shape and implementation, us)."""
     env = dict(os.environ, ONEDNN_VERBOSE="profile_exec")
     out = subprocess.run([sys.executable, __file__, "--child", str(prefix), str(batch),
@@ -56,17 +58,16 @@ def minimx_steps(prefix: Path, batch: int, iters: int) -> list[Step]:
     for k in range(per_forward):
         fields = execs[k]
         times = [float(execs[k + i * per_forward][-1]) * 1e3 for i in range(iters)]
-        steps.append((fields[3], f"{fields[-2]} [{fields[4]}]", statistics.median(times)))
+        steps.append((fields[3], f"{fields[-2]} [{fields[4]}]", STATISTIC[stat](times)))
     return steps
 
 
-def ort_steps(onnx: Path, batch: int, iters: int) -> list[Step]:
+def ort_steps(onnx: Path, batch: int, iters: int, stat: str = "median") -> list[Step]:
     """ONNX Runtime's nodes in order: (operator, node name and input shape, us)."""
     with tempfile.TemporaryDirectory() as tmp:
-        proc = subprocess.run([PEER_PYTHON["ort"], str(HERE / "peer_worker.py"), "ort",
-                               str(onnx), str(batch), "--profile", f"{tmp}/ort"],
-                              input=f"{iters}\n", capture_output=True, text=True, check=True)
-        del proc
+        subprocess.run([PEER_PYTHON["ort"], str(HERE / "peer_worker.py"), "ort", str(onnx),
+                        str(batch), "--profile", f"{tmp}/ort"],
+                       input=f"{iters}\n", capture_output=True, text=True, check=True)
         (profile,) = glob.glob(f"{tmp}/ort*.json")
         events = json.loads(Path(profile).read_text())
     times: dict[str, list[float]] = defaultdict(list)
@@ -78,7 +79,7 @@ def ort_steps(onnx: Path, batch: int, iters: int) -> list[Step]:
             shapes = [next(iter(s.values())) for s in e["args"].get("input_type_shape", [])]
             order.setdefault(name, (e["args"]["op_name"], f"{name} {shapes[:2]}"))
     # The last `iters` runs of each node are the timed ones (2 warm-up forwards before).
-    return [(kind, what, statistics.median(times[name][-iters:]))
+    return [(kind, what, STATISTIC[stat](times[name][-iters:]))
             for name, (kind, what) in order.items()]
 
 
@@ -107,14 +108,16 @@ def main() -> None:
     parser.add_argument("--model", default="mobilenet1.0")
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--statistic", choices=list(STATISTIC), default="median")
     parser.add_argument("--models-dir", type=Path,
                         default=Path(tempfile.gettempdir(), "minimx-peer-models"))
     args = parser.parse_args()
     prefix = exported(args.model, args.models_dir)
     print(f"{args.model} batch {args.batch}, OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}, "
-          f"median of {args.iters} forwards")
-    report(minimx_steps(prefix, args.batch, args.iters),
-           ort_steps(args.models_dir / f"{args.model}.onnx", args.batch, args.iters))
+          f"{args.statistic} of {args.iters} forwards")
+    report(minimx_steps(prefix, args.batch, args.iters, args.statistic),
+           ort_steps(args.models_dir / f"{args.model}.onnx", args.batch, args.iters,
+                     args.statistic))
 
 
 if __name__ == "__main__":

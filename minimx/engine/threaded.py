@@ -58,6 +58,7 @@ class ThreadedEngine(Engine):
         for t in self._workers:
             t.start()
         self._worker_ids = frozenset(t.ident for t in self._workers)
+        self._running_here = threading.local()  # `.op`: the op a caller's thread runs
         atexit.register(self._stop_at_exit)
 
     # -- public interface ------------------------------------------------------
@@ -65,13 +66,15 @@ class ThreadedEngine(Engine):
         self._pending += 1
         if not self._enqueue(op):
             return False
-        if here_if_ready and threading.get_ident() not in self._worker_ids:
+        if here_if_ready and threading.get_ident() not in self._worker_ids \
+                and getattr(self._running_here, "op", None) is None:
             return True
         heappush(self._ready, (-op.priority, op.seq, op))
         self._wake(1)
         return False
 
     def _run_here(self, op: Op) -> None:
+        self._running_here.op = op   # waits inside it would wait for it: refused
         try:
             # Ctrl-C in the caller's own thread should stop the program (after
             # marking what the operation writes as failed), not be stored.
@@ -80,6 +83,7 @@ class ThreadedEngine(Engine):
             op.failure = Failure(op.name, exc, op.seq)
             raise
         finally:
+            self._running_here.op = None
             with self._lock:
                 self._wake(self._complete(op) + self._finish_due())
 
@@ -134,7 +138,8 @@ class ThreadedEngine(Engine):
         self.shutdown(wait=False)
 
     def _refuse_worker(self, what: str) -> None:
-        if threading.get_ident() in self._worker_ids:
+        if threading.get_ident() in self._worker_ids \
+                or getattr(self._running_here, "op", None) is not None:
             raise EngineError(f"{what} called inside an engine operation: it would wait for "
                               "work that needs this worker thread")
 

@@ -8,7 +8,7 @@ import time
 import pytest
 from engine_support import WAIT, Gate
 
-from minimx.engine import OperationError, ThreadedEngine
+from minimx.engine import EngineError, OperationError, ThreadedEngine
 
 
 def test_ready_operation_runs_on_the_caller_before_push_returns(threaded: ThreadedEngine
@@ -74,3 +74,28 @@ def test_ctrl_c_stops_the_caller_and_marks_the_outputs_failed(threaded: Threaded
         threaded.wait_for_var(v, timeout=WAIT)
     threaded.push(lambda: None, [], [v], here_if_ready=True)   # the engine still works
     assert v.version == 2
+
+
+def test_a_wait_inside_it_is_refused_not_a_hang(threaded: ThreadedEngine) -> None:
+    v = threaded.new_variable()
+    errors = []
+
+    def waits_for_itself() -> None:
+        try:
+            threaded.wait_for_var(v, timeout=WAIT)
+        except EngineError as exc:
+            errors.append(exc)
+
+    threaded.push(waits_for_itself, [], [v], here_if_ready=True)
+    assert len(errors) == 1 and "inside an engine operation" in str(errors[0])
+    threaded.wait_for_var(v, timeout=WAIT)   # and after it, waits work
+
+
+def test_a_push_inside_it_goes_to_the_workers(threaded: ThreadedEngine) -> None:
+    outer, inner = threaded.new_variable(), threaded.new_variable()
+    ran_on = []
+    threaded.push(lambda: threaded.push(lambda: ran_on.append(threading.get_ident()), [], [inner],
+                                        here_if_ready=True),
+                  [], [outer], here_if_ready=True)
+    threaded.wait_for_var(inner, timeout=WAIT)
+    assert ran_on and ran_on[0] != threading.get_ident()
