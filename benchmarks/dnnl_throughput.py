@@ -177,11 +177,17 @@ class Worker:
     def run(self, n: int) -> list[float]:
         return json.loads(self._ask(str(n)))
 
-    def output(self, data: np.ndarray) -> np.ndarray:
-        """The first output of a forward on `data` (which stays the worker's input)."""
+    def output(self, data: np.ndarray | dict[str, np.ndarray]) -> np.ndarray:
+        """The first output of a forward on `data`, the input or the inputs by name
+        (which stay the worker's inputs)."""
         with tempfile.TemporaryDirectory() as tmp:
-            np.save(f"{tmp}/in.npy", data)
-            for line in (f"input {tmp}/in.npy", "1", f"output {tmp}/out.npy"):
+            if isinstance(data, dict):
+                path = f"{tmp}/in.npz"
+                np.savez(path, **data)
+            else:
+                path = f"{tmp}/in.npy"
+                np.save(path, data)
+            for line in (f"input {path}", "1", f"output {tmp}/out.npy"):
                 self._ask(line)
             return np.load(f"{tmp}/out.npy")
 
@@ -217,11 +223,14 @@ def exported(model: str, models_dir: Path) -> Path:
     return prefix
 
 
-def check_agreement(paths: dict, batch: int, tolerance: float) -> None:
-    """Run every path on one input and compare its first output with minimx DNNL's:
-    the largest difference relative to the largest output must be within
-    `tolerance`, or the run stops (timing different computations means nothing)."""
-    data = np.random.default_rng(0).random((batch, 3, 224, 224), np.float32)
+def check_agreement(paths: dict, batch: int, tolerance: float,
+                    data: np.ndarray | dict[str, np.ndarray] | None = None) -> None:
+    """Run every path on one input (`data`, by default a random image batch) and
+    compare its first output with minimx DNNL's: the largest difference relative
+    to the largest output must be within `tolerance`, or the run stops (timing
+    different computations means nothing)."""
+    if data is None:
+        data = np.random.default_rng(0).random((batch, 3, 224, 224), np.float32)
     ours = paths["minimx DNNL"].output(data)
     errors = {}
     for name, path in paths.items():

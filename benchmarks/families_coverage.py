@@ -24,10 +24,15 @@ FAMILIES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "familie
 
 
 def coverage(name: str) -> tuple[int, Counter]:
-    """(operator nodes of the graph, operators left outside DNNL subgraphs by name)."""
+    """(operator nodes of the fixture's graph, operators left outside DNNL subgraphs by name)."""
     sym = mx.sym.load_json(gzip.decompress((FAMILIES / f"{name}-symbol.json.gz").read_bytes()))
     spec = json.loads((FAMILIES / f"{name}.json").read_text())
-    shapes = {k: tuple(v) for k, v in spec["inputs"].items()}
+    return dnnl_coverage(sym, {k: tuple(v) for k, v in spec["inputs"].items()})
+
+
+def dnnl_coverage(sym: mx.sym.Symbol, shapes: dict[str, tuple[int, ...]]) -> tuple[int, Counter]:
+    """(operator nodes of `sym`, operators left outside DNNL subgraphs by name) for
+    inputs of `shapes`."""
     with warnings.catch_warnings():   # the dtype warning names what the table shows
         warnings.simplefilter("ignore")
         part = mx.subgraph.partition(sym, "DNNL", shapes=shapes)

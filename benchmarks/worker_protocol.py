@@ -6,7 +6,8 @@ It sets itself up, prints "ready", then answers each line on stdin:
 
 - ``N`` (a number): runs N forwards and prints the JSON list of their times
   in seconds;
-- ``input PATH``: takes the ``.npy`` array at PATH as its input, prints "ok";
+- ``input PATH``: takes the ``.npy`` array at PATH as its input, or the
+  ``.npz`` arrays at PATH as its inputs by name (a model with several), prints "ok";
 - ``output PATH``: saves its first output of the last forward to PATH, prints "ok".
 """
 from __future__ import annotations
@@ -25,8 +26,8 @@ class Session(Protocol):
     def forward(self) -> None:
         """One inference forward, finished when it returns."""
 
-    def set_input(self, data: np.ndarray) -> None:
-        """Use `data` as the input of the next forwards."""
+    def set_input(self, data: np.ndarray | dict[str, np.ndarray]) -> None:
+        """Use `data` as the input (or the inputs by name) of the next forwards."""
 
     def output(self) -> np.ndarray:
         """The first output of the last forward."""
@@ -40,7 +41,11 @@ def serve_forwards(session: Session) -> None:
     for line in sys.stdin:
         command, _, path = line.strip().partition(" ")
         if command == "input":
-            session.set_input(np.load(path))
+            if path.endswith(".npz"):
+                with np.load(path) as named:
+                    session.set_input(dict(named))
+            else:
+                session.set_input(np.load(path))
             print("ok", flush=True)
         elif command == "output":
             np.save(path, session.output())

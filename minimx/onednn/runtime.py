@@ -172,6 +172,7 @@ class MemoryDesc:
         """Whether the layout is plain strides, in any order (no blocking)."""
         return self.layout not in ("any", "opaque") and self.layout.isalpha() \
             and self.layout.islower()
+
     @classmethod
     def ordered(cls, shape: Sequence[int], order: str, dtype: object = FLOAT32) -> MemoryDesc:
         """The unblocked layout of ``shape`` whose dims run outermost first as in
