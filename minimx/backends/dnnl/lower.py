@@ -33,6 +33,7 @@ the weight cache.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -563,25 +564,27 @@ class Lowering:
                         entry=None):
         entry = entry or self.g.entry_id
         p = node.params
-        x = self.value(entry(node.inputs[0]))
-        if p.flatten:
-            op = onednn.inner_product(x.shape, p.num_hidden, bias=not p.no_bias,
-                                      post_ops=self.eltwise_post(act),
-                                      dtype=self.float_type(nid))
-        else:  # over the last axis: a float32 matmul, the weights broadcast over the rest
-            *lead, k = x.shape
-            logical = (1,) * (len(lead) - 1) + (k, p.num_hidden)
-            op = onednn.matmul(x.shape, logical, bias=not p.no_bias,
-                               post_ops=self.eltwise_post(act),
-                               user={"weights": ((p.num_hidden, k),
-                                                 lambda w: w.T.reshape(logical))})
+        data = entry(node.inputs[0])
+        x = self.value(data)
+        # flatten=False: over the last axis, the rows of all leading axes in one inner
+        # product (a view of them as (rows, k)), its output viewed back.
+        lead = () if p.flatten or len(x.shape) == 2 else x.shape[:-1]
+        if lead:
+            x = self.plan.view(self.viewable(data), onednn.MemoryDesc.plain(
+                (math.prod(lead), x.shape[-1])))
+        op = onednn.inner_product(x.shape, p.num_hidden, bias=not p.no_bias,
+                                  post_ops=self.eltwise_post(act), dtype=self.float_type(nid))
         args = {"src": self.plan.reorder(x, op.desc("src")),
                 "weights": self.constant(inputs, [self.source(entry(node.inputs[1]), node.label)],
                                          lambda a: a, op, "weights")}
         if not p.no_bias:
             args["bias"] = self.constant(inputs, [self.source(entry(node.inputs[2]),
                                                               node.label)], lambda a: a, op, "bias")
-        return self.plan.add(op, **args)
+        y = self.plan.add(op, **args)
+        if not lead:
+            return y
+        y = self.plan.reorder(y)   # plain, to be viewed
+        return self.plan.view(y, onednn.MemoryDesc.plain((*lead, p.num_hidden), y.desc.dtype))
 
     def fused_fc(self, node, nid, ins, inputs):
         f = _Fused(node, self.g)
