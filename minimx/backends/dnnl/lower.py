@@ -295,7 +295,7 @@ class Lowering:
         self.passed_on = {nid for nid, node in enumerate(g.nodes) if node.op in IDENTITIES or (
             node.op in VIEWS and all(_flattens(r) for r in readers[g.entry_ptr[nid]])
             and self._keeps_batch(nid))}
-        self.folded = Folded(g, self.input_pos, self.shapes)
+        self.folded = Folded(g, self.input_pos)
         self.root = list(range(g.num_entries))      # a view's entry -> the viewed entry
         for nid, node in enumerate(g.nodes):
             ins = g.input_entry_ids(nid)
@@ -574,12 +574,10 @@ class Lowering:
                 (math.prod(lead), x.shape[-1])))
         op = onednn.inner_product(x.shape, p.num_hidden, bias=not p.no_bias,
                                   post_ops=self.eltwise_post(act), dtype=self.float_type(nid))
-        args = {"src": self.plan.reorder(x, op.desc("src")),
-                "weights": self.constant(inputs, [self.source(entry(node.inputs[1]), node.label)],
-                                         lambda a: a, op, "weights")}
-        if not p.no_bias:
-            args["bias"] = self.constant(inputs, [self.source(entry(node.inputs[2]),
-                                                              node.label)], lambda a: a, op, "bias")
+        args = {"src": self.plan.reorder(x, op.desc("src"))}
+        for arg, k in (("weights", 1), ("bias", 2))[:1 if p.no_bias else 2]:
+            sources, make = self.weight(entry(node.inputs[k]))   # an input, or folded
+            args[arg] = self.constant(inputs, sources, make, op, arg)
         y = self.plan.add(op, **args)
         if not lead:
             return y

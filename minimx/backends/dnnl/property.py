@@ -4,7 +4,7 @@ The selector grows maximal connected groups of nodes that `Support` accepts
 (configs/dnnl.yaml), with two edge rules: a weight, bias or BatchNorm
 parameter (or a softmax length) is never computed inside a group (the weight
 cache converts inputs only, and their AMP casts; of an RNN's packed parameters
-it computes Gluon's _rnn_param_concat of variables too: `weights.foldable`),
+it computes views and joins of variables too: `weights.foldable`),
 and MXNet's quantized flatten inside a group feeds only a quantized fully
 connected layer. Other views
 (Flatten, Reshape, expand_dims) may feed anything: `lower` makes them views of
@@ -43,7 +43,7 @@ from ...symbol import Symbol
 from .config import Support, default_support
 from .lower import CASTS, IDENTITIES, VIEWS
 from .patterns import fuse_chains
-from .weights import foldable
+from .weights import PARAMETER_READS, foldable
 
 # MXNet's quantized flatten, whose INT8 data only its quantized FullyConnected reads.
 FC_ONLY_VIEWS = frozenset({"_contrib_quantized_flatten"})
@@ -69,9 +69,10 @@ def int8_refusal(node: SelectorNode) -> str | None:
 def _edge_ok(producer: SelectorNode, reader: SelectorNode) -> bool:
     """Whether the edge producer -> reader may lie inside a group."""
     names = reader.node.input_names()
-    as_param = any(e.node is producer.node and (
-        name in PARAM_INPUTS or name == "parameters" and not foldable(producer.node))
-        for name, e in zip(names, reader.inputs, strict=False))
+    as_param = any(e.node is producer.node and (name in PARAM_INPUTS or name == "parameters")
+                   and not (name in PARAMETER_READS.get(reader.op or "", ())
+                            and foldable(producer.node))
+                   for name, e in zip(names, reader.inputs, strict=False))
     if as_param:  # an AMP cast of a variable: the weight cache converts it anyway
         return producer.op in CASTS and all(e.node.is_variable for e in producer.node.inputs)
     return producer.op not in FC_ONLY_VIEWS or reader.op in FC_READERS

@@ -32,11 +32,17 @@ from ... import onednn
 from ...base import BFLOAT16
 from ...graph import Graph, Node
 from ...ops.params import Params
+from ...ops.registry import OpContext
 
 FLOAT32 = np.dtype(np.float32)
 Make = Callable[..., np.ndarray]
-# Views a folded weight may pass through on its way from an input.
-FOLDED_VIEWS = frozenset({"Reshape", "Flatten", "expand_dims"})
+# Operators the weight cache runs itself when they compute a parameter from inputs
+# only: views and joins.
+FOLD_OPS = frozenset({"Reshape", "Flatten", "expand_dims", "Concat", "stack",
+                      "_rnn_param_concat"})
+# The inputs, by operator, that the weight cache may compute (`Folded`).
+PARAMETER_READS: dict[str, tuple[str, ...]] = {"RNN": ("parameters",),
+                                               "FullyConnected": ("weight", "bias")}
 
 
 class Constant:
@@ -104,69 +110,77 @@ def fold_bias(bn: Params, bias: np.ndarray | None, gamma: np.ndarray, beta: np.n
 
 
 def foldable(node: Node) -> bool:
-    """Whether the weight cache computes `node`: a ``_rnn_param_concat`` (Gluon's
-    packing of an RNN's weights) of variables or of views of variables."""
-    def from_variable(entry) -> bool:
-        n = entry.node
-        while n.op in FOLDED_VIEWS:
-            n = n.inputs[0].node
-        return n.is_variable
-    return node.op == "_rnn_param_concat" and all(from_variable(e) for e in node.inputs)
+    """Whether the weight cache computes `node`: views and joins of variables
+    only (Gluon's packing of an RNN's weights, GluonNLP's interleaved
+    query/key/value projections)."""
+    return node.op in FOLD_OPS and all(e.node.is_variable or foldable(e.node)
+                                       for e in node.inputs)
 
 
 class Folded:
     """Entries of a DNNL graph computed by the weight cache rather than by steps:
-    each ``_rnn_param_concat`` of inputs or of views of inputs. ``entries`` maps
-    each such output entry to (its source input positions, the function of
-    their arrays); ``nodes`` are the concatenations and the views that nothing
-    else reads, which no step computes."""
+    each parameter read (`PARAMETER_READS`) of views and joins of inputs.
+    ``entries`` maps each such entry to (its source input positions, the
+    function of their arrays, which runs the operators' numpy kernels); ``nodes``
+    are the operators that only such reads need, which no step computes."""
 
-    def __init__(self, graph: Graph, input_pos: Mapping[int, int],
-                 shapes: Sequence[tuple[int, ...] | None]) -> None:
+    def __init__(self, graph: Graph, input_pos: Mapping[int, int]) -> None:
         self.entries: dict[int, tuple[tuple[int, ...], Make]] = {}
         self.nodes: set[int] = set()
+        producer = {graph.entry_ptr[nid]: nid for nid in range(len(graph.nodes))}
+        folded_reads: set[tuple[int, int]] = set()   # (reader, entry)
+        for nid, node in enumerate(graph.nodes):
+            if node.is_variable:
+                continue
+            for name, e in zip(node.input_names(), graph.input_entry_ids(nid), strict=False):
+                if name not in PARAMETER_READS.get(node.op or "", ()) or e in input_pos:
+                    continue
+                found = self.entries.get(e) or _evaluation(graph, producer, e, input_pos)
+                if found is not None:
+                    self.entries[e] = found
+                    folded_reads.add((nid, e))
         readers: list[list[int]] = [[] for _ in range(graph.num_entries)]
         for nid in range(len(graph.nodes)):
             for e in graph.input_entry_ids(nid):
                 readers[e].append(nid)
         heads = set(graph.head_entry_ids())
-        producer = {graph.entry_ptr[nid]: nid for nid in range(len(graph.nodes))}
-        for nid, node in enumerate(graph.nodes):
-            if node.op != "_rnn_param_concat":
-                continue
-            found = [_part(graph, producer, e, input_pos, shapes)
-                     for e in graph.input_entry_ids(nid)]
-            parts = [part for part in found if part is not None]
-            if len(parts) < len(found):
-                continue
-            self.entries[graph.entry_ptr[nid]] = _joined(parts, node.operator()[1].dim)
-            if graph.entry_ptr[nid] not in heads and all(
-                    graph.nodes[r].op == "RNN" for r in readers[graph.entry_ptr[nid]]):
-                self.nodes.add(nid)
-        # Views read only by skipped nodes are skipped too (up the chains).
+        # A join or view that only folded reads (or skipped nodes) need is skipped.
         for nid in reversed(range(len(graph.nodes))):
             out = graph.entry_ptr[nid]
-            if (graph.nodes[nid].op in FOLDED_VIEWS and out not in heads and readers[out]
-                    and all(r in self.nodes for r in readers[out])):
+            if (graph.nodes[nid].op in FOLD_OPS and out not in heads and readers[out]
+                    and all((r, out) in folded_reads or r in self.nodes for r in readers[out])):
                 self.nodes.add(nid)
 
 
-def _part(graph: Graph, producer: Mapping[int, int], eid: int, input_pos: Mapping[int, int],
-          shapes: Sequence[tuple[int, ...] | None]) -> tuple[int, tuple[int, ...]] | None:
-    """(input position, shape) of one concatenated entry: an input, or a chain of
-    views of one (`producer`: each entry's node); None for anything else."""
-    shape = shapes[eid]
-    while eid not in input_pos:
-        nid = producer.get(eid)
-        if nid is None or graph.nodes[nid].op not in FOLDED_VIEWS:
-            return None
-        eid = graph.input_entry_ids(nid)[0]
-    return None if shape is None else (input_pos[eid], tuple(shape))
+def _evaluation(graph: Graph, producer: Mapping[int, int], eid: int,
+                input_pos: Mapping[int, int]) -> tuple[tuple[int, ...], Make] | None:
+    """(input positions, function of their arrays) computing entry `eid` from
+    inputs through `FOLD_OPS` only, or None if anything else is on the way."""
+    order: list[int] = []
+    sources: list[int] = []   # entries that are inputs
+    def visit(e: int) -> bool:
+        if e in input_pos:
+            if e not in sources:
+                sources.append(e)
+            return True
+        nid = producer.get(e)
+        if nid is None or graph.nodes[nid].op not in FOLD_OPS:
+            return False
+        if nid not in order:
+            if not all(visit(x) for x in graph.input_entry_ids(nid)):
+                return False
+            order.append(nid)
+        return True
 
+    if not visit(eid):
+        return None
 
-def _joined(parts: list[tuple[int, tuple[int, ...]]], dim: int
-            ) -> tuple[tuple[int, ...], Make]:
-    """The concatenation of the parts along `dim`, as a function of their inputs."""
-    shapes = [shape for _, shape in parts]
-    return (tuple(pos for pos, _ in parts), lambda *arrays: np.concatenate(
-        [a.reshape(s) for a, s in zip(arrays, shapes, strict=True)], axis=dim))
+    def make(*arrays: np.ndarray) -> np.ndarray:
+        env = dict(zip(sources, arrays, strict=True))
+        for nid in order:
+            opdef, p = graph.nodes[nid].operator()
+            out = opdef.forward(p, OpContext(), [env[x] for x in graph.input_entry_ids(nid)])
+            env[graph.entry_ptr[nid]] = out[0] if isinstance(out, list) else out
+        return env[eid]
+
+    return tuple(input_pos[e] for e in sources), make

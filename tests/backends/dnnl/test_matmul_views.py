@@ -155,3 +155,24 @@ def test_a_reshape_moving_the_batch_axis_before_a_flattening_fc_is_a_real_view()
 def test_swapaxis(dims):
     y = mx.sym.SwapAxis(mx.sym.relu(x), dim1=dims[0], dim2=dims[1])
     assert outer_ops(check(mx.sym.softmax(y, axis=-1), SEQ)) == ["_sg_dnnl"]
+
+
+def test_interleaved_projection_weights_are_folded_into_the_weight_cache():
+    # GluonNLP's query/key/value weights, reshaped per head and joined in the graph:
+    # the weight cache computes the joint weight once, not a step every forward.
+    heads = [mx.sym.Reshape(mx.sym.var(f"{n}_weight"), shape=(2, -1, 0), reverse=True)
+             for n in ("q", "k", "v")]
+    joint = mx.sym.Reshape(mx.sym.Concat(*heads, dim=-2), shape=(-1, 0), reverse=True)
+    bias = mx.sym.Reshape(mx.sym.stack(*[mx.sym.var(f"{n}_bias") for n in "qkv"], axis=0),
+                          shape=(-1,))
+    y = mx.sym.FullyConnected(mx.sym.relu(x), joint, bias, num_hidden=24, flatten=False)
+    shapes = {"x": (2, 5, 8), **{f"{n}_weight": (8, 8) for n in "qkv"},
+              **{f"{n}_bias": (8,) for n in "qkv"}}
+    part = check(y, shapes)
+    assert outer_ops(part) == ["_sg_dnnl"]
+    args, aux = random_arrays(y, shapes)
+    ex = part.bind(mx.cpu(), {k: mx.nd.array(v) for k, v in args.items()}, grad_req="null")
+    ex.forward()[0].wait_to_read()
+    kinds = [op.kind for state in ex._runner._states.values()
+             for op, _ in state.compiled.plan.steps]
+    assert "concat" not in kinds and "inner_product" in kinds
