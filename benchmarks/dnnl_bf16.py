@@ -22,8 +22,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
-from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
 
@@ -35,8 +33,9 @@ from dnnl_throughput import (  # noqa: E402
     check_agreement,
     closing_check,
     exported,
+    peer_arguments,
     peer_worker,
-    quiet_check,
+    ready_to_time,
 )
 
 from minimx import onednn  # noqa: E402
@@ -58,22 +57,11 @@ def measure(model: str, batch: int, args: argparse.Namespace) -> dict[str, float
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=MODELS)
-    parser.add_argument("--batches", nargs="+", type=int, default=[1, 16])
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--iters", type=int, default=5, help="timed forwards per path per round")
+    parser = peer_arguments(__doc__.splitlines()[0], MODELS, tolerance=5e-2)
     parser.add_argument("--no-openvino", dest="openvino", action="store_false",
                         help="leave OpenVINO out")
-    parser.add_argument("--models-dir", type=Path, default=Path(tempfile.gettempdir(),
-                                                               "minimx-peer-models"),
-                        help="where the MXNet checkpoints and ONNX exports are kept")
-    parser.add_argument("--tolerance", type=float, default=5e-2,
-                        help="largest output difference allowed, relative to the largest output")
     args = parser.parse_args()
-    onednn.require()
-    os.environ.pop("MINIMX_SUBGRAPH_BACKEND", None)  # each path partitions explicitly
-    quiet_check()
+    ready_to_time()
     if not onednn.bf16_native():
         print(f"NOTE: oneDNN's ISA here ({onednn.isa()}) has no bf16: minimx bf16 runs fp32")
     print("img/s (batch / median forward time); ratios from the same alternating rounds")

@@ -290,26 +290,39 @@ def measure(model: str, batch: int, args: argparse.Namespace) -> dict[str, float
     return alternate(paths, batch, args.rounds, args.iters, slow=frozenset({"minimx numpy"}))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=MODELS)
+def peer_arguments(description: str, models: list[str], tolerance: float
+                   ) -> argparse.ArgumentParser:
+    """The options of every script that times minimx against MXNet's exports and
+    the peer runtimes (this one, dnnl_bf16.py); each adds its own."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--models", nargs="+", default=models)
     parser.add_argument("--batches", nargs="+", type=int, default=[1, 16])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--iters", type=int, default=5, help="timed forwards per path per round")
+    parser.add_argument("--models-dir", type=Path, default=Path(tempfile.gettempdir(),
+                                                               "minimx-peer-models"),
+                        help="where the MXNet checkpoints and ONNX exports are kept")
+    parser.add_argument("--tolerance", type=float, default=tolerance,
+                        help="largest output difference allowed, relative to the largest output")
+    return parser
+
+
+def ready_to_time() -> None:
+    """oneDNN loaded, no backend from the environment, the machine checked quiet."""
+    onednn.require()
+    os.environ.pop("MINIMX_SUBGRAPH_BACKEND", None)  # each path partitions explicitly
+    quiet_check()
+
+
+def main() -> None:
+    parser = peer_arguments(__doc__.splitlines()[0], MODELS, tolerance=1e-3)
     parser.add_argument("--numpy", action="store_true", help="also time minimx's numpy path")
     parser.add_argument("--mxnet-off", action="store_true",
                         help="also time MXNet with MKLDNN disabled")
     parser.add_argument("--peers", nargs="*", choices=list(PEER_PYTHON), default=list(PEER_PYTHON),
                         help="the peer runtimes to time (their venvs must exist)")
-    parser.add_argument("--models-dir", type=Path, default=Path(tempfile.gettempdir(),
-                                                               "minimx-peer-models"),
-                        help="where the MXNet checkpoints and ONNX exports are kept")
-    parser.add_argument("--tolerance", type=float, default=1e-3,
-                        help="largest output difference allowed, relative to the largest output")
     args = parser.parse_args()
-    onednn.require()
-    os.environ.pop("MINIMX_SUBGRAPH_BACKEND", None)  # each path partitions explicitly
-    quiet_check()
+    ready_to_time()
     print("img/s (batch / median forward time); ratio = minimx DNNL / other")
     for model in args.models:
         for batch in args.batches:
