@@ -9,6 +9,8 @@ Encoder-decoder attention takes queries (Tq, B, E) and keys-values (Tk, B, 2 * E
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..base import ShapeError
@@ -116,6 +118,24 @@ _register("selfatt_qk", ("queries_keys_values",), _selfatt_qk_rule, _selfatt_qk_
           "-> (B * heads, T, T).")
 
 
+def _valatt_kernels(rule: Callable, parts: int, index: int) -> tuple[Callable, Callable]:
+    """Forward and backward of a values-attention product whose values are part
+    `index` of `parts` interleaved in its first input (self: q, k, v; encdec: k, v)."""
+    def forward(p, ctx, inputs):
+        x, att = inputs
+        rule(p, [x.shape, att.shape])
+        return _valatt(_heads(p, x, parts)[..., index, :], att)
+
+    def backward(p, ctx, inputs, outputs, out_grads):
+        x, att = inputs
+        split = _heads(p, x, parts)
+        grad = np.zeros_like(split, dtype=out_grads[0].dtype)
+        grad[..., index, :], d_att = _valatt_grads(split[..., index, :], att, out_grads[0])
+        return [grad.reshape(x.shape), d_att]
+
+    return forward, backward
+
+
 def _selfatt_valatt_rule(p, in_shapes):
     qkv, att = in_shapes
     what = "interleaved_matmul_selfatt_valatt"
@@ -126,22 +146,8 @@ def _selfatt_valatt_rule(p, in_shapes):
     return [(qkv[0], qkv[1], qkv[2] // 3)]
 
 
-def _selfatt_valatt_forward(p, ctx, inputs):
-    qkv, att = inputs
-    _selfatt_valatt_rule(p, [qkv.shape, att.shape])
-    return _valatt(_heads(p, qkv, 3)[..., 2, :], att)
-
-
-def _selfatt_valatt_backward(p, ctx, inputs, outputs, out_grads):
-    qkv, att = inputs
-    parts = _heads(p, qkv, 3)
-    grad = np.zeros_like(parts, dtype=out_grads[0].dtype)
-    grad[..., 2, :], d_att = _valatt_grads(parts[..., 2, :], att, out_grads[0])
-    return [grad.reshape(qkv.shape), d_att]
-
-
 _register("selfatt_valatt", ("queries_keys_values", "attention"), _selfatt_valatt_rule,
-          _selfatt_valatt_forward, _selfatt_valatt_backward,
+          *_valatt_kernels(_selfatt_valatt_rule, parts=3, index=2),
           "Attention-weighted values of self-attention: (T, B, 3 * E) and (B * heads, T, T) "
           "-> (T, B, E).")
 
@@ -190,22 +196,8 @@ def _encdec_valatt_rule(p, in_shapes):
     return [(att[1], kv[1], kv[2] // 2)]
 
 
-def _encdec_valatt_forward(p, ctx, inputs):
-    kv, att = inputs
-    _encdec_valatt_rule(p, [kv.shape, att.shape])
-    return _valatt(_heads(p, kv, 2)[..., 1, :], att)
-
-
-def _encdec_valatt_backward(p, ctx, inputs, outputs, out_grads):
-    kv, att = inputs
-    parts = _heads(p, kv, 2)
-    d_kv = np.zeros_like(parts, dtype=out_grads[0].dtype)
-    d_kv[..., 1, :], d_att = _valatt_grads(parts[..., 1, :], att, out_grads[0])
-    return [d_kv.reshape(kv.shape), d_att]
-
-
 _register("encdec_valatt", ("keys_values", "attention"), _encdec_valatt_rule,
-          _encdec_valatt_forward, _encdec_valatt_backward,
+          *_valatt_kernels(_encdec_valatt_rule, parts=2, index=1),
           "Attention-weighted values of encoder-decoder attention: (Tk, B, 2 * E) and "
           "(B * heads, Tq, Tk) -> (Tq, B, E).")
 

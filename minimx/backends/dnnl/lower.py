@@ -75,10 +75,14 @@ VIEWS = default_support().lowered_as("view")
 IDENTITIES = default_support().lowered_as("identity")
 
 
+# The fully connected layers (float, and MXNet's quantized fused one).
+FC_READERS = frozenset({"FullyConnected", "_sg_mkldnn_fully_connected"})
+
+
 def _flattens(node: Node) -> bool:
     """Whether `node` flattens its data input anyway (so it may read a view's
     producer in whatever layout and shape it has)."""
-    return node.op in ("FullyConnected", "_sg_mkldnn_fully_connected") and bool(
+    return node.op in FC_READERS and bool(
         node.params is not None and node.params.get("flatten", True))
 CASTS = default_support().lowered_as("cast")
 # Quantized operators whose min/max outputs are their min/max inputs.
@@ -633,7 +637,8 @@ class Lowering:
         # after. Both masks come from the length input, as the weight cache computes.
         shape, axis = x.shape, p.axis % len(x.shape)
         length = self.source(ins[1], f"{node.label} length")
-        keep = lambda n: length_mask(np.empty(shape, np.bool_), axis, n)  # noqa: E731
+        like = np.broadcast_to(np.False_, shape)   # the shape alone, nothing allocated
+        keep = lambda n: length_mask(like, axis, n)  # noqa: E731
         lowest = np.finfo(np.float32).min
         bias = self.constant(inputs, [length], lambda n: np.where(keep(n), 0, lowest),
                              shape=shape)

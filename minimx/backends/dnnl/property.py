@@ -41,13 +41,12 @@ from ...subgraph.property import SubgraphProperty
 from ...subgraph.selector import SelectorNode, SubgraphSelector
 from ...symbol import Symbol
 from .config import Support, default_support
-from .lower import CASTS, IDENTITIES, VIEWS
+from .lower import CASTS, FC_READERS, IDENTITIES, VIEWS
 from .patterns import fuse_chains
 from .weights import PARAMETER_READS, foldable
 
 # MXNet's quantized flatten, whose INT8 data only its quantized FullyConnected reads.
 FC_ONLY_VIEWS = frozenset({"_contrib_quantized_flatten"})
-FC_READERS = frozenset({"FullyConnected", "_sg_mkldnn_fully_connected"})
 # Inputs a lowering reads as values computed before the plan runs (the weight cache),
 # so their producers stay outside the subgraph.
 PARAM_INPUTS = frozenset({"weight", "bias", "gamma", "beta", "moving_mean", "moving_var",
