@@ -1,8 +1,8 @@
 """Fusion inside a DNNL subgraph: operator chains become `_sg_dnnl_*` nodes.
 
-Needs: the inner Symbol of a DNNL subgraph (every node supported by oneDNN;
+Needs: the inner graph of a DNNL subgraph (every node supported by oneDNN;
 weights, biases and BatchNorm parameters are variables of that Symbol).
-Guarantees: a Symbol computing the same outputs in which each chain a row of
+Guarantees: a Graph computing the same outputs in which each chain a row of
 `PATTERNS` matches is lifted (`subgraph.lift`) into one fused node holding
 the chain as its subgraph, with MXNet's attributes (`with_bn`, `with_act`,
 `with_sum`, `with_postsum_act`; `with_eltwise` for FC). The fused node takes
@@ -90,6 +90,8 @@ PATTERNS: tuple[Pattern, ...] = (
 )
 
 STEP_NAMES = tuple(s.name for p in PATTERNS for s in p.steps)
+# Rewrites before fusion, switched as the steps are: `strides.hoist_strides`.
+REWRITES = ("stride_hoist",)
 
 
 def _flags_of(patterns: Sequence[Pattern]) -> dict[str, tuple[str, ...]]:
@@ -105,13 +107,14 @@ FLAGS = _flags_of(PATTERNS)   # the fused operators (`ops` registers them) and t
 
 
 def enabled_steps() -> frozenset[str]:
-    """The step names MINIMX_DNNL_FUSE_<NAME>=0 has not turned off."""
+    """The step and rewrite names MINIMX_DNNL_FUSE_<NAME>=0 has not turned off."""
     off = settings().dnnl_fusions_off
-    unknown = sorted(off - set(STEP_NAMES))
+    known = STEP_NAMES + REWRITES
+    unknown = sorted(off - set(known))
     if unknown:
         raise BackendError(f"MINIMX_DNNL_FUSE_{unknown[0].upper()} names no DNNL fusion "
-                           f"(known: {', '.join(n.upper() for n in STEP_NAMES)})")
-    return frozenset(STEP_NAMES) - off
+                           f"(known: {', '.join(n.upper() for n in known)})")
+    return frozenset(known) - off
 
 
 @dataclass
@@ -193,12 +196,10 @@ def find_chains(g: Graph, patterns: Sequence[Pattern] = PATTERNS,
     return sorted(chains, key=lambda c: c.members[-1])
 
 
-def fuse_chains(sym: Symbol, patterns: Sequence[Pattern] = PATTERNS,
+def fuse_chains(g: Graph, patterns: Sequence[Pattern] = PATTERNS,
                 enabled: frozenset[str] | None = None) -> tuple[Graph, Counter]:
-    """The graph of `sym` with its chains lifted into fused nodes (see the
-    module docstring), and a count of the fused patterns by name
-    (``conv_bn_act`` ...)."""
-    g = Graph(sym.outputs)
+    """Graph `g` with its chains lifted into fused nodes (see the module
+    docstring), and a count of the fused patterns by name (``conv_bn_act`` ...)."""
     chains = find_chains(g, patterns, enabled)
     if not chains:
         return g, Counter()

@@ -35,14 +35,15 @@ import numpy as np
 
 from ... import onednn
 from ...base import DNNL_DTYPES, BackendError, settings, warn_user
-from ...graph import Node
+from ...graph import Graph, Node
 from ...subgraph import subgraph_op
 from ...subgraph.property import SubgraphProperty
 from ...subgraph.selector import SelectorNode, SubgraphSelector
 from ...symbol import Symbol
 from .config import Support, default_support
 from .lower import CASTS, FC_READERS, IDENTITIES, VIEWS
-from .patterns import fuse_chains
+from .patterns import enabled_steps, fuse_chains
+from .strides import hoist_strides
 from .weights import PARAMETER_READS, foldable
 
 # MXNet's quantized flatten, whose INT8 data only its quantized FullyConnected reads.
@@ -166,7 +167,12 @@ class DnnlProperty(SubgraphProperty):
         self.wrong_dtype.clear()
 
     def create_subgraph_node(self, subgraph_sym: Symbol, subgraph_id: int = 0) -> Node:
-        fused, patterns = fuse_chains(subgraph_sym)
+        graph, hoisted = Graph(subgraph_sym.outputs), 0
+        if "stride_hoist" in enabled_steps():
+            graph, hoisted = hoist_strides(graph)
+        fused, patterns = fuse_chains(graph)
+        if hoisted:
+            patterns["stride_hoist"] = hoisted
         fusions = ",".join(f"{k}:{n}" for k, n in sorted(patterns.items()))
         attrs = {"fusions": fusions} if fusions else {}
         if self.dtype != "float32":

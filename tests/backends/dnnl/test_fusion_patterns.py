@@ -99,7 +99,7 @@ def _two_convs_one_sum():
 
 
 def _fused_members(sym, table) -> list[tuple[str, list[str]]]:
-    graph, _ = fuse_chains(sym, table, enabled=frozenset(STEP_NAMES))
+    graph, _ = fuse_chains(Graph(sym.outputs), table, enabled=frozenset(STEP_NAMES))
     return sorted((n.name, [m.name for m in Graph(n.subgraphs[0].outputs).nodes
                             if not m.is_variable])
                   for n in graph.nodes if n.op == "_sg_dnnl_conv")
@@ -119,14 +119,14 @@ def test_the_first_row_to_reach_a_node_takes_it():
     # Either way the fused graph computes the same (on the numpy path).
     args, aux = random_arrays(sym, {"x": (1, 3, 5, 5)})
     for table in (PATTERNS, (sums_first, conv)):
-        graph, _ = fuse_chains(sym, table, enabled=frozenset(STEP_NAMES))
+        graph, _ = fuse_chains(Graph(sym.outputs), table, enabled=frozenset(STEP_NAMES))
         assert_close(outputs(mx.sym.Symbol(graph.outputs), args, aux), outputs(sym, args, aux))
 
 
 def test_fused_chain_keeps_the_walks_input_order():
     # The sum's other operand is met last by a walk from the chain's output.
     sym = _two_convs_one_sum()
-    graph, _ = fuse_chains(sym, PATTERNS, enabled=frozenset(STEP_NAMES))
+    graph, _ = fuse_chains(Graph(sym.outputs), PATTERNS, enabled=frozenset(STEP_NAMES))
     node = next(n for n in graph.nodes if n.op == "_sg_dnnl_conv")
     assert node.subgraphs[0].list_inputs() == ["x0", "A_weight1", "A_bias2", "B_output3"]
     assert [e.node.name for e in node.inputs] == ["x", "A_weight", "A_bias", "B"]

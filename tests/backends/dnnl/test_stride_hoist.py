@@ -1,0 +1,141 @@
+"""Stride hoisting (`strides.hoist_strides`): a tensor read only by strided 1x1
+convolutions is computed at the pixels they read, with the numpy path's outputs;
+where the rule does not hold (another reader, a graph output, mixed strides)
+nothing changes."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import minimx as mx
+from minimx.backends.dnnl.strides import hoist_strides
+from minimx.graph import Graph
+
+from .helpers import check, dnnl_nodes
+
+
+def _conv(x, kernel: int, name: str, num_filter: int = 8, stride: int = 1, pad: int = 0):
+    return mx.sym.Convolution(x, kernel=(kernel, kernel), stride=(stride, stride),
+                              pad=(pad, pad), num_filter=num_filter, name=name)
+
+
+def _bottleneck(x, name: str, stride: int = 1, downsample: bool = False):
+    """A ResNet v1 bottleneck (Gluon's BottleneckV1: the stride on the first 1x1)."""
+    y = mx.sym.relu(mx.sym.BatchNorm(_conv(x, 1, f"{name}c1", stride=stride), name=f"{name}b1"))
+    y = mx.sym.relu(mx.sym.BatchNorm(_conv(y, 3, f"{name}c2", pad=1), name=f"{name}b2"))
+    y = mx.sym.BatchNorm(_conv(y, 1, f"{name}c3"), name=f"{name}b3")
+    shortcut = _conv(x, 1, f"{name}down", stride=stride) if downsample else x
+    return mx.sym.relu(mx.sym.elemwise_add(y, shortcut, name=f"{name}add"), name=f"{name}out")
+
+
+def _two_stages():
+    x = mx.sym.relu(_conv(mx.sym.var("data"), 3, "stem", pad=1), name="stem_relu")
+    x = _bottleneck(x, "s1a")
+    return _bottleneck(x, "s2a", stride=2, downsample=True)
+
+
+def _inner(part):
+    (node,) = dnnl_nodes(part)
+    return node, Graph(node.subgraphs[0].outputs)
+
+
+def _conv_strides(part) -> dict[str, tuple[int, ...]]:
+    """Every convolution's stride inside the DNNL node (fused or not), by name."""
+    _, graph = _inner(part)
+    found = {}
+    for node in graph.nodes:
+        members = Graph(node.subgraphs[0].outputs).nodes if node.subgraphs else [node]
+        found.update({m.name: tuple(m.params.stride) or (1, 1) for m in members
+                      if m.op == "Convolution"})
+    return found
+
+
+@pytest.mark.parametrize("size", [8, 9])  # odd sizes: the strided reads keep ceil(size / 2)
+def test_resnet_v1_stage_boundary_moves_the_stride_back(size):
+    part = check(_two_stages(), {"data": (2, 3, size, size)})
+    node, graph = _inner(part)
+    assert "stride_hoist:1" in node.attrs["fusions"]
+    strides = _conv_strides(part)
+    # The last 3x3 of the stage before takes the stride; the 1x1s that had it read densely.
+    assert strides["s1ac2"] == (2, 2)
+    assert strides["s2ac1"] == strides["s2adown"] == (1, 1)
+    assert strides["s1ac1"] == strides["s1ac3"] == strides["stem"] == (1, 1)
+    # The residual operand, read by the block's first convolution too, is subsampled.
+    pools = [n for n in graph.nodes if n.op == "Pooling"]
+    assert [(p.attrs["kernel"], p.attrs["stride"]) for p in pools] == [("(1, 1)", "(2, 2)")]
+
+
+def test_the_switch_turns_it_off(monkeypatch):
+    monkeypatch.setenv("MINIMX_DNNL_FUSE_STRIDE_HOIST", "0")
+    part = check(_two_stages(), {"data": (2, 3, 8, 8)})
+    node, _ = _inner(part)
+    assert "stride_hoist" not in node.attrs["fusions"]
+    assert _conv_strides(part)["s2ac1"] == (2, 2)
+
+
+def test_inputs_keep_their_order_and_outputs_their_shapes():
+    sym = _two_stages()
+    graph, count = hoist_strides(Graph(sym.outputs))
+    assert count == 1
+    hoisted = mx.sym.Symbol(graph.outputs)
+    assert hoisted.list_inputs() == sym.list_inputs()
+    shapes = {"data": (1, 3, 9, 9)}
+    assert hoisted.infer_shape(**shapes) == sym.infer_shape(**shapes)
+
+
+def _hoists(sym) -> int:
+    return hoist_strides(Graph(sym.outputs))[1]
+
+
+def test_not_when_another_reader_needs_every_pixel():
+    x = mx.sym.relu(_conv(mx.sym.var("data"), 3, "a", pad=1))
+    strided = _conv(x, 1, "b", stride=2)
+    dense = _conv(x, 3, "c", stride=2, pad=1)     # a 3x3 reads the pixels between too
+    assert _hoists(mx.sym.Group([strided, dense])) == 0
+    assert _hoists(mx.sym.Group([strided, _conv(x, 1, "d", stride=3)])) == 0  # another stride
+    assert _hoists(mx.sym.Group([strided, x])) == 0                           # a graph output
+
+
+def test_not_through_operators_that_mix_pixels():
+    x = mx.sym.Pooling(_conv(mx.sym.var("data"), 3, "a", pad=1), kernel=(3, 3), pad=(1, 1),
+                       pool_type="max")
+    assert _hoists(_conv(x, 1, "b", stride=2)) == 0
+
+
+@st.composite
+def _chains(draw):
+    """A chain of convolutions (kernel 1 or 3, stride 1 or 2, padded or not), each
+    with optional BatchNorm and relu and an optional residual add of the chain's
+    input, ending in one to three 1x1 convolutions of one stride s."""
+    x = mx.sym.var("data")
+    size = draw(st.integers(5, 11))
+    for i in range(draw(st.integers(1, 3))):
+        k, stride = draw(st.sampled_from([1, 3])), draw(st.sampled_from([1, 1, 2]))
+        pad = draw(st.integers(0, k // 2))
+        if (size + 2 * pad - k) // stride + 1 < 2:
+            break
+        y = _conv(x, k, f"c{i}", stride=stride, pad=pad)
+        if draw(st.booleans()):
+            y = mx.sym.BatchNorm(y, name=f"bn{i}")
+        if draw(st.booleans()):
+            y = mx.sym.relu(y, name=f"r{i}")
+        size = (size + 2 * pad - k) // stride + 1
+        if i > 0 and k == 1 and stride == 1 and pad == 0 and draw(st.booleans()):
+            y = mx.sym.elemwise_add(y, x, name=f"add{i}")
+        x = y
+    s = draw(st.sampled_from([2, 3]))
+    readers = [_conv(x, 1, f"out{j}", stride=s) for j in range(draw(st.integers(1, 3)))]
+    return mx.sym.Group(readers)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_chains())
+def test_random_chains_keep_the_numpy_outputs(sym):
+    part = check(sym, {"data": (1, 8, 11, 11)})
+    (node,) = dnnl_nodes(part)
+    # The chain's last producer is a convolution or what passes pixels through: always
+    # hoisted (and a strided 1x1 inside the chain may be too).
+    assert int(re.search(r"stride_hoist:(\d+)", node.attrs["fusions"]).group(1)) >= 1
