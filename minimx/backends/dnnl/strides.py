@@ -36,7 +36,6 @@ Stride = tuple[int, int]
 
 
 class _Window(NamedTuple):
-    kernel: tuple[int, ...]
     stride: Stride
     pointwise: bool     # a 1x1 kernel without padding
 
@@ -49,8 +48,7 @@ def _conv_window(node: Node) -> _Window | None:
     if len(p.kernel) != 2 or any(d != 1 for d in p.dilate) or p.layout not in (None, "NCHW"):
         return None
     stride = tuple(p.stride) or (1, 1)
-    return _Window(tuple(p.kernel), (stride[0], stride[1]),
-                   tuple(p.kernel) == (1, 1) and not any(p.pad))
+    return _Window((stride[0], stride[1]), tuple(p.kernel) == (1, 1) and not any(p.pad))
 
 
 def _pointwise_stride(node: Node) -> Stride | None:
@@ -73,6 +71,8 @@ class _Edits:
 
 
 class _Hoister:
+    """Plans the hoists of one graph (`hoist`), then makes them (`rebuild`)."""
+
     def __init__(self, g: Graph) -> None:
         self.g = g
         self.readers: dict[int, list[tuple[int, int]]] = {}
