@@ -16,6 +16,12 @@ then have stride 1, and
   read as well (a residual block's input), reads it through a 1x1 max
   pooling of stride s (which picks every s-th pixel, exactly).
 
+MXNet's fused convolutions (`_sg_mkldnn_conv`, as `contrib.quantization`
+writes them) take part as their inner Convolution does, their sum as a sum;
+a quantized one only with a calibrated output range (a range measured at run
+time would change with the pixels kept), and its residual operand goes
+through MXNet's quantized pooling, which passes the range on.
+
 In ResNet v1 (stride on the first 1x1 convolution of a stage) this moves
 the stride of a stage's first block back into the last block of the stage
 before: its 3x3 convolution runs with stride 2 on a quarter of the pixels,
@@ -29,6 +35,8 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ...graph import Graph, Node, NodeEntry
+from ...subgraph.subgraph_op import inner_graph
+from ...symbol import Symbol
 from .eltwise import eltwise_of
 from .patterns import SUM_OPS
 
@@ -40,8 +48,26 @@ class _Window(NamedTuple):
     pointwise: bool     # a 1x1 kernel without padding
 
 
+# MXNet's fused convolution (quantized or not): a Convolution with BatchNorm,
+# activations and a sum inside, as `contrib.quantization` and MXNet write it.
+FUSED_CONV = "_sg_mkldnn_conv"
+
+
+def _inner_conv(node: Node) -> tuple[Graph, int]:
+    """The inner graph of a fused convolution and its Convolution's node id."""
+    inner = inner_graph(node.operator()[1])
+    return inner, next(i for i, n in enumerate(inner.nodes) if n.op == "Convolution")
+
+
 def _conv_window(node: Node) -> _Window | None:
-    """A 2-D, undilated, channel-first convolution's window, else None."""
+    """The window of a 2-D, undilated, channel-first convolution (plain, or
+    MXNet's fused one whose output range, if quantized, is calibrated: a range
+    measured at run time would change with the pixels), else None."""
+    if node.op == FUSED_CONV:
+        if node.attrs.get("quantized") == "true" and "min_calib_range" not in node.attrs:
+            return None
+        inner, conv = _inner_conv(node)
+        return _conv_window(inner.nodes[conv])
     if node.op != "Convolution":
         return None
     _, p = node.operator()
@@ -49,6 +75,18 @@ def _conv_window(node: Node) -> _Window | None:
         return None
     stride = tuple(p.stride) or (1, 1)
     return _Window((stride[0], stride[1]), tuple(p.kernel) == (1, 1) and not any(p.pad))
+
+
+def _sum_input(node: Node) -> int | None:
+    """Which input of a fused convolution its sum adds (None: no sum)."""
+    if node.op != FUSED_CONV:
+        return None
+    inner, _ = _inner_conv(node)
+    add = next((n for n in inner.nodes if n.op in SUM_OPS), None)
+    if add is None:
+        return None
+    operand = next(e.node for e in add.inputs if e.node.is_variable)
+    return inner.input_ids.index(inner.node_id(operand))
 
 
 def _pointwise_stride(node: Node) -> Stride | None:
@@ -96,27 +134,33 @@ class _Hoister:
             return None
         window = _conv_window(node)
         if window is not None:
+            k = _sum_input(node)
+            edits = _Edits() if k is None else self.operand_subsampled(nid, k, s)
             data = node.inputs[0]
-            if window.pointwise and self.sole_reader(data):
-                inner = self.subsampled(data, s)
-                if inner is not None:
-                    return inner
-            t = window.stride
-            return _Edits(strides={nid: (t[0] * s[0], t[1] * s[1])})
+            inner = (self.subsampled(data, s) if window.pointwise and self.sole_reader(data)
+                     else None)
+            if inner is None:
+                t = window.stride
+                inner = _Edits(strides={nid: (t[0] * s[0], t[1] * s[1])})
+            edits.update(inner)
+            return edits
         if (node.op == "BatchNorm" and node.operator()[1].axis == 1) or eltwise_of(node):
             data = node.inputs[0]
             return self.subsampled(data, s) if self.sole_reader(data) else None
         if node.op in SUM_OPS and len(node.inputs) == 2:
-            edits, hoisted = _Edits(), False
-            for k, operand in enumerate(node.inputs):
-                inner = self.subsampled(operand, s) if self.sole_reader(operand) else None
-                if inner is None:
-                    edits.pooled[(nid, k)] = s
-                else:
-                    edits.update(inner)
-                    hoisted = True
-            return edits if hoisted else None
+            first, second = (self.operand_subsampled(nid, k, s) for k in range(2))
+            if first.pooled and second.pooled and not (first.strides or second.strides):
+                return None     # two poolings: nothing saved
+            first.update(second)
+            return first
         return None
+
+    def operand_subsampled(self, nid: int, k: int, s: Stride) -> _Edits:
+        """Edits giving node `nid` its input `k` subsampled: made so by its
+        producer if nothing else reads it, else read through a pooling."""
+        operand = self.g.nodes[nid].inputs[k]
+        edits = self.subsampled(operand, s) if self.sole_reader(operand) else None
+        return _Edits(pooled={(nid, k): s}) if edits is None else edits
 
     def hoist(self) -> int:
         """Plan every hoist the graph allows; how many tensors are subsampled."""
@@ -140,27 +184,50 @@ class _Hoister:
         return done
 
     def rebuild(self) -> Graph:
-        """The graph with the planned edits made (new nodes; variables kept)."""
-        new: dict[int, Node] = {}
-        for nid, node in enumerate(self.g.nodes):
-            if node.is_variable:
-                new[nid] = node
-                continue
-            inputs = [NodeEntry(new[self.g.node_id(e.node)], e.index, e.version)
-                      for e in node.inputs]
-            for k, e in enumerate(inputs):
-                s = self.edits.pooled.get((nid, k))
-                if s is not None:
-                    pool = Node.create("Pooling", f"{node.name}_subsample{k}", {
-                        "kernel": "(1, 1)", "stride": str(s), "pool_type": "max"}, [e])
-                    inputs[k] = NodeEntry(pool, 0, 0)
-            copy = node.with_inputs(inputs)
-            if nid in self.edits.strides:
-                copy.attrs["stride"] = str(self.edits.strides[nid])
-                copy.reparse()
-            new[nid] = copy
-        return Graph([NodeEntry(new[self.g.node_id(e.node)], e.index, e.version)
-                      for e in self.g.outputs])
+        """The graph with the planned edits made."""
+        return Graph(_rebuilt(self.g, self.edits))
+
+
+def _rebuilt(g: Graph, edits: _Edits) -> list[NodeEntry]:
+    """The outputs of a copy of `g` with `edits` made (new nodes; variables kept)."""
+    new: dict[int, Node] = {}
+    for nid, node in enumerate(g.nodes):
+        if node.is_variable:
+            new[nid] = node
+            continue
+        inputs = [NodeEntry(new[g.node_id(e.node)], e.index, e.version) for e in node.inputs]
+        for k in range(len(inputs)):
+            s = edits.pooled.get((nid, k))
+            if s is not None:
+                inputs[k] = _pooled(node, k, inputs, s)
+        stride = edits.strides.get(nid)
+        new[nid] = node.with_inputs(inputs) if stride is None else _restrided(node, inputs,
+                                                                              stride)
+    return [NodeEntry(new[g.node_id(e.node)], e.index, e.version) for e in g.outputs]
+
+
+def _pooled(node: Node, k: int, inputs: list[NodeEntry], s: Stride) -> NodeEntry:
+    """Input `k` of `node` read through a 1x1 max pooling of stride s: MXNet's
+    quantized pooling (which passes the range on) where `node` is quantized."""
+    attrs = {"kernel": "(1, 1)", "stride": str(s), "pool_type": "max"}
+    name = f"{node.name}_subsample{k}"
+    e = inputs[k]
+    if node.attrs.get("quantized") == "true":
+        ranges = [NodeEntry(e.node, 1, e.version), NodeEntry(e.node, 2, e.version)]
+        return NodeEntry(Node.create("_contrib_quantized_pooling", name, attrs, [e, *ranges]))
+    return NodeEntry(Node.create("Pooling", name, attrs, [e]))
+
+
+def _restrided(node: Node, inputs: list[NodeEntry], stride: Stride) -> Node:
+    """A copy of convolution `node` reading `inputs`, with `stride`."""
+    if node.op == FUSED_CONV:
+        inner, conv = _inner_conv(node)
+        outputs = _rebuilt(inner, _Edits(strides={conv: stride}))
+        return Node.create(node.op, node.name, node.attrs, inputs, [Symbol(outputs)])
+    copy = node.with_inputs(inputs)
+    copy.attrs["stride"] = str(stride)
+    copy.reparse()
+    return copy
 
 
 def hoist_strides(g: Graph) -> tuple[Graph, int]:

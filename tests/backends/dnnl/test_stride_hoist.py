@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,17 +23,21 @@ def _conv(x, kernel: int, name: str, num_filter: int = 8, stride: int = 1, pad: 
                               pad=(pad, pad), num_filter=num_filter, name=name)
 
 
+def _relu(x, name: str | None = None):
+    return mx.sym.Activation(x, act_type="relu", name=name)
+
+
 def _bottleneck(x, name: str, stride: int = 1, downsample: bool = False):
     """A ResNet v1 bottleneck (Gluon's BottleneckV1: the stride on the first 1x1)."""
-    y = mx.sym.relu(mx.sym.BatchNorm(_conv(x, 1, f"{name}c1", stride=stride), name=f"{name}b1"))
-    y = mx.sym.relu(mx.sym.BatchNorm(_conv(y, 3, f"{name}c2", pad=1), name=f"{name}b2"))
+    y = _relu(mx.sym.BatchNorm(_conv(x, 1, f"{name}c1", stride=stride), name=f"{name}b1"))
+    y = _relu(mx.sym.BatchNorm(_conv(y, 3, f"{name}c2", pad=1), name=f"{name}b2"))
     y = mx.sym.BatchNorm(_conv(y, 1, f"{name}c3"), name=f"{name}b3")
     shortcut = _conv(x, 1, f"{name}down", stride=stride) if downsample else x
-    return mx.sym.relu(mx.sym.elemwise_add(y, shortcut, name=f"{name}add"), name=f"{name}out")
+    return _relu(mx.sym.elemwise_add(y, shortcut, name=f"{name}add"), name=f"{name}out")
 
 
 def _two_stages():
-    x = mx.sym.relu(_conv(mx.sym.var("data"), 3, "stem", pad=1), name="stem_relu")
+    x = _relu(_conv(mx.sym.var("data"), 3, "stem", pad=1), name="stem_relu")
     x = _bottleneck(x, "s1a")
     return _bottleneck(x, "s2a", stride=2, downsample=True)
 
@@ -139,3 +144,50 @@ def test_random_chains_keep_the_numpy_outputs(sym):
     # The chain's last producer is a convolution or what passes pixels through: always
     # hoisted (and a strided 1x1 inside the chain may be too).
     assert int(re.search(r"stride_hoist:(\d+)", node.attrs["fusions"]).group(1)) >= 1
+
+
+def _quantized(calib_mode: str, shape: tuple[int, ...]):
+    """The two-stage net quantized as MXNet's examples do (naive calibration on
+    random data, or ranges at run time), with its arguments."""
+    net = _two_stages()
+    rng = np.random.default_rng(0)
+    ex = net.simple_bind(mx.cpu(), data=shape)
+    args = {k: mx.nd.array(rng.uniform(-1, 1, v.shape).astype(np.float32))
+            for k, v in ex.arg_dict.items() if k != "data"}
+    auxs = {k: mx.nd.array(rng.uniform(0.5, 1.5, v.shape).astype(np.float32))
+            for k, v in ex.aux_dict.items()}
+    calib = rng.uniform(0, 1, (4, *shape[1:])).astype(np.float32)
+    qsym, qargs, qauxs = mx.contrib.quantization.quantize_model_mkldnn(
+        net, args, auxs, calib_mode=calib_mode, label_names=None, quantized_dtype="auto",
+        calib_data=None if calib_mode == "none" else mx.io.NDArrayIter(calib, batch_size=2))
+    return qsym, {**qargs, "data": mx.nd.array(rng.uniform(0, 1, shape).astype(np.float32))}, qauxs
+
+
+def _int8_outputs(sym, feeds, auxs) -> list[np.ndarray]:
+    return [o.asnumpy() for o in sym.bind(mx.cpu(), {n: feeds[n] for n in sym.list_arguments()},
+                                          grad_req="null", aux_states=auxs).forward()]
+
+
+@pytest.mark.parametrize("calib_mode,hoisted", [("naive", 1), ("none", 0)])
+def test_quantized_fused_convolutions_hoist_where_their_ranges_are_calibrated(
+        monkeypatch, calib_mode, hoisted):
+    shape = (2, 3, 9, 9)
+    qsym, feeds, auxs = _quantized(calib_mode, shape)
+    part = mx.subgraph.partition(qsym, "DNNL", shapes={"data": shape})
+    # (calib_mode none leaves the convolutions with a sum to numpy: several subgraphs)
+    fusions = ",".join(n.attrs.get("fusions", "") for n in dnnl_nodes(part))
+    assert ("stride_hoist" in fusions) == (hoisted > 0)
+    got = _int8_outputs(part, feeds, auxs)
+    # The same integers as without the rewrite, and as the numpy kernels.
+    monkeypatch.setenv("MINIMX_DNNL_FUSE_STRIDE_HOIST", "0")
+    unhoisted = mx.subgraph.partition(qsym, "DNNL", shapes={"data": shape})
+    for g, u, n in zip(got, _int8_outputs(unhoisted, feeds, auxs),
+                       _int8_outputs(qsym, feeds, auxs), strict=True):
+        np.testing.assert_array_equal(g, u)
+        np.testing.assert_array_equal(g, n)
+    if hoisted:   # the residual operand goes through MXNet's quantized pooling
+        assert f"stride_hoist:{hoisted}" in fusions
+        (node,) = dnnl_nodes(part)
+        inner = Graph(node.subgraphs[0].outputs)
+        assert [n.op for n in inner.nodes if "subsample" in n.name] == [
+            "_contrib_quantized_pooling"]
