@@ -147,20 +147,24 @@ class ThreadedEngine(Engine):
     def _enqueue(self, op: Op) -> bool:
         """Queue `op` on its variables, granting what is free; True if ready now."""
         wait = 0
+        # A forward reads every weight: the checks are inlined (no call per
+        # variable unless it carries a failure).
         for v in op.reads:
             if v._writing or v._queue:
                 v._queue.append((op, False))
                 wait += 1
             else:
                 v._readers += 1
-                inherit_failure(op, v)
+                if v._error is not None:
+                    inherit_failure(op, v)
         for v in op.writes:
             if v._writing or v._readers or v._queue:
                 v._queue.append((op, True))
                 wait += 1
             else:
                 v._writing = True
-                inherit_failure(op, v)
+                if v._error is not None:
+                    inherit_failure(op, v)
         op.wait = wait
         return not wait
 

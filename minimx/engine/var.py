@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable
+from operator import attrgetter
 
 from .errors import EngineError, Failure
 
@@ -79,23 +80,30 @@ class Op:
         self.done = False
 
 
+_VERSION = attrgetter("_version")
+
+
+def versions(variables: Iterable[Var]) -> list[int]:
+    """Each variable's `version`, read in one pass in C (a forward reads hundreds)."""
+    return list(map(_VERSION, variables))
+
+
 def split_vars(const_vars: Iterable[Var], mutable_vars: Iterable[Var]
                ) -> tuple[tuple[Var, ...], tuple[Var, ...]]:
     """Deduplicated (reads, writes); a variable in both counts as a write."""
     try:
         reads, writes = tuple(const_vars), tuple(mutable_vars)
         # Deduplicating costs more than the rest of a push; most ops need none.
+        # (A forward reads hundreds of weights: the loops here run in C.)
         if len(writes) > 1:
             writes = tuple(dict.fromkeys(writes))
-        if writes and reads:
-            reads = tuple([v for v in dict.fromkeys(reads) if v not in writes])
-        elif len(reads) > 1:
+        if len(reads) > 1:
             reads = tuple(dict.fromkeys(reads))
+        if writes and reads and not set(writes).isdisjoint(reads):
+            reads = tuple([v for v in reads if v not in writes])
     except TypeError as exc:
         raise EngineError(f"engine operations take iterables of Var: {exc}") from exc
-    for group in (reads, writes):
-        for v in group:
-            if v.__class__ is not Var:
-                raise EngineError(f"engine operations take Var objects, "
-                                  f"got {type(v).__name__}: {v!r}")
+    if not set(map(type, reads + writes)) <= {Var}:
+        v = next(v for v in reads + writes if v.__class__ is not Var)
+        raise EngineError(f"engine operations take Var objects, got {type(v).__name__}: {v!r}")
     return reads, writes

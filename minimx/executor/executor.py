@@ -131,7 +131,10 @@ class Executor:
         self._input_order = [position[g.nodes[nid].name] for nid in g.input_ids]
         arrays = self.arg_arrays + self.aux_arrays
         input_vars = [arrays[k]._var for k in self._input_order]
-        self._runner.input_versions = lambda: [v.version for v in input_vars]
+        # What a bulk inference forward reads and writes, listed once.
+        self._array_vars = [a._var for a in arrays]
+        self._output_vars = [o._var for o in self.outputs]
+        self._runner.input_versions = lambda: engine.versions(input_vars)
         self._vars: dict[int, list] = {}
         # Read at bind, as MXNet does (and reading the environment costs more
         # than the rest of a small forward).
@@ -205,8 +208,7 @@ class Executor:
             # With nothing pending on its arrays it runs here, without a hop to a
             # worker thread and back: a forward of a small network costs less.
             engine.push(lambda: self._runner.forward(inputs, is_train, outs),
-                        [a._var for a in self.arg_arrays + self.aux_arrays],
-                        [o._var for o in self.outputs], name="forward", symbolic=True,
+                        self._array_vars, self._output_vars, name="forward", symbolic=True,
                         here_if_ready=True)
         else:
             prog, steps, finish = self._runner.forward_steps(inputs, is_train, outs)

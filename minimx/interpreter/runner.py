@@ -76,7 +76,8 @@ class GraphRunner:
         # Each operator node's input and output entries, looked up once.
         self._io = [(nid, graph.input_entry_ids(nid), graph.output_entry_ids(nid))
                     for nid, node in enumerate(graph.nodes) if not node.is_variable]
-        self._input_entries = {graph.entry_ptr[nid] for nid in graph.input_ids}
+        self._input_slots = [graph.entry_ptr[nid] for nid in graph.input_ids]
+        self._head_entries = graph.head_entry_ids()
 
     def program(self, train: bool) -> Program:
         """The training (``train`` and differentiable) or inference program, made once."""
@@ -133,11 +134,11 @@ class GraphRunner:
 
     def _bind(self, prog: Program, inputs: list[np.ndarray],
               outputs: Sequence[np.ndarray] | None) -> None:
-        g, env = self.graph, prog.env
-        for nid, data in zip(g.input_ids, inputs, strict=True):
-            env[g.entry_ptr[nid]] = data
-        bound = set(self._input_entries)
-        for i, e in enumerate(g.head_entry_ids()):
+        env = prog.env
+        for slot, data in zip(self._input_slots, inputs, strict=True):
+            env[slot] = data
+        bound = set(self._input_slots)
+        for i, e in enumerate(self._head_entries):
             # An operator's head is computed straight into the caller's array; a
             # variable or repeated head is copied there at the end.
             if e not in bound:
