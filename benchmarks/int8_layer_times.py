@@ -1,0 +1,98 @@
+"""Per layer, INT8: minimx's DNNL plan against MXNet 1.9.1's MKLDNN INT8 path, same checkpoint.
+
+Both sides run the INT8 checkpoint `dnnl_int8_models.export` makes (MXNet's
+quantize_model_mkldnn, naive calibration, first convolution excluded) and
+report oneDNN's own per-primitive timing: minimx's oneDNN 3 through
+ONEDNN_VERBOSE=profile_exec (a child of this script, as layer_times.py does),
+MXNet's oneDNN 2 through MKLDNN_VERBOSE=1 (its worker,
+dnnl_int8_mxnet_worker.py, in MXNet's venv). Each step's figure is the
+median over --iters forwards. The k-th convolution of one is set against the
+k-th of the other (MXNet runs the convolutions of a plain CNN in graph order,
+as minimx does); the other steps (reorders at the edges, pooling, the
+classifier) are summed per kind. The wall time of a forward is printed for
+both: what it has beyond the sum of its steps is spent outside oneDNN.
+
+Run: python benchmarks/int8_layer_times.py [--model mobilenetv2_1.0] [--batch 1]
+     [--iters 20] [--dir /tmp/minimx_int8_models]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
+
+from dnnl_int8_models import WORKER, Minimx, export  # noqa: E402
+from dnnl_throughput import MXNET_PYTHON  # noqa: E402
+from layer_times import MARK, Step, executed, report  # noqa: E402
+
+
+def minimx_child(prefix: str, batch: int, iters: int) -> None:
+    """In the child (ONEDNN_VERBOSE set): warm up, print MARK and the wall
+    times, run the timed forwards."""
+    path = Minimx(prefix, (batch, 3, 224, 224))
+    path.run(3)
+    print(json.dumps(path.run(iters)))
+    print(MARK, flush=True)
+    path.run(iters)
+
+
+def steps_of(lines: list[str], iters: int) -> list[Step]:
+    """The steps of one forward, in order, with the median over `iters` runs."""
+    execs = [fields for fields in map(executed, lines) if fields]
+    per_forward = len(execs) // iters
+    return [(execs[k][1], f"{execs[k][-2]} [{execs[k][2]}]",
+             statistics.median(float(execs[k + i * per_forward][-1]) * 1e3
+                               for i in range(iters)))
+            for k in range(per_forward)]
+
+
+def minimx_steps(prefix: str, batch: int, iters: int) -> tuple[list[Step], float]:
+    """minimx's plan steps, and the median wall time of a forward (us, unprofiled)."""
+    env = dict(os.environ, ONEDNN_VERBOSE="profile_exec")
+    out = subprocess.run([sys.executable, __file__, "--child", prefix, str(batch), str(iters)],
+                         env=env, check=True, capture_output=True, text=True).stdout
+    before, after = out.split(MARK, 1)
+    wall = statistics.median(json.loads(before.strip().splitlines()[-1])) * 1e6
+    return steps_of(after.splitlines(), iters), wall
+
+
+def mxnet_steps(prefix: str, batch: int, iters: int) -> tuple[list[Step], float]:
+    """MXNet's oneDNN steps (MKLDNN_VERBOSE), and its median forward wall time
+    (us; taken with verbose on, as it prints from the same forwards)."""
+    env = dict(os.environ, MKLDNN_VERBOSE="1")
+    out = subprocess.run([MXNET_PYTHON, str(WORKER), "serve", prefix, str(batch)],
+                         input=f"{iters}\n", env=env, check=True, capture_output=True,
+                         text=True).stdout
+    after = out.split("ready\n", 1)[1].splitlines()
+    wall = statistics.median(json.loads(after[-1])) * 1e6
+    return steps_of(after[:-1], iters), wall
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="mobilenetv2_1.0")
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--dir", type=Path, default=Path("/tmp/minimx_int8_models"))
+    args = parser.parse_args()
+    prefix = f"{export(args.model, args.dir)}-int8"
+    ours, our_wall = minimx_steps(prefix, args.batch, args.iters)
+    theirs, their_wall = mxnet_steps(prefix, args.batch, args.iters)
+    print(f"{args.model} INT8 batch {args.batch}, OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}, "
+          f"median of {args.iters} forwards")
+    report(ours, theirs, "MXNet", ("convolution",))
+    print(f"forward wall time: minimx {our_wall:.0f} us (unprofiled), "
+          f"MXNet {their_wall:.0f} us (with MKLDNN_VERBOSE on)")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--child"]:
+        minimx_child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    else:
+        main()
