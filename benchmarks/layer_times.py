@@ -52,14 +52,25 @@ def minimx_steps(prefix: Path, batch: int, iters: int, stat: str = "median") -> 
     out = subprocess.run([sys.executable, __file__, "--child", str(prefix), str(batch),
                           str(iters)], env=env, check=True, capture_output=True, text=True)
     lines = out.stdout.split(MARK, 1)[1].splitlines()
-    execs = [line.split(",") for line in lines if line.startswith("onednn_verbose,exec,")]
+    execs = [fields for fields in map(executed, lines) if fields]
     per_forward = len(execs) // iters
     steps = []
     for k in range(per_forward):
         fields = execs[k]
         times = [float(execs[k + i * per_forward][-1]) * 1e3 for i in range(iters)]
-        steps.append((fields[3], f"{fields[-2]} [{fields[4]}]", STATISTIC[stat](times)))
+        steps.append((fields[1], f"{fields[-2]} [{fields[2]}]", STATISTIC[stat](times)))
     return steps
+
+
+def executed(line: str) -> list[str]:
+    """The fields of a oneDNN verbose line about a primitive run, from the
+    engine on (engine, kind, implementation, ..., problem, milliseconds); []
+    for any other line. oneDNN 3.2 writes ``onednn_verbose,exec,cpu,...``,
+    3.4 and later ``onednn_verbose,v1,primitive,exec,cpu,...``."""
+    fields = line.split(",")
+    if fields[1:3] == ["v1", "primitive"]:
+        del fields[1:3]
+    return fields[2:] if fields[:2] == ["onednn_verbose", "exec"] else []
 
 
 def ort_steps(onnx: Path, batch: int, iters: int, stat: str = "median") -> list[Step]:
