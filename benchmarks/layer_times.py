@@ -65,12 +65,14 @@ def minimx_steps(prefix: Path, batch: int, iters: int, stat: str = "median") -> 
 def executed(line: str) -> list[str]:
     """The fields of a oneDNN verbose line about a primitive run, from the
     engine on (engine, kind, implementation, ..., problem, milliseconds); []
-    for any other line. oneDNN 3.2 writes ``onednn_verbose,exec,cpu,...``,
-    3.4 and later ``onednn_verbose,v1,primitive,exec,cpu,...``."""
-    fields = line.split(",")
-    if fields[1:3] == ["v1", "primitive"]:
-        del fields[1:3]
-    return fields[2:] if fields[:2] == ["onednn_verbose", "exec"] else []
+    for any other line. oneDNN 3.2 writes ``onednn_verbose,exec,cpu,...``;
+    later releases put ``primitive,`` before ``exec``, and then ``v1,`` before
+    that (3.13: ``onednn_verbose,v1,primitive,exec,cpu,...``)."""
+    head, *fields = line.split(",")
+    for tag in ("v1", "primitive"):
+        if fields[:1] == [tag]:
+            fields = fields[1:]
+    return fields[1:] if head == "onednn_verbose" and fields[:1] == ["exec"] else []
 
 
 def ort_steps(onnx: Path, batch: int, iters: int, stat: str = "median") -> list[Step]:
