@@ -52,14 +52,27 @@ def minimx_steps(prefix: Path, batch: int, iters: int, stat: str = "median") -> 
     out = subprocess.run([sys.executable, __file__, "--child", str(prefix), str(batch),
                           str(iters)], env=env, check=True, capture_output=True, text=True)
     lines = out.stdout.split(MARK, 1)[1].splitlines()
-    execs = [line.split(",") for line in lines if line.startswith("onednn_verbose,exec,")]
+    execs = [fields for fields in map(executed, lines) if fields]
     per_forward = len(execs) // iters
     steps = []
     for k in range(per_forward):
         fields = execs[k]
         times = [float(execs[k + i * per_forward][-1]) * 1e3 for i in range(iters)]
-        steps.append((fields[3], f"{fields[-2]} [{fields[4]}]", STATISTIC[stat](times)))
+        steps.append((fields[1], f"{fields[-2]} [{fields[2]}]", STATISTIC[stat](times)))
     return steps
+
+
+def executed(line: str) -> list[str]:
+    """The fields of a oneDNN verbose line about a primitive run, from the
+    engine on (engine, kind, implementation, ..., problem, milliseconds); []
+    for any other line. oneDNN 3.2 writes ``onednn_verbose,exec,cpu,...``;
+    later releases put ``primitive,`` before ``exec``, and then ``v1,`` before
+    that (3.13: ``onednn_verbose,v1,primitive,exec,cpu,...``)."""
+    head, *fields = line.split(",")
+    for tag in ("v1", "primitive"):
+        if fields[:1] == [tag]:
+            fields = fields[1:]
+    return fields[1:] if head == "onednn_verbose" and fields[:1] == ["exec"] else []
 
 
 def ort_steps(onnx: Path, batch: int, iters: int, stat: str = "median") -> list[Step]:

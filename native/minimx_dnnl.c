@@ -155,16 +155,6 @@ int mmx_md_create_strided(mmx_md **md, int ndims, const int64_t *dims,
     return dnnl_success;
 }
 
-int mmx_md_create_submemory(mmx_md **md, const mmx_md *parent, int ndims,
-        const int64_t *dims, const int64_t *offsets) {
-    REQUIRE(ndims > 0 && ndims <= DNNL_MAX_NDIMS, dnnl_invalid_arguments);
-    dnnl_dims_t d, o;
-    memcpy(d, dims, sizeof(int64_t) * ndims);
-    memcpy(o, offsets, sizeof(int64_t) * ndims);
-    CHECK(dnnl_memory_desc_create_submemory(md, parent, d, o));
-    return dnnl_success;
-}
-
 int mmx_md_permute(mmx_md **md, const mmx_md *existing, const int *perm) {
     CHECK(dnnl_memory_desc_permute_axes(md, existing, perm));
     return dnnl_success;

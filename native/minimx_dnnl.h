@@ -168,10 +168,6 @@ int mmx_md_create_any(mmx_md **md, int ndims, const int64_t *dims, int dtype);
 int mmx_md_create_strided(mmx_md **md, int ndims, const int64_t *dims,
         const int64_t *strides, int dtype);
 int mmx_md_clone(mmx_md **md, const mmx_md *existing);
-/* The part of a parent descriptor with ``dims`` from ``offsets`` on: a view of
- * the parent's buffer (same strides, an offset). */
-int mmx_md_create_submemory(mmx_md **md, const mmx_md *parent, int ndims,
-        const int64_t *dims, const int64_t *offsets);
 /* ``existing`` with its axes permuted: axis i becomes axis perm[i]. */
 int mmx_md_permute(mmx_md **md, const mmx_md *existing, const int *perm);
 void mmx_md_destroy(mmx_md *md);

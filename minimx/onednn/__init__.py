@@ -118,9 +118,12 @@ def exact_int8(isa_name: str | None = None) -> bool:
 
 
 # oneDNN's effective ISAs with bfloat16 dot products in hardware (AVX512-BF16,
-# AMX, AVX2-VNNI-2); below them oneDNN emulates bf16, slower than float32.
+# AMX, AVX2-VNNI-2, AVX10); below them oneDNN emulates bf16, slower than
+# float32. oneDNN 3.6 renamed the AVX512-FP16 and AMX ISAs after AVX10.1
+# (avx512_core_amx is reported as avx10_1_512_amx); both spellings are here.
 BF16_ISAS = ("avx512_core_bf16", "avx512_core_fp16", "avx512_core_amx",
-             "avx512_core_amx_fp16", "avx2_vnni_2")
+             "avx512_core_amx_fp16", "avx2_vnni_2", "avx10_1_512", "avx10_1_512_amx",
+             "avx10_1_512_amx_fp16", "avx10_2_512", "avx10_2_512_amx_2")
 
 
 def bf16_native() -> bool:

@@ -39,10 +39,11 @@ IN_PLACE_KINDS = frozenset({"eltwise", "batch_norm", "binary"})
 class Slot:
     """One memory of a plan: an input, an output, a constant, or a temporary."""
 
-    __slots__ = ("plan", "name", "desc", "kind", "memory", "written", "base")
+    __slots__ = ("plan", "name", "desc", "kind", "memory", "written", "base", "offset")
 
     def __init__(self, plan: Plan, name: str, desc: MemoryDesc, kind: str,
-                 memory: Memory | None = None, base: Slot | None = None) -> None:
+                 memory: Memory | None = None, base: Slot | None = None,
+                 offset: int = 0) -> None:
         self.plan = plan
         self.name = name
         self.desc = desc
@@ -50,6 +51,7 @@ class Slot:
         self.memory = memory
         self.written = kind in ("input", "constant") or base is not None
         self.base = base  # a view's: the temporary whose bytes it reads
+        self.offset = offset  # a view's: where in base's bytes it starts
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -88,10 +90,10 @@ class Plan:
     # ---- building ----
 
     def _slot(self, prefix: str, desc: MemoryDesc, kind: str, memory: Memory | None = None,
-              name: str | None = None, base: Slot | None = None) -> Slot:
+              name: str | None = None, base: Slot | None = None, offset: int = 0) -> Slot:
         if self._cplan is not None:
             raise BackendError(f"plan {self.name!r} is already compiled")
-        slot = Slot(self, name or f"{prefix}{len(self.slots)}", desc, kind, memory, base)
+        slot = Slot(self, name or f"{prefix}{len(self.slots)}", desc, kind, memory, base, offset)
         self.slots.append(slot)
         return slot
 
@@ -209,16 +211,19 @@ class Plan:
 
     def part(self, slot: Slot, shape: Sequence[int], offsets: Sequence[int]) -> Slot:
         """A view of the part of ``slot`` of ``shape`` from ``offsets`` on (a slice)."""
-        return self._view(slot, MemoryDesc.sub(slot.desc, shape, offsets), "plan.part")
+        self._own(slot, "plan.part")
+        desc, offset = slot.desc.part(shape, offsets)
+        return self._view(slot, desc, "plan.part", offset)
 
-    def _view(self, slot: Slot, desc: MemoryDesc, what: str) -> Slot:
+    def _view(self, slot: Slot, desc: MemoryDesc, what: str, offset: int = 0) -> Slot:
+        """A view of ``slot``'s bytes from ``offset`` on, through ``desc``."""
         self._own(slot, what)
         base = slot.base or slot
         if base.kind != "temp" or not base.written:
             raise BackendError(f"{what}: {slot.name} ({base.kind}, written: {base.written}) "
                                "is not a written temporary, the only kind a view may read "
                                "(copy it with plan.reorder first)")
-        return self._slot("v", desc, "view", base=base)
+        return self._slot("v", desc, "view", base=base, offset=slot.offset + offset)
 
     def output(self, slot: Slot, name: str | None = None) -> Slot:
         """Mark ``slot`` as an output, returned by (or written into the arrays
@@ -304,7 +309,7 @@ class Plan:
                                else Memory.allocate(slot.desc))
         for slot in self.slots:
             if slot.base is not None:
-                slot.memory = _over(slot.desc, slot.base.bound_memory().array)
+                slot.memory = _over(slot.desc, slot.base.bound_memory().array, slot.offset)
         cplan = ffi.gc(lib.mmx_plan_new(), lib.mmx_plan_destroy)
         if cplan == ffi.NULL:
             raise BackendError("plan: out of memory")
@@ -409,10 +414,13 @@ def _buffers(from_buffer: Callable, arrays: Sequence[np.ndarray], slots: list[Sl
     return handles
 
 
-def _over(desc: MemoryDesc, buffer: np.ndarray | None) -> Memory:
-    """A memory of `desc` over `buffer`, which it keeps alive."""
+def _over(desc: MemoryDesc, buffer: np.ndarray | None, offset: int = 0) -> Memory:
+    """A memory of `desc` over the bytes of `buffer` (a byte array) from
+    `offset` on; it keeps them alive."""
     if buffer is None:
         raise BackendError(f"plan: no buffer to view as {desc.brief}")
+    if offset:
+        buffer = buffer[offset:]
     memory = Memory(desc, native().ffi.from_buffer(buffer), allocate=False)
     memory.array = buffer
     return memory

@@ -452,13 +452,35 @@ def inner_product(src: SrcLike, num_hidden: int, *, bias: bool = False,
     logical = (o, *rest)
     user_shape = (o, math.prod(rest))
     bias_d = MemoryDesc.plain((o,), bias_dt) if bias else None
-    return build_primitive(
-        "inner_product", f"src {src_d} num_hidden {o}",
-        native().lib.mmx_inner_product_init, src_d._md, MemoryDesc.any(logical, w_dt)._md,
-        bias_d._md if bias_d else native().ffi.NULL, MemoryDesc.any((n, o), dst_dt)._md,
-        *post_op_args(post_ops, (n, o), "inner_product"),
-        post_ops=post_ops, user={"weights": (user_shape, lambda a: a.reshape(logical))},
-        scale_masks=masks)
+
+    def build(weights_d: MemoryDesc) -> Primitive:
+        return build_primitive(
+            "inner_product", f"src {src_d} num_hidden {o}",
+            native().lib.mmx_inner_product_init, src_d._md, weights_d._md,
+            bias_d._md if bias_d else native().ffi.NULL, MemoryDesc.any((n, o), dst_dt)._md,
+            *post_op_args(post_ops, (n, o), "inner_product"),
+            post_ops=post_ops, user={"weights": (user_shape, lambda a: a.reshape(logical))},
+            scale_masks=masks)
+
+    op = build(MemoryDesc.any(logical, w_dt))
+    src_chosen, weights_chosen = op.desc("src"), op.desc("weights")
+    if (src_chosen.is_strided and weights_chosen.is_strided
+            and _input_order(src_chosen) != _input_order(weights_chosen)):
+        # oneDNN 3.8+'s matmul-based inner product, with one output over
+        # channels-last data, lays the weights it chooses out channels-first
+        # (the (K, 1) matrix of its matmul maps back to CHW order whatever
+        # the data's) and so multiplies mismatched elements. Weights ordered
+        # as the data are read right.
+        op = build(MemoryDesc.ordered(logical, src_chosen.layout, w_dt))
+    return op
+
+
+def _input_order(desc: MemoryDesc) -> str:
+    """The order, outermost first, in which an unblocked ``desc`` of an inner
+    product's data or weights holds the dims after the first (the ones
+    flattened into its inputs), leaving out those of size 1."""
+    return "".join(ch for ch in desc.layout
+                   if ch != "a" and desc.shape[ord(ch) - ord("a")] > 1)
 
 
 def matmul(src: SrcLike, weights: SrcLike, *, bias: bool = False,

@@ -104,7 +104,7 @@ class MemoryDesc:
     MemoryDesc((2, 4), ab, uint8)
     """
 
-    __slots__ = ("_md", "shape", "dtype", "layout", "nbytes", "_plain")
+    __slots__ = ("_md", "shape", "dtype", "layout", "strides", "nbytes", "_plain")
 
     def __init__(self, md) -> None:
         """Takes ownership of an ``mmx_md *``; use the class methods instead."""
@@ -116,6 +116,9 @@ class MemoryDesc:
         self.dtype: np.dtype = next(d for d in DTYPES if dtype_code(d) == info.dtype)
         self.nbytes = int(info.size)
         self.layout = _layout_name(info)
+        # Element strides of the outer dims (each dim's, when the layout is strided).
+        self.strides = tuple(info.strides[0:info.ndims]) if info.format_kind == _FORMAT_BLOCKED \
+            else ()
         self._plain: bool | None = None
 
     @classmethod
@@ -138,20 +141,21 @@ class MemoryDesc:
               f"memory descriptor {dims} strides {tuple(strides)}")
         return cls(out[0])
 
-    @classmethod
-    def sub(cls, parent: MemoryDesc, shape: Sequence[int], offsets: Sequence[int]) -> MemoryDesc:
-        """The part of ``parent`` of ``shape`` starting at ``offsets``: its bytes
-        read in place (a slice)."""
-        dims = as_dims(shape, "sub-memory descriptor")
-        if len(offsets) != len(dims) or len(dims) != len(parent.shape) or any(
-                o < 0 or o + d > p for o, d, p in zip(offsets, dims, parent.shape, strict=True)):
-            raise BackendError(f"sub-memory {dims} at {tuple(offsets)} is not inside "
-                               f"{parent.shape}")
-        ffi, lib = native().ffi, native().lib
-        out = ffi.new("mmx_md **")
-        check(lib.mmx_md_create_submemory(out, parent._md, len(dims), dims, list(offsets)),
-              f"sub-memory descriptor {dims} at {tuple(offsets)} of {parent}")
-        return cls(out[0])
+    def part(self, shape: Sequence[int], offsets: Sequence[int]) -> tuple[MemoryDesc, int]:
+        """The part of this strided layout of ``shape`` from ``offsets`` on (a
+        slice, read in place): its descriptor, with these strides, and the byte
+        offset of its first element. The offset is for the caller to add to the
+        buffer's address; it is not put in the descriptor, whose offset the
+        matmul of newer oneDNN (3.13) ignores."""
+        dims = as_dims(shape, "memory part")
+        if not self.is_strided:
+            raise BackendError(f"a part of {self.brief}: only a strided layout has parts")
+        if len(offsets) != len(dims) or len(dims) != len(self.shape) or any(
+                o < 0 or o + d > p for o, d, p in zip(offsets, dims, self.shape, strict=True)):
+            raise BackendError(f"memory part {dims} at {tuple(offsets)} is not inside "
+                               f"{self.shape}")
+        start = sum(o * s for o, s in zip(offsets, self.strides, strict=True))
+        return MemoryDesc.strided(dims, self.strides, self.dtype), start * self.dtype.itemsize
 
     def permuted(self, axes: Sequence[int]) -> MemoryDesc:
         """The same bytes with the axes in the order ``axes`` (numpy's transpose:

@@ -62,6 +62,26 @@ def test_a_part_is_read_in_place():
     np.testing.assert_array_equal(plan.run([x])[0], x[:, 1:3])
 
 
+def test_a_matmul_reads_two_parts_of_one_buffer():
+    # Each part starts at its first element (newer oneDNN's matmul ignores a
+    # descriptor's offset and would read both from the buffer's start).
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    plan = onednn.Plan("parts")
+    t = plan.reorder(plan.input(x.shape), copy=True)
+    a = plan.part(t, (2, 3, 2), (0, 0, 0))
+    b_t = plan.permute(plan.part(t, (2, 3, 2), (0, 0, 2)), (0, 2, 1))
+    plan.output(plan.add(onednn.matmul(a.desc, b_t.desc), src=a, weights=b_t))
+    np.testing.assert_array_equal(plan.run([x])[0], x[..., :2] @ x[..., 2:].transpose(0, 2, 1))
+
+
+def test_a_part_of_a_blocked_layout_is_refused():
+    blocked = onednn.conv((1, 16, 4, 4), (16, 16, 3, 3)).desc("weights")
+    plan = onednn.Plan("blocked")
+    t = plan.reorder(plan.input(blocked.shape), blocked)
+    with pytest.raises(BackendError, match="only a strided layout has parts"):
+        plan.part(t, (8, 16, 3, 3), (0, 0, 0, 0))
+
+
 def test_a_part_outside_its_slot_is_refused():
     plan = onednn.Plan("outside")
     t = plan.reorder(plan.input((2, 3)), copy=True)

@@ -35,6 +35,14 @@ def test_inner_product_with_eltwise_post_op(src, hidden, bias, act):
     np.testing.assert_allclose(out, expected, rtol=RTOL, atol=ATOL)
 
 
+def test_a_one_output_inner_product_over_channels_last_data():
+    # oneDNN 3.8+ chooses, for this one, weights in channels-first order.
+    x, w = random((2, 5, 3, 3), 1), random((1, 45), 2)
+    op = onednn.inner_product(x.shape, 1)
+    np.testing.assert_allclose(run(op, {"src": x, "weights": w}),
+                               x.reshape(2, -1).astype(np.float64) @ w.T, rtol=RTOL, atol=ATOL)
+
+
 @SETTINGS
 @given(shape=shapes_4d, use_scale=st.booleans(), use_shift=st.booleans(),
        eps=st.sampled_from([1e-5, 1e-3, 0.1]))
