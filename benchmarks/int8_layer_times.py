@@ -29,7 +29,7 @@ os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
 
 from dnnl_int8_models import WORKER, Minimx, export  # noqa: E402
 from dnnl_throughput import MXNET_PYTHON  # noqa: E402
-from layer_times import MARK, Step, executed, report  # noqa: E402
+from layer_times import MARK, Step, report, steps_of  # noqa: E402
 
 
 def minimx_child(prefix: str, batch: int, iters: int) -> None:
@@ -40,16 +40,6 @@ def minimx_child(prefix: str, batch: int, iters: int) -> None:
     print(json.dumps(path.run(iters)))
     print(MARK, flush=True)
     path.run(iters)
-
-
-def steps_of(lines: list[str], iters: int) -> list[Step]:
-    """The steps of one forward, in order, with the median over `iters` runs."""
-    execs = [fields for fields in map(executed, lines) if fields]
-    per_forward = len(execs) // iters
-    return [(execs[k][1], f"{execs[k][-2]} [{execs[k][2]}]",
-             statistics.median(float(execs[k + i * per_forward][-1]) * 1e3
-                               for i in range(iters)))
-            for k in range(per_forward)]
 
 
 def minimx_steps(prefix: str, batch: int, iters: int) -> tuple[list[Step], float]:

@@ -51,7 +51,12 @@ def minimx_steps(prefix: Path, batch: int, iters: int, stat: str = "median") -> 
     env = dict(os.environ, ONEDNN_VERBOSE="profile_exec")
     out = subprocess.run([sys.executable, __file__, "--child", str(prefix), str(batch),
                           str(iters)], env=env, check=True, capture_output=True, text=True)
-    lines = out.stdout.split(MARK, 1)[1].splitlines()
+    return steps_of(out.stdout.split(MARK, 1)[1].splitlines(), iters, stat)
+
+
+def steps_of(lines: list[str], iters: int, stat: str = "median") -> list[Step]:
+    """The oneDNN steps of one forward in order, from the verbose `lines` of
+    `iters` forwards: (primitive kind, shape and implementation, us)."""
     execs = [fields for fields in map(executed, lines) if fields]
     per_forward = len(execs) // iters
     steps = []
@@ -67,12 +72,14 @@ def executed(line: str) -> list[str]:
     engine on (engine, kind, implementation, ..., problem, milliseconds); []
     for any other line. oneDNN 3.2 writes ``onednn_verbose,exec,cpu,...``;
     later releases put ``primitive,`` before ``exec``, and then ``v1,`` before
-    that (3.13: ``onednn_verbose,v1,primitive,exec,cpu,...``)."""
+    that (3.13: ``onednn_verbose,v1,primitive,exec,cpu,...``); oneDNN 2
+    (MXNet 1.9.1's) starts with ``dnnl_verbose,exec,cpu,...``."""
     head, *fields = line.split(",")
     for tag in ("v1", "primitive"):
         if fields[:1] == [tag]:
             fields = fields[1:]
-    return fields[1:] if head == "onednn_verbose" and fields[:1] == ["exec"] else []
+    ours = head in ("onednn_verbose", "dnnl_verbose")
+    return fields[1:] if ours and fields[:1] == ["exec"] else []
 
 
 def ort_steps(onnx: Path, batch: int, iters: int, stat: str = "median") -> list[Step]:
@@ -96,16 +103,19 @@ def ort_steps(onnx: Path, batch: int, iters: int, stat: str = "median") -> list[
             for name, (kind, what) in order.items()]
 
 
-def report(ours: list[Step], theirs: list[Step]) -> None:
+def report(ours: list[Step], theirs: list[Step], peer: str = "ONNX Runtime",
+           peer_conv_kinds: tuple[str, ...] = ("Conv", "FusedConv")) -> None:
+    """Convolution by convolution, then the other steps summed per kind."""
     convs = [s for s in ours if s[0] == "convolution"]
-    peer_convs = [s for s in theirs if s[0] in ("Conv", "FusedConv")]
-    print(f"{'#':>3} {'minimx us':>10} {'ORT us':>8} {'ratio':>6}  layer (minimx: oneDNN impl)")
+    peer_convs = [s for s in theirs if s[0] in peer_conv_kinds]
+    print(f"{'#':>3} {'minimx us':>10} {'peer us':>8} {'ratio':>6}  layer (minimx: oneDNN impl)"
+          f"; peer: {peer}")
     for k, (a, b) in enumerate(zip(convs, peer_convs, strict=False)):
         print(f"{k:3d} {a[2]:10.1f} {b[2]:8.1f} {a[2] / b[2]:6.2f}  {a[1]}")
     if len(convs) != len(peer_convs):
-        print(f"(convolutions: minimx {len(convs)}, ONNX Runtime {len(peer_convs)})")
-    for who, steps, conv_kinds in (("minimx", ours, {"convolution"}),
-                                   ("ONNX Runtime", theirs, {"Conv", "FusedConv"})):
+        print(f"(convolutions: minimx {len(convs)}, {peer} {len(peer_convs)})")
+    for who, steps, conv_kinds in (("minimx", ours, ("convolution",)),
+                                   (peer, theirs, peer_conv_kinds)):
         others: dict[str, float] = defaultdict(float)
         for kind, _, us in steps:
             if kind not in conv_kinds:
