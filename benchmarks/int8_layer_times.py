@@ -10,7 +10,8 @@ median over --iters forwards. The k-th convolution of one is set against the
 k-th of the other (MXNet runs the convolutions of a plain CNN in graph order,
 as minimx does); the other steps (reorders at the edges, pooling, the
 classifier) are summed per kind. The wall time of a forward is printed for
-both: what it has beyond the sum of its steps is spent outside oneDNN.
+both: what it has beyond the sum of its steps is spent outside oneDNN (both are timed with the
+verbose output on, which slows a forward of either by about the same).
 
 Run: python benchmarks/int8_layer_times.py [--model mobilenetv2_1.0] [--batch 1]
      [--iters 20] [--dir /tmp/minimx_int8_models]
@@ -43,7 +44,7 @@ def minimx_child(prefix: str, batch: int, iters: int) -> None:
 
 
 def minimx_steps(prefix: str, batch: int, iters: int) -> tuple[list[Step], float]:
-    """minimx's plan steps, and the median wall time of a forward (us, unprofiled)."""
+    """minimx's plan steps, and the median wall time of a forward (us)."""
     env = dict(os.environ, ONEDNN_VERBOSE="profile_exec")
     out = subprocess.run([sys.executable, __file__, "--child", prefix, str(batch), str(iters)],
                          env=env, check=True, capture_output=True, text=True).stdout
@@ -53,8 +54,7 @@ def minimx_steps(prefix: str, batch: int, iters: int) -> tuple[list[Step], float
 
 
 def mxnet_steps(prefix: str, batch: int, iters: int) -> tuple[list[Step], float]:
-    """MXNet's oneDNN steps (MKLDNN_VERBOSE), and its median forward wall time
-    (us; taken with verbose on, as it prints from the same forwards)."""
+    """MXNet's oneDNN steps (MKLDNN_VERBOSE), and its median forward wall time (us)."""
     env = dict(os.environ, MKLDNN_VERBOSE="1")
     out = subprocess.run([MXNET_PYTHON, str(WORKER), "serve", prefix, str(batch)],
                          input=f"{iters}\n", env=env, check=True, capture_output=True,
@@ -77,8 +77,8 @@ def main() -> None:
     print(f"{args.model} INT8 batch {args.batch}, OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}, "
           f"median of {args.iters} forwards")
     report(ours, theirs, "MXNet", ("convolution",))
-    print(f"forward wall time: minimx {our_wall:.0f} us (unprofiled), "
-          f"MXNet {their_wall:.0f} us (with MKLDNN_VERBOSE on)")
+    print(f"forward wall time, verbose output on: minimx {our_wall:.0f} us, "
+          f"MXNet {their_wall:.0f} us")
 
 
 if __name__ == "__main__":
