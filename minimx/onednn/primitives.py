@@ -645,10 +645,11 @@ def lrn(src: SrcLike, nsize: int, *, alpha: float = 1e-4, beta: float = 0.75,
 
 
 def binary(src0: SrcLike, src1: SrcLike, alg: str = "add", *,
-           post_ops: Sequence[PostOp] = ()) -> Primitive:
+           post_ops: Sequence[PostOp] = (), dst_dtype: np.dtype | None = None) -> Primitive:
     """dst = alg(src0, src1), alg add, sub, mul, div, max, min, or gt, lt, eq (1 where true,
     else 0); src1 broadcasts over its size-1 dims (a shorter src1 shape is aligned to the
-    right, numpy-style). dst has src0's data type. Arguments: src, src1, dst."""
+    right, numpy-style). dst has src0's data type unless `dst_dtype` is given (an integer
+    type: rounded to nearest even and saturated). Arguments: src, src1, dst."""
     a = _desc(src0, "binary src0", any_ok=False)
     if not isinstance(src1, MemoryDesc):
         dims = as_dims(src1, "binary src1")
@@ -659,7 +660,8 @@ def binary(src0: SrcLike, src1: SrcLike, alg: str = "add", *,
         raise BackendError(f"binary {alg}: {b.shape} does not broadcast to {a.shape}")
     return build_primitive(
         "binary", f"{alg} {a} {b}", native().lib.mmx_binary_init,
-        _alg("BINARY", alg), a._md, b._md, MemoryDesc.any(a.shape, a.dtype)._md,
+        _alg("BINARY", alg), a._md, b._md,
+        MemoryDesc.any(a.shape, a.dtype if dst_dtype is None else dst_dtype)._md,
         *post_op_args(post_ops, a.shape, "binary"), post_ops=post_ops)
 
 

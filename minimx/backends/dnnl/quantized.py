@@ -68,11 +68,20 @@ def _retyped(desc: onednn.MemoryDesc, dtype: np.dtype,
     return onednn.MemoryDesc.plain(shape, dtype)
 
 
-def _scale_step(low: Lowering, x: onednn.Slot, dst: onednn.MemoryDesc, scale: np.float32
-                ) -> onednn.Slot:
-    """``saturate(x * scale)`` into `dst` (oneDNN's reorder)."""
+def _scale_step(low: Lowering, x: onednn.Slot, dst: onednn.MemoryDesc,
+                scale: np.float32 | onednn.Slot) -> onednn.Slot:
+    """``saturate(x * scale)`` into `dst`; `scale` a number or a (1,) slot. Float data
+    whose layout `dst` keeps is quantized by a binary multiply, which oneDNN 3.2 runs
+    about twice as fast as a reorder with a scale (MobileNet v2's first activations:
+    59 against 110 us in the plan); both round to nearest even. (A binary of int8
+    data and a float scale has only oneDNN's reference kernel: those reorder.)"""
+    factor = scale if isinstance(scale, onednn.Slot) else float(scale)
+    if x.desc.dtype == F32 and dst == _retyped(x.desc, dst.dtype) \
+            and x.desc == _retyped(x.desc, x.desc.dtype):
+        op = onednn.binary(x.desc, (1,) * len(x.shape), "mul", dst_dtype=dst.dtype)
+        return low.plan.add(op, src=x, src1=_binary_operand(low, factor, len(x.shape)))
     op = onednn.reorder(x.desc, dst, src_scale_mask=0)
-    return low.plan.add(op, src=x, src_scale=low.plan.constant(np.array([scale], F32)))
+    return low.plan.add(op, src=x, src_scale=_binary_operand(low, factor, 1))
 
 
 # -- scale arithmetic at run time: 1-element float32 tensors ---------------------------------
@@ -101,10 +110,18 @@ def _binary(low: Lowering, alg: str, a: onednn.Slot | float, b: onednn.Slot | fl
     """``alg(a, b)``, one float32 rounding: `a` a slot or a number, `b` one of `a`'s
     shape or a (1,) slot or a number (broadcast)."""
     a = a if isinstance(a, onednn.Slot) else _const(low, a)
-    b = b if isinstance(b, onednn.Slot) else _const(low, b, len(a.shape))
-    if len(b.shape) < len(a.shape):  # a (1,) temporary
-        b = low.plan.view(b, onednn.MemoryDesc.plain((1,) * len(a.shape)))
+    b = _binary_operand(low, b, len(a.shape))
     return low.plan.add(onednn.binary(a.desc, b.desc, alg), src=a, src1=b)
+
+
+def _binary_operand(low: Lowering, b: onednn.Slot | float, ndim: int) -> onednn.Slot:
+    """`b` as a binary's second operand for data of `ndim` dimensions: a number as a
+    constant, a (1,) temporary viewed with `ndim` dimensions, other slots as they are."""
+    if not isinstance(b, onednn.Slot):
+        return _const(low, float(b), ndim)
+    if len(b.shape) < ndim:
+        return low.plan.view(b, onednn.MemoryDesc.plain((1,) * ndim))
+    return b
 
 
 def _eltwise(low: Lowering, x: onednn.Slot, alg: str, alpha: float | None = None,
@@ -166,8 +183,7 @@ def _quantize_at_run_time(low: Lowering, node: Node, nid: int, ins: Sequence[int
     else:
         _set_run_time_range(low, nid, _binary(low, "mul", real, -1.0), real)
     levels = q.UINT8_LEVELS if dtype == np.uint8 else q.INT8_LEVELS
-    op = onednn.reorder(x.desc, _quantized_dst(x, dtype), src_scale_mask=0)
-    return low.plan.add(op, src=x, src_scale=_per(low, float(levels), real))
+    return _scale_step(low, x, _quantized_dst(x, dtype), _per(low, float(levels), real))
 
 
 def dequantize(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
@@ -180,8 +196,7 @@ def dequantize(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
     if _range_known(low, ins[1:3]):
         return _scale_step(low, x, dst, F32(q.max_abs(*low.range_of(ins[1:3])) / levels))
     real = _max_abs(low, low.value(ins[1]), low.value(ins[2]))
-    op = onednn.reorder(x.desc, dst, src_scale_mask=0)
-    return low.plan.add(op, src=x, src_scale=_binary(low, "div", real, float(levels)))
+    return _scale_step(low, x, dst, _binary(low, "div", real, float(levels)))
 
 
 def _folded(qc: QuantizedConv, arrays: Sequence[np.ndarray]
