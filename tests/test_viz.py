@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minimx as mx
-from minimx import onednn
 from tests.small_cnn import small_cnn
+
+from .onednn_required import require_onednn
 
 FIXTURE = Path(__file__).parent / "fixtures" / "viz" / "viz.json.gz"
 CASES = json.loads(gzip.open(FIXTURE, "rt").read())["cases"]
@@ -102,8 +103,8 @@ def test_subgraph_nodes_are_clusters_of_their_inner_graph() -> None:
     assert '"sg_default_0/bn0" -> "sg_default_0/conv0" [label=""' in dot
 
 
-@pytest.mark.skipif(not onednn.available(), reason="oneDNN backend not built")
 def test_dnnl_clusters_nest_fused_chains() -> None:
+    require_onednn()
     part = mx.subgraph.partition(small_cnn(), "DNNL")
     dot = mx.viz.plot_network(part, shape={"data": (1, 3, 8, 8)}).source
     assert "subgraph cluster_sg_dnnl_0 {" in dot

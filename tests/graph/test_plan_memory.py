@@ -1,11 +1,10 @@
 """The memory planner: unit cases, and properties on random schedules and networks."""
 from __future__ import annotations
 
-import os
-from contextlib import contextmanager
 from unittest import mock
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -160,19 +159,6 @@ def test_live_entries_never_share_storage(schedule, inplace):
         assert plan.lower_bound <= plan.planned_bytes
 
 
-@contextmanager
-def inplace_env(value: str):
-    old = os.environ.get("MINIMX_EXEC_ENABLE_INPLACE")
-    os.environ["MINIMX_EXEC_ENABLE_INPLACE"] = value
-    try:
-        yield
-    finally:
-        if old is None:
-            del os.environ["MINIMX_EXEC_ENABLE_INPLACE"]
-        else:
-            os.environ["MINIMX_EXEC_ENABLE_INPLACE"] = old
-
-
 def run(sym, reqs, args, aux, head_grads, share_memory=True):
     """Outputs and gradients (twice, so 'add' accumulates) of a runner over `sym`."""
     g = Graph(sym.outputs)
@@ -205,7 +191,9 @@ def test_networks_compute_the_same_with_and_without_planning(net):
     head_grads = [rng.normal(size=s) for s in out_shapes]
     reference = run(sym, reqs, args, aux, head_grads, share_memory=False)
     for flag in ("1", "0"):
-        with inplace_env(flag):
+        # (hypothesis runs the body many times per test: no monkeypatch fixture)
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("MINIMX_EXEC_ENABLE_INPLACE", flag)
             result = run(sym, reqs, args, aux, head_grads)
         for want, got in zip(reference, result, strict=True):
             for a, b in zip(want, got, strict=True):
