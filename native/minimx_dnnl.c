@@ -143,6 +143,20 @@ int mmx_md_create_any(mmx_md **md, int ndims, const int64_t *dims, int dtype) {
     return dnnl_success;
 }
 
+int mmx_md_create_channel_blocked(mmx_md **md, int ndims, const int64_t *dims, int dtype,
+        int block) {
+    REQUIRE(ndims >= 3 && ndims <= 5 && (block == 8 || block == 16), dnnl_invalid_arguments);
+    REQUIRE(known_dtype(dtype), dnnl_invalid_arguments);
+    static const dnnl_format_tag_t tags[2][3] = {
+            {dnnl_aBc8b, dnnl_aBcd8b, dnnl_aBcde8b},
+            {dnnl_aBc16b, dnnl_aBcd16b, dnnl_aBcde16b}};
+    dnnl_dims_t d;
+    memcpy(d, dims, sizeof(int64_t) * ndims);
+    CHECK(dnnl_memory_desc_create_with_tag(
+            md, ndims, d, (dnnl_data_type_t)dtype, tags[block == 16][ndims - 3]));
+    return dnnl_success;
+}
+
 int mmx_md_create_strided(mmx_md **md, int ndims, const int64_t *dims,
         const int64_t *strides, int dtype) {
     REQUIRE(ndims > 0 && ndims <= DNNL_MAX_NDIMS, dnnl_invalid_arguments);

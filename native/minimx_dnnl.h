@@ -164,6 +164,10 @@ int mmx_engine_create(mmx_engine **engine);
 /* ---- memory descriptors ---- */
 /* Layout left to the primitive that receives it (format_tag any). */
 int mmx_md_create_any(mmx_md **md, int ndims, const int64_t *dims, int dtype);
+/* Channels (dim 1) in blocks of `block` (8 or 16), for 3 to 5 dims: oneDNN's
+ * aBc16b, aBcd16b (nChw16c) or aBcde16b, and their 8-blocked forms. */
+int mmx_md_create_channel_blocked(mmx_md **md, int ndims, const int64_t *dims, int dtype,
+        int block);
 /* Plain layout given by element strides (C order, or a permutation). */
 int mmx_md_create_strided(mmx_md **md, int ndims, const int64_t *dims,
         const int64_t *strides, int dtype);

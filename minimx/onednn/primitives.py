@@ -359,8 +359,9 @@ def conv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, di
          dst_layout: str | None = None) -> Primitive:
     """Convolution (MXNet ``Convolution``): weights ``(O, C/num_group, *kernel)``,
     symmetric ``pad``, ``dilate`` 1 = dense; src, weights and dst of ``dtype``
-    (float32 or bfloat16), or INT8 with ``int8``; dst in the unblocked
-    ``dst_layout`` (``acdb`` is NHWC) rather than oneDNN's choice.
+    (float32 or bfloat16), or INT8 with ``int8``; dst in ``dst_layout`` (``acdb``
+    is NHWC, ``aBcd16b`` 16-channel blocks) rather than oneDNN's choice, src in
+    its descriptor's layout when given one (oneDNN's choice for a shape).
     Arguments: src, weights, [bias], dst, [scales]."""
     src_d, w_dt, bias_dt, dst_dt, masks = _weighted_descs("conv", src, int8, num_group != 1,
                                                           dtype)
@@ -387,7 +388,7 @@ def conv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, di
         native().lib.mmx_conv_init, src_d._md, MemoryDesc.any(logical, w_dt)._md,
         bias_d._md if bias_d else native().ffi.NULL,
         (MemoryDesc.any((n, w[0], *out), dst_dt) if dst_layout is None
-         else MemoryDesc.ordered((n, w[0], *out), dst_layout, dst_dt))._md,
+         else MemoryDesc.with_layout((n, w[0], *out), dst_layout, dst_dt))._md,
         s, [x - 1 for x in d], p, p, *post_op_args(post_ops, (n, w[0], *out), "conv"),
         post_ops=post_ops, user={"weights": (w, lambda a: a.reshape(logical))},
         scale_masks=masks)

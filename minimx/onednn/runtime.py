@@ -206,6 +206,44 @@ class MemoryDesc:
         return cls(out[0])
 
     @classmethod
+    def channel_blocked(cls, shape: Sequence[int], block: int = 16,
+                        dtype: object = FLOAT32) -> MemoryDesc:
+        """Channels (dim 1) in blocks of `block` (8 or 16), the innermost dim:
+        ``aBcd16b`` (nChw16c) for 4 dims; 3 to 5 dims.
+
+        >>> MemoryDesc.channel_blocked((1, 32, 8, 8))
+        MemoryDesc((1, 32, 8, 8), aBcd16b)
+        """
+        dims = as_dims(shape, "channel-blocked memory descriptor")
+        if not 3 <= len(dims) <= 5 or block not in (8, 16):
+            raise BackendError(f"no channel-blocked layout of {dims} in blocks of {block}")
+        code = dtype_code(as_dtype(dtype, "memory descriptor"))
+        ffi, lib = native().ffi, native().lib
+        out = ffi.new("mmx_md **")
+        check(lib.mmx_md_create_channel_blocked(out, len(dims), dims, code, block),
+              f"memory descriptor {dims}")
+        return cls(out[0])
+
+    @classmethod
+    def with_layout(cls, shape: Sequence[int], layout: str,
+                    dtype: object = FLOAT32) -> MemoryDesc:
+        """``shape`` in the named layout: an unblocked order (``acdb``, see
+        `ordered`) or channels in blocks (``aBcd16b``, see `channel_blocked`).
+
+        >>> MemoryDesc.with_layout((1, 32, 8, 8), "aBcd8b")
+        MemoryDesc((1, 32, 8, 8), aBcd8b)
+        """
+        if layout.isalpha() and layout.islower():
+            return cls.ordered(shape, layout, dtype)
+        dims = as_dims(shape, "memory descriptor")
+        rest = _LETTERS[2:len(dims)]
+        for block in (8, 16):
+            if layout == f"aB{rest}{block}b":
+                return cls.channel_blocked(dims, block, dtype)
+        raise BackendError(f"no layout {layout!r} of {dims}: give an order of "
+                           f"{_LETTERS[:len(dims)]!r} or aB{rest}8b / aB{rest}16b")
+
+    @classmethod
     def copy_of(cls, md) -> MemoryDesc:
         """An owned copy of a descriptor that something else owns."""
         ffi, lib = native().ffi, native().lib

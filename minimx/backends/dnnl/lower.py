@@ -8,10 +8,10 @@ whose `run` computes the graph's outputs with one C call. Data enters in the
 plain layout and is reordered once into the layout the first primitive
 chose; between primitives tensors stay in
 whatever layout oneDNN picked (`format_tag any` for convolution, inner
-product and deconvolution, the producer's layout elsewhere; a convolution
-that picks another output layout than the network's, see `network_layout`,
-writes the network's when oneDNN has a kernel for that); outputs leave in
-the plain layout. A 3x3, stride-1 convolution with enough output tiles runs
+product and deconvolution, the producer's layout elsewhere; for float
+convolutions, `conv_layout` makes two exceptions: the network's layout where
+oneDNN would pick another, 16-channel blocks in depthwise networks); outputs
+leave in the plain layout. A 3x3, stride-1 convolution with enough output tiles runs
 as Winograd F(4x4, 3x3) (`onednn.wino_conv`, NHWC in and out; see
 `winograd.use_winograd`). Weights, biases and BatchNorm parameters become
 `Constant`s (the weight cache; a Winograd convolution's weights in the
@@ -32,7 +32,6 @@ the weight cache.
 """
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Sequence
 from operator import is_
@@ -53,6 +52,7 @@ from ...ops.tensor import slice_axis_range
 from ...subgraph.selector import SelectorNode
 from ...subgraph.subgraph_op import inner_graph
 from .config import Support, default_support, pool_include_pad, range_inputs
+from .conv_layout import channel_blocked_graph, float_conv
 from .eltwise import Eltwise, eltwise_of
 from .eltwise import check_config as check_eltwise_config
 from .patterns import PATTERNS, SUM_OPS, unfusable_member
@@ -90,30 +90,6 @@ CASTS = default_support().lowered_as("cast")
 RANGE_PASSING = ("_contrib_quantized_pooling", "_contrib_quantized_flatten",
                  "_contrib_quantized_act")
 FUSED_LOWERING = {p.fused: p.lower for p in PATTERNS}
-
-
-@functools.cache
-def network_layout() -> str:
-    """The layout oneDNN picks for the data of a typical float32 convolution
-    (3x3, 64 channels, 56x56) on this CPU: the one most of a CNN's tensors
-    stay in (``acdb``, NHWC, on AVX-512; a blocked one elsewhere)."""
-    return onednn.conv((1, 64, 56, 56), (64, 64, 3, 3), pad=(1, 1)).desc("src").layout
-
-
-def _conv_in_network_layout(shape: tuple[int, ...], weight_shape: tuple[int, ...],
-                            kw: dict, dtype: np.dtype) -> onednn.Primitive:
-    """A float convolution (of `dtype`) whose output is in `network_layout` when oneDNN has
-    a kernel of its own (not the reference one) for that. Left to choose, a
-    convolution of few input channels (a CNN's first) writes a blocked layout
-    that the next layer then reorders: on MobileNet v1, reading the 3-channel
-    input in NHWC instead and writing NHWC costs about half as much."""
-    op = onednn.conv(shape, weight_shape, dtype=dtype, **kw)
-    want = network_layout()
-    # Only an unblocked layout (lower-case letters) can be asked for.
-    if len(shape) != 4 or not want.islower() or op.desc("dst").layout == want:
-        return op
-    alt = onednn.conv(shape, weight_shape, dtype=dtype, dst_layout=want, **kw)
-    return op if alt.impl.startswith("ref") else alt
 
 
 def _refused(node: Node) -> str | None:
@@ -296,6 +272,10 @@ class Lowering:
         self.data_inputs: list[int] = []
         self.constants: list[Constant] = []
         self.winograd: list[str] = []
+        heads = (_Fused(n, g).first("Convolution") if n.op in FUSED_LOWERING else n
+                 for n in g.nodes)
+        self.channel_blocked = compute == FLOAT32 and channel_blocked_graph(
+            [n for n in heads if n is not None and n.op == "Convolution"])
         readers: list[list[Node]] = [[] for _ in range(g.num_entries)]
         for nid, node in enumerate(g.nodes):
             for e in g.input_entry_ids(nid):
@@ -530,7 +510,7 @@ class Lowering:
             op = onednn.wino_conv(x.shape, weight_shape, pad=kw["pad"],
                                 bias=kw["bias"], post_ops=post)
         else:
-            op = _conv_in_network_layout(x.shape, weight_shape, kw, dtype)
+            op = float_conv(x.shape, weight_shape, kw, dtype, self.channel_blocked)
         args = {"src": self.plan.reorder(x, op.desc("src"))}
         w = self.source(weight, f"{conv.label} weight")
         b = None if bias is None else self.source(bias, f"{conv.label} bias")

@@ -1,0 +1,81 @@
+"""Which layouts the float convolutions of a DNNL subgraph read and write.
+
+Left to choose (`format_tag any`), oneDNN runs a float32 convolution on
+AVX-512 in NHWC, the `network_layout`, and the tensors between convolutions
+stay in whatever layout their producer wrote. Two exceptions pay, and
+`float_conv` builds both:
+- a convolution of few input channels (a CNN's first) would write a blocked
+  layout that the next layer reorders back: it is asked for the network
+  layout instead (`conv_in_network_layout`);
+- a depthwise network whose convolutions all have multiples of 16 output
+  channels (MobileNet v1) runs its convolutions in 16-channel blocks
+  (``aBcd16b``, nChw16c): oneDNN's blocked depthwise and 1x1 kernels beat
+  its NHWC ones there, by 7-9% over the whole network at batch 1 and 16
+  (`channel_blocked_graph` says when; MINIMX_DNNL_BLOCKED_LAYOUT=0 turns it
+  off). Not where channel counts need padding to the block (MobileNet v2's 24
+  and 144: slower), nor on dense networks (ResNet: 1-2% slower).
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+
+import numpy as np
+
+from ... import onednn
+from ...base import settings
+from ...graph import Node
+from .weights import FLOAT32
+
+BLOCK = 16                 # channels per block: one AVX-512 register of float32
+BLOCKED = f"aBcd{BLOCK}b"  # of a 4-d (NCHW) tensor
+
+
+@functools.cache
+def network_layout() -> str:
+    """The layout oneDNN picks for the data of a typical float32 convolution
+    (3x3, 64 channels, 56x56) on this CPU: the one most of a CNN's tensors
+    stay in (``acdb``, NHWC, on AVX-512; a blocked one elsewhere)."""
+    return onednn.conv((1, 64, 56, 56), (64, 64, 3, 3), pad=(1, 1)).desc("src").layout
+
+
+def channel_blocked_graph(convs: Iterable[Node]) -> bool:
+    """Whether the float32 convolutions `convs` (a graph's, each a
+    ``Convolution`` node) run in channel blocks: some is depthwise, all have
+    multiples of `BLOCK` output channels, the network layout is unblocked (where
+    it is blocked, oneDNN picks blocks anyway), and the user did not say no."""
+    params = [node.operator()[1] for node in convs]
+    return (settings().dnnl_blocked_layout and network_layout().islower()
+            and any(p.num_group > 1 and p.num_group == p.num_filter for p in params)
+            and all(p.num_filter % BLOCK == 0 for p in params))
+
+
+def conv_in_network_layout(shape: tuple[int, ...], weight_shape: tuple[int, ...],
+                           kw: dict, dtype: np.dtype) -> onednn.Primitive:
+    """A float convolution (of `dtype`) whose output is in `network_layout` when oneDNN has
+    a kernel of its own (not the reference one) for that. Left to choose, a
+    convolution of few input channels (a CNN's first) writes a blocked layout
+    that the next layer then reorders: on MobileNet v1, reading the 3-channel
+    input in NHWC instead and writing NHWC costs about half as much."""
+    op = onednn.conv(shape, weight_shape, dtype=dtype, **kw)
+    want = network_layout()
+    # Only an unblocked layout (lower-case letters) can be asked for.
+    if len(shape) != 4 or not want.islower() or op.desc("dst").layout == want:
+        return op
+    alt = onednn.conv(shape, weight_shape, dtype=dtype, dst_layout=want, **kw)
+    return op if alt.impl.startswith("ref") else alt
+
+
+def float_conv(shape: tuple[int, ...], weight_shape: tuple[int, ...], kw: dict,
+               dtype: np.dtype, blocked: bool) -> onednn.Primitive:
+    """The float convolution of a DNNL subgraph: in channel blocks when `blocked`
+    (`channel_blocked_graph`) and oneDNN has a kernel of its own for that (src
+    too when its channels fill whole blocks: a CNN's 3-channel input is read
+    as oneDNN likes), else as `conv_in_network_layout`. `kw` holds the
+    convolution's stride, pad, dilate, num_group, bias and post_ops."""
+    if blocked and dtype == FLOAT32 and len(shape) == 4 and weight_shape[0] % BLOCK == 0:
+        src = onednn.MemoryDesc.with_layout(shape, BLOCKED) if shape[1] % BLOCK == 0 else shape
+        op = onednn.conv(src, weight_shape, dtype=dtype, dst_layout=BLOCKED, **kw)
+        if not op.impl.startswith("ref"):
+            return op
+    return conv_in_network_layout(shape, weight_shape, kw, dtype)
