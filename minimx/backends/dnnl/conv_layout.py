@@ -7,13 +7,14 @@ stay in whatever layout their producer wrote. Two exceptions pay, and
 - a convolution of few input channels (a CNN's first) would write a blocked
   layout that the next layer reorders back: it is asked for the network
   layout instead (`conv_in_network_layout`);
-- a depthwise network whose convolutions all have multiples of 16 output
-  channels (MobileNet v1) runs its convolutions in 16-channel blocks
-  (``aBcd16b``, nChw16c): oneDNN's blocked depthwise and 1x1 kernels beat
-  its NHWC ones there, by 7-9% over the whole network at batch 1 and 16
-  (`channel_blocked_graph` says when; MINIMX_DNNL_BLOCKED_LAYOUT=0 turns it
-  off). Not where channel counts need padding to the block (MobileNet v2's 24
-  and 144: slower), nor on dense networks (ResNet: 1-2% slower).
+- a depthwise network (MobileNet v1 and v2) runs its convolutions in
+  16-channel blocks (``aBcd16b``, nChw16c; channel counts such as MobileNet
+  v2's 24 and 144 padded to whole blocks): oneDNN's blocked depthwise and 1x1
+  kernels beat its NHWC ones there, by 7-19% over the whole network at batch
+  1 and 16 (`channel_blocked_graph` says when; MINIMX_DNNL_BLOCKED_LAYOUT=0
+  turns it off). Not dense networks: ResNet runs 1-3% slower blocked. A
+  convolution oneDNN has no blocked kernel of its own for (only its
+  reference one) stays in the network layout; reorders then join the two.
 """
 from __future__ import annotations
 
@@ -41,13 +42,12 @@ def network_layout() -> str:
 
 def channel_blocked_graph(convs: Iterable[Node]) -> bool:
     """Whether the float32 convolutions `convs` (a graph's, each a
-    ``Convolution`` node) run in channel blocks: some is depthwise, all have
-    multiples of `BLOCK` output channels, the network layout is unblocked (where
-    it is blocked, oneDNN picks blocks anyway), and the user did not say no."""
-    params = [node.operator()[1] for node in convs]
+    ``Convolution`` node) run in channel blocks: some is depthwise, the network
+    layout is unblocked (where it is blocked, oneDNN picks blocks anyway), and
+    the user did not say no."""
     return (settings().dnnl_blocked_layout and network_layout().islower()
-            and any(p.num_group > 1 and p.num_group == p.num_filter for p in params)
-            and all(p.num_filter % BLOCK == 0 for p in params))
+            and any(p.num_group > 1 and p.num_group == p.num_filter
+                    for p in (node.operator()[1] for node in convs)))
 
 
 def conv_in_network_layout(shape: tuple[int, ...], weight_shape: tuple[int, ...],
@@ -70,11 +70,11 @@ def float_conv(shape: tuple[int, ...], weight_shape: tuple[int, ...], kw: dict,
                dtype: np.dtype, blocked: bool) -> onednn.Primitive:
     """The float convolution of a DNNL subgraph: in channel blocks when `blocked`
     (`channel_blocked_graph`) and oneDNN has a kernel of its own for that (src
-    too when its channels fill whole blocks: a CNN's 3-channel input is read
-    as oneDNN likes), else as `conv_in_network_layout`. `kw` holds the
-    convolution's stride, pad, dilate, num_group, bias and post_ops."""
-    if blocked and dtype == FLOAT32 and len(shape) == 4 and weight_shape[0] % BLOCK == 0:
-        src = onednn.MemoryDesc.with_layout(shape, BLOCKED) if shape[1] % BLOCK == 0 else shape
+    blocked too unless it has fewer channels than a block: a CNN's 3-channel
+    input is read as oneDNN likes), else as `conv_in_network_layout`. `kw`
+    holds the convolution's stride, pad, dilate, num_group, bias and post_ops."""
+    if blocked and dtype == FLOAT32 and len(shape) == 4:
+        src = onednn.MemoryDesc.with_layout(shape, BLOCKED) if shape[1] >= BLOCK else shape
         op = onednn.conv(src, weight_shape, dtype=dtype, dst_layout=BLOCKED, **kw)
         if not op.impl.startswith("ref"):
             return op

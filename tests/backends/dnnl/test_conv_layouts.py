@@ -1,11 +1,13 @@
 """Layout choice per convolution (`conv_layout`): a CNN's first convolution
 (3 input channels) writes the layout the rest of the network runs in, so that
 nothing is reordered between it and the next convolution; a depthwise
-network whose channel counts fill 16-channel blocks runs its float32
-convolutions in those blocks. The values do not change."""
+network runs its float32 convolutions in 16-channel blocks (padded where its
+channel counts are not whole blocks). The values do not change."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import minimx as mx
 from minimx import onednn
@@ -52,12 +54,17 @@ def run(sym: mx.sym.Symbol, dtype: str = "float32") -> list:
     got = [o.asnumpy() for o in ex.forward()]
     if dtype == "float32":
         assert_close(got, outputs(sym, args, aux))
-    (state,) = [s for s in ex._runner._states.values() if isinstance(s, DnnlState)]
-    steps = state.compiled.plan.steps
-    kinds = [op.kind for op, _ in steps]
+    steps = plan_steps(ex)
+    kinds = [op.kind for op in steps]
     first = kinds.index("conv")
     assert "reorder" not in kinds[first:kinds.index("conv", first + 1)]
-    return [op for op, _ in steps if op.kind == "conv"]
+    return [op for op in steps if op.kind == "conv"]
+
+
+def plan_steps(ex) -> list:
+    """The primitives of the plan of the one DNNL subgraph `ex` runs."""
+    (state,) = [s for s in ex._runner._states.values() if isinstance(s, DnnlState)]
+    return [op for op, _ in state.compiled.plan.steps]
 
 
 def test_first_convolution_writes_the_network_layout_and_values_hold(monkeypatch):
@@ -67,22 +74,68 @@ def test_first_convolution_writes_the_network_layout_and_values_hold(monkeypatch
     assert not any("ref" in op.impl for op in convs)
 
 
-def test_depthwise_network_runs_in_channel_blocks_and_values_hold():
-    convs = run(stem())
+@pytest.mark.parametrize("filters", [
+    pytest.param(32, id="whole-blocks"),
+    pytest.param(24, id="padded-blocks"),
+])
+def test_depthwise_network_runs_in_channel_blocks_and_values_hold(filters):
+    convs = run(stem(filters))
     assert [op.desc("dst").layout for op in convs] == [BLOCKED] * 3
     assert [op.desc("src").layout for op in convs[1:]] == [BLOCKED] * 2
     assert not any("ref" in op.impl for op in convs)
 
 
-@pytest.mark.parametrize("sym", [
-    pytest.param(stem(24), id="channels-not-whole-blocks"),
-    pytest.param(dense(), id="no-depthwise"),
-])
-def test_other_networks_keep_the_network_layout(sym):
-    assert {op.desc("dst").layout for op in run(sym)} == {network_layout()}
+def test_dense_network_keeps_the_network_layout():
+    assert {op.desc("dst").layout for op in run(dense())} == {network_layout()}
 
 
 def test_bfloat16_keeps_the_network_layout():
     if not onednn.bf16_native():
         pytest.skip(f"oneDNN's ISA here ({onednn.isa()}) has no bfloat16")
     assert BLOCKED not in {op.desc("dst").layout for op in run(stem(), "bfloat16")}
+
+
+@st.composite
+def depthwise_networks(draw) -> mx.sym.Symbol:
+    """A random depthwise CNN: a stem convolution and a depthwise one, then
+    steps among depthwise (stride 1 or 2), pointwise, residual add, channel
+    concat, pooling and BatchNorm, with channel counts that fill 16-channel blocks or not; global
+    pooling and a classifier at the end."""
+    channels = draw(st.sampled_from([8, 16, 24, 40]))
+    x = mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=channels, name="stem")
+    x = mx.sym.Convolution(x, kernel=(3, 3), pad=(1, 1), num_filter=channels,
+                           num_group=channels, name="dw")
+    for step in range(draw(st.integers(1, 5))):
+        kind = draw(st.sampled_from(["dw", "pw", "add", "concat", "pool", "bn"]))
+        name = f"s{step}"
+        if kind == "dw":
+            stride = draw(st.sampled_from([1, 2]))
+            x = mx.sym.Convolution(x, kernel=(3, 3), pad=(1, 1), stride=(stride, stride),
+                                   num_filter=channels, num_group=channels, name=name)
+        elif kind == "pw":
+            channels = draw(st.sampled_from([8, 16, 24, 40, 48]))
+            x = mx.sym.Convolution(x, kernel=(1, 1), num_filter=channels, name=name)
+        elif kind == "add":
+            y = mx.sym.Convolution(x, kernel=(1, 1), num_filter=channels, name=name)
+            x = mx.sym.relu(x + y)
+        elif kind == "concat":
+            y = mx.sym.Convolution(x, kernel=(3, 3), pad=(1, 1), num_filter=channels,
+                                   num_group=channels, name=name)
+            x, channels = mx.sym.Concat(x, y, dim=1), 2 * channels
+        elif kind == "pool":
+            x = mx.sym.Pooling(x, kernel=(3, 3), pad=(1, 1), stride=(1, 1), name=name,
+                               pool_type=draw(st.sampled_from(["max", "avg"])))
+        else:
+            x = mx.sym.clip(mx.sym.BatchNorm(x, fix_gamma=False, name=name), a_min=0, a_max=6)
+    x = mx.sym.Pooling(x, kernel=(1, 1), global_pool=True, pool_type="avg")
+    return mx.sym.FullyConnected(mx.sym.Flatten(x), num_hidden=10, name="fc")
+
+
+@given(depthwise_networks())
+@settings(max_examples=25, deadline=None)
+def test_depthwise_networks_in_channel_blocks_compute_the_numpy_values(sym):
+    shapes = {"data": (2, 3, 12, 12)}
+    args, aux = random_arrays(sym, shapes)
+    ex = bind(partitioned(sym, shapes), args, aux)
+    assert_close([o.asnumpy() for o in ex.forward()], outputs(sym, args, aux))
+    assert BLOCKED in {op.desc("dst").layout for op in plan_steps(ex) if op.kind == "conv"}
