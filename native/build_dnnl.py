@@ -121,10 +121,12 @@ def make_builder(paths: DnnlPaths, shim: str = "native/minimx_dnnl.c"):
 
     ffi = cffi.FFI()
     ffi.cdef(HEADER.read_text())
+    # Python functions the C side calls (the jobs of the oneDNN thread).
+    ffi.cdef('extern "Python" int mmx_python_job(void *);')
     ffi.set_source(
         "minimx._dnnl",
         '#include "oneapi/dnnl/dnnl.h"\n#include "minimx_dnnl.h"\n',
-        sources=[shim, str(Path(shim).with_name("winograd.c"))],
+        sources=[shim, *(str(Path(shim).with_name(f)) for f in ("winograd.c", "worker.c"))],
         include_dirs=[str(paths.include_dir), str(HERE)],
         # Linked by file so that a lone libdnnl.so.3 (no dev symlink) works too.
         # No rpath: minimx.onednn preloads the library before importing us.

@@ -293,6 +293,20 @@ int mmx_wino_conv_init(mmx_prim *prim, mmx_engine *engine,
 int mmx_reorder_init(mmx_prim *prim, mmx_engine *engine, const mmx_md *src,
         const mmx_md *dst, const mmx_scales *scales);
 
+/* ---- the oneDNN thread ----
+ * One thread runs all of the DNNL backend's oneDNN work (why: see
+ * minimx/backends/dnnl/thread.py). mmx_worker_serve is that thread's body and
+ * never returns; mmx_worker_call runs fn(arg) on it from any other thread (on
+ * it: directly) and returns fn's result once it has run. Jobs run one at a
+ * time, in no promised order between callers. Each side spins briefly
+ * before it sleeps (worker.c says why). mmx_worker_forget, in a child after
+ * fork, drops the parent's thread and whatever job it held. */
+typedef int (*mmx_job)(void *arg);
+
+void mmx_worker_serve(void);
+int mmx_worker_call(mmx_job fn, void *arg);
+void mmx_worker_forget(void);
+
 /* ---- plans ----
  * A plan is a list of steps (primitive + one memory per argument) run in
  * order on the plan's own stream by one mmx_plan_run call. The plan

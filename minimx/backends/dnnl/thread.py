@@ -9,14 +9,20 @@ reorders on whichever thread compiles: oneDNN called from them would build
 several teams. Measured on 2 cores, MobileNet v1 in bf16 at batch 1 runs
 2.2x slower when its plan runs on a second thread that leads a team than on
 the one thread. Compiling, refreshing the weight cache and running plans all
-go through `on_onednn_thread`; the hop costs 40-80 microseconds per subgraph
-run on a 2-core VM (a queue, a lock, and waking each thread).
+go through `on_onednn_thread`.
 
-Fork: a child inherits the queue of calls but not its thread, so work it queued
-would wait forever; the child forgets the queue (and the lock, which a parent
-thread may hold) and starts its own on first use. Before a fork the parent
-lets the queued oneDNN work finish, so that the child does not inherit
-oneDNN's state in the middle of a call. The fresh thread also keeps libgomp
+The hand-over is C (`native/worker.c`): the thread's body is a mailbox that
+calls back into Python for each job, and both sides spin a little before
+they sleep while jobs are short. Waking a sleeping thread costs about 45
+microseconds on a 2-core VM, twice per call: a Python queue and lock made
+the hop cost 90 microseconds per subgraph run, the mailbox 6
+(`benchmarks/forward_overhead.py`).
+
+Fork: a child inherits the mailbox but not its thread, so a job posted there
+would wait forever; the child resets the mailbox (and its locks, which a
+parent thread may hold) and starts a thread of its own on first use. Before
+a fork the parent lets the job running now finish, so that the child does
+not inherit oneDNN's state in the middle of a call. The fresh thread also keeps libgomp
 working in the child: a thread that led an OpenMP team (more than one
 thread) before a fork hangs in the child at its next parallel region, which
 is why `minimx.onednn` called directly, not through this thread, is not safe
@@ -27,79 +33,79 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from queue import SimpleQueue
 from typing import Any, TypeVar
+
+from ...onednn import native
 
 T = TypeVar("T")
 
 
 class _Call:
-    """One function call handed to the oneDNN thread; `done` is released when it ends."""
+    """One function call handed to the oneDNN thread, and what came of it."""
 
-    __slots__ = ("fn", "args", "done", "result", "error")
+    __slots__ = ("fn", "args", "result", "error")
 
     def __init__(self, fn: Callable[..., Any], args: tuple) -> None:
         self.fn, self.args = fn, args
-        self.done = threading.Lock()
-        self.done.acquire()
         self.result: Any = None
         self.error: BaseException | None = None
 
+    def run(self) -> None:
+        try:
+            self.result = self.fn(*self.args)
+        except BaseException as exc:  # handed to the caller, which raises it
+            self.error = exc
+
 
 _lock = threading.Lock()
-_calls: SimpleQueue[_Call] | None = None
 _ident: int | None = None
 
 
-def _serve(calls: SimpleQueue[_Call]) -> None:
-    while True:
-        call = calls.get()
-        try:
-            call.result = call.fn(*call.args)
-        except BaseException as exc:  # handed to the caller, which raises it
-            call.error = exc
-        finally:
-            call.done.release()
-
-
-def _start() -> SimpleQueue[_Call]:
+def _start() -> None:
     """The thread, started on first use (importing minimx starts no thread)."""
-    global _calls, _ident
+    global _ident
     with _lock:
-        if _calls is None:
-            calls: SimpleQueue[_Call] = SimpleQueue()
+        if _ident is None:
+            ffi, lib = native().ffi, native().lib
+
+            @ffi.def_extern(name="mmx_python_job")
+            def _job(handle) -> int:
+                ffi.from_handle(handle).run()
+                return 0
+
             # A daemon: at exit nothing waits for it, and nothing is left to do.
-            thread = threading.Thread(target=_serve, args=(calls,), daemon=True,
+            # Its body is C (the mailbox), which calls back into Python for each job.
+            thread = threading.Thread(target=lib.mmx_worker_serve, daemon=True,
                                       name="minimx-onednn")
             thread.start()
             _ident = thread.ident
-            _calls = calls
-        return _calls
 
 
 def on_onednn_thread(fn: Callable[..., T], *args: object) -> T:
     """`fn(*args)` run on the oneDNN thread (directly when already on it); its
     exception is raised here."""
-    calls = _calls or _start()
+    if _ident is None:
+        _start()
     if threading.get_ident() == _ident:
         return fn(*args)
-    # A queue and a lock per call: half the cost of a thread pool's future.
     call = _Call(fn, args)
-    calls.put(call)
-    call.done.acquire()
+    ffi, lib = native().ffi, native().lib
+    lib.mmx_worker_call(lib.mmx_python_job, ffi.new_handle(call))
     if call.error is not None:
         raise call.error
     return call.result
 
 
 def _finish_queued_work_before_fork() -> None:
-    if _calls is not None and threading.get_ident() != _ident:
-        on_onednn_thread(int)   # a no-op queued behind the pending work
+    if _ident is not None and threading.get_ident() != _ident:
+        on_onednn_thread(int)   # a no-op that waits for the job running now
 
 
 def _forget_thread_in_child() -> None:
-    global _calls, _ident, _lock
-    _calls, _ident, _lock = None, None, threading.Lock()
+    global _ident, _lock
+    if _ident is not None:
+        native().lib.mmx_worker_forget()
+    _ident, _lock = None, threading.Lock()
 
 
 os.register_at_fork(before=_finish_queued_work_before_fork,
