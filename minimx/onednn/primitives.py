@@ -230,6 +230,7 @@ class Int8:
 
 
 FLOATS = frozenset({FLOAT32, BFLOAT16})
+DEPTHWISE_BF16_KERNEL = "brdgmm"   # oneDNN's batch-reduce depthwise kernel
 
 
 def _float_type(dtype: object, kind: str) -> np.dtype:
@@ -246,7 +247,8 @@ def _weighted_descs(kind: str, src: SrcLike, int8: Int8 | None, grouped: bool,
                     ) -> tuple[MemoryDesc, np.dtype, np.dtype, np.dtype, dict[str, int]]:
     """A convolution's or inner product's source descriptor, the data types
     of its weights, bias and dst, and its scale masks. Without `int8`, src,
-    weights and dst are of `dtype` (bfloat16 keeps a float32 bias)."""
+    weights and dst are of `dtype` (bfloat16 keeps a float32 bias: see `conv` for
+    the one exception)."""
     if int8 is None:
         t = _float_type(dtype, kind)
         return _desc(src, f"{kind} src", any_ok=True, dtype=t), t, FLOAT32, t, {}
@@ -359,9 +361,11 @@ def conv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, di
          dst_layout: str | None = None) -> Primitive:
     """Convolution (MXNet ``Convolution``): weights ``(O, C/num_group, *kernel)``,
     symmetric ``pad``, ``dilate`` 1 = dense; src, weights and dst of ``dtype``
-    (float32 or bfloat16), or INT8 with ``int8``; dst in ``dst_layout`` (``acdb``
-    is NHWC, ``aBcd16b`` 16-channel blocks) rather than oneDNN's choice, src in
-    its descriptor's layout when given one (oneDNN's choice for a shape).
+    (float32 or bfloat16; the bias float32, or bfloat16 for a bfloat16 depthwise
+    convolution where only that gets oneDNN's fast kernel), or INT8 with
+    ``int8``; dst in ``dst_layout`` (``acdb`` is NHWC, ``aBcd16b`` 16-channel
+    blocks) rather than oneDNN's choice, src in its descriptor's layout when
+    given one (oneDNN's choice for a shape).
     Arguments: src, weights, [bias], dst, [scales]."""
     src_d, w_dt, bias_dt, dst_dt, masks = _weighted_descs("conv", src, int8, num_group != 1,
                                                           dtype)
@@ -382,16 +386,28 @@ def conv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, di
         raise BackendError(f"conv: kernel {w[2:]} (dilate {d}, pad {p}) is larger than the "
                            f"padded input {tuple(size)}")
     logical = (g, w[0] // g, w[1], *w[2:]) if g > 1 else w
-    bias_d = MemoryDesc.plain((w[0],), bias_dt) if bias else None
-    return build_primitive(
-        "conv", f"src {src_d} weights {w} stride {s} pad {p} dilate {d} groups {g}",
-        native().lib.mmx_conv_init, src_d._md, MemoryDesc.any(logical, w_dt)._md,
-        bias_d._md if bias_d else native().ffi.NULL,
-        (MemoryDesc.any((n, w[0], *out), dst_dt) if dst_layout is None
-         else MemoryDesc.with_layout((n, w[0], *out), dst_layout, dst_dt))._md,
-        s, [x - 1 for x in d], p, p, *post_op_args(post_ops, (n, w[0], *out), "conv"),
-        post_ops=post_ops, user={"weights": (w, lambda a: a.reshape(logical))},
-        scale_masks=masks)
+
+    def build(bias_dt: np.dtype) -> Primitive:
+        bias_d = MemoryDesc.plain((w[0],), bias_dt) if bias else None
+        return build_primitive(
+            "conv", f"src {src_d} weights {w} stride {s} pad {p} dilate {d} groups {g}",
+            native().lib.mmx_conv_init, src_d._md, MemoryDesc.any(logical, w_dt)._md,
+            bias_d._md if bias_d else native().ffi.NULL,
+            (MemoryDesc.any((n, w[0], *out), dst_dt) if dst_layout is None
+             else MemoryDesc.with_layout((n, w[0], *out), dst_layout, dst_dt))._md,
+            s, [x - 1 for x in d], p, p, *post_op_args(post_ops, (n, w[0], *out), "conv"),
+            post_ops=post_ops, user={"weights": (w, lambda a: a.reshape(logical))},
+            scale_masks=masks)
+
+    op = build(bias_dt)
+    if bias and dst_dt == BFLOAT16 and int8 is None and g == c == w[0] \
+            and not op.impl.startswith(DEPTHWISE_BF16_KERNEL):
+        # oneDNN 3.2 runs a bf16 depthwise convolution with its fastest kernel
+        # (1.15-1.45x the other) only for a bf16 bias, as MXNet's AMP gives it.
+        fast = build(BFLOAT16)
+        if fast.impl.startswith(DEPTHWISE_BF16_KERNEL):
+            return fast
+    return op
 
 
 def deconv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, adj=None,

@@ -56,12 +56,30 @@ def test_conv(n, c, o, size, kernel, bias, seed):
 
 
 def test_conv_bias_stays_float32():
-    """The bias is added in float32: a bf16 bias would round 1 + 2**-10 to 1."""
+    """The bias is added in float32 (but see the depthwise case below): a bf16
+    bias would round 1 + 2**-10 to 1."""
     op = onednn.conv((1, 1, 1, 1), (1, 1, 1, 1), bias=True, dtype=BFLOAT16)
     assert op.desc("bias").dtype == np.float32
     x, w = np.full((1, 1, 1, 1), 256.0, np.float32), np.ones((1, 1, 1, 1), np.float32)
     out = run(op, {"src": x, "weights": w, "bias": np.array([1.5], np.float32)})
     assert float(out.astype(np.float32)[0, 0, 0, 0]) == 258.0   # 257.5 rounds to even
+
+
+def test_depthwise_conv_runs_the_fast_kernel_bias_rounded_only_if_it_must():
+    """A bf16 depthwise convolution runs oneDNN's brdgmm kernel where the CPU
+    has bf16 instructions; oneDNN 3.2 has it only for a bf16 bias, and then
+    the bias is rounded to bf16 (as MXNet's AMP rounds it), else it stays
+    float32."""
+    x, w, b = random((2, 32, 9, 9), 1), random((32, 1, 3, 3), 2), random((32,), 3)
+    op = onednn.conv(x.shape, w.shape, pad=1, num_group=32, bias=True, dtype=BFLOAT16)
+    if onednn.bf16_native():
+        assert op.impl.startswith("brdgmm")
+    rounded = op.desc("bias").dtype == BFLOAT16
+    assert not rounded or op.impl.startswith("brdgmm")
+    out = run(op, {"src": x, "weights": w, "bias": b})
+    expected = reference.conv(bf16(x), bf16(w), bf16(b) if rounded else b, (1, 1), (1, 1),
+                              (1, 1), 32)
+    assert_bf16_close(out, expected)
 
 
 def test_conv_with_sum_post_op_reads_a_bf16_addend():
