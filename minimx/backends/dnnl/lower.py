@@ -185,10 +185,12 @@ class Compiled:
         last run (the common case, checked in one pass over the sources)."""
         arrays = [inputs[i] for i in self.sources]
         stamp = None
-        if versions is not None and all(versions[i] is not None for i in self.sources):
-            stamp = ([versions[i] for i in self.sources], arrays)
+        if versions is not None:
+            moved = [versions[i] for i in self.sources]
+            stamp = None if None in moved else (moved, arrays)
+        # (C-level loops: a forward checks every weight, BatchNorm parameter...)
         if stamp is not None and self._stamp is not None and stamp[0] == self._stamp[0] \
-                and all(a is b for a, b in zip(arrays, self._stamp[1], strict=True)):
+                and all(map(is_, arrays, self._stamp[1])):
             return
         for c in self.constants:
             c.refresh(inputs, versions)
