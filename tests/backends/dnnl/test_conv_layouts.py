@@ -1,6 +1,7 @@
 """Layout choice per convolution (`conv_layout`): a CNN's first convolution
 (3 input channels) writes the layout the rest of the network runs in, so that
-nothing is reordered between it and the next convolution; a depthwise
+nothing is reordered between it and the next convolution, unless its output
+fits in the L2 cache; a depthwise
 network runs its float32 convolutions in 16-channel blocks (padded where its
 channel counts are not whole blocks). The values do not change."""
 from __future__ import annotations
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 import minimx as mx
 from minimx import onednn
+from minimx.backends.dnnl import conv_layout
 from minimx.backends.dnnl.conv_layout import BLOCKED, network_layout
 from minimx.backends.dnnl.state import DnnlState
 
@@ -68,10 +70,28 @@ def plan_steps(ex) -> list:
 
 
 def test_first_convolution_writes_the_network_layout_and_values_hold(monkeypatch):
+    """Its output larger than the L2 cache (here: made so), a first convolution
+    writes the network layout, reading it too."""
     monkeypatch.setenv("MINIMX_DNNL_BLOCKED_LAYOUT", "0")
+    monkeypatch.setattr(conv_layout, "l2_cache_bytes", lambda: 0)
     convs = run(stem())
     assert [op.desc("dst").layout for op in convs] == [network_layout()] * 3
+    assert convs[0].desc("src").layout == network_layout()
     assert not any("ref" in op.impl for op in convs)
+
+
+def test_first_convolution_with_output_in_cache_reads_nchw_and_values_hold(monkeypatch):
+    """Its output within the L2 cache, a first convolution reads NCHW and
+    writes what oneDNN picks for that; the next layer reorders it."""
+    monkeypatch.setenv("MINIMX_DNNL_BLOCKED_LAYOUT", "0")
+    assert conv_layout.l2_cache_bytes() > 0
+    monkeypatch.setattr(conv_layout, "l2_cache_bytes", lambda: 1 << 30)
+    args, aux = random_arrays(stem(), SHAPE)
+    ex = bind(partitioned(stem(), SHAPE), args, aux)
+    assert_close([o.asnumpy() for o in ex.forward()], outputs(stem(), args, aux))
+    first, *rest = [op for op in plan_steps(ex) if op.kind == "conv"]
+    assert first.desc("src").layout == "abcd" and first.desc("dst").layout != network_layout()
+    assert [op.desc("dst").layout for op in rest] == [network_layout()] * 2
 
 
 @pytest.mark.parametrize("filters", [
@@ -85,7 +105,8 @@ def test_depthwise_network_runs_in_channel_blocks_and_values_hold(filters):
     assert not any("ref" in op.impl for op in convs)
 
 
-def test_dense_network_keeps_the_network_layout():
+def test_dense_network_keeps_the_network_layout(monkeypatch):
+    monkeypatch.setattr(conv_layout, "l2_cache_bytes", lambda: 0)
     assert {op.desc("dst").layout for op in run(dense())} == {network_layout()}
 
 
