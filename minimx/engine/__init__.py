@@ -26,7 +26,7 @@ from .core import Engine, set_op_recorder
 from .errors import EngineError, EngineTimeout, OperationError
 from .naive import NaiveEngine
 from .threaded import ThreadedEngine
-from .var import Var, versions
+from .var import Var, VarSet, versions
 
 ENGINE_TYPES: dict[str, type[Engine]] = {
     "ThreadedEngine": ThreadedEngine,
@@ -124,6 +124,6 @@ def _forget_engine_in_child() -> None:
 os.register_at_fork(before=_drain_before_fork, after_in_child=_forget_engine_in_child)
 
 __all__ = ["ENGINE_TYPES", "Engine", "EngineError", "EngineTimeout", "NaiveEngine",
-           "OperationError", "ThreadedEngine", "Var", "create_engine", "get_engine",
+           "OperationError", "ThreadedEngine", "Var", "VarSet", "create_engine", "get_engine",
            "new_variable", "push", "set_engine", "set_engine_type", "set_op_recorder",
            "versions", "wait_for_all", "wait_for_var"]

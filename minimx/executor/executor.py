@@ -132,8 +132,8 @@ class Executor:
         arrays = self.arg_arrays + self.aux_arrays
         input_vars = [arrays[k]._var for k in self._input_order]
         # What a bulk inference forward reads and writes, listed once.
-        self._array_vars = [a._var for a in arrays]
-        self._output_vars = [o._var for o in self.outputs]
+        self._array_vars = engine.VarSet(a._var for a in arrays)
+        self._output_vars = engine.VarSet(o._var for o in self.outputs)
         self._runner.input_versions = lambda: engine.versions(input_vars)
         self._vars: dict[int, list] = {}
         # Read at bind, as MXNet does (and reading the environment costs more
