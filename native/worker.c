@@ -52,12 +52,17 @@ static void relax(void) {
 #endif
 }
 
+/* How long to spin for a side whose spin is `spin_ns` after short jobs. */
+static int64_t spin_after_last_job(int64_t spin_ns) {
+    return atomic_load_explicit(&last_job_ns, memory_order_relaxed) < SHORT_JOB_NS ? spin_ns : 0;
+}
+
 /* Waits until `f` is set (spinning for up to spin_ns first), then clears it. */
 static void wait_for(struct flag *f, int64_t spin_ns) {
     int64_t end = now_ns() + spin_ns;
     for (unsigned i = 1; !atomic_load_explicit(&f->set, memory_order_acquire); i++) {
         relax();
-        if (i % 64 == 0 && now_ns() > end) {
+        if ((spin_ns == 0 || i % 64 == 0) && now_ns() > end) {
             pthread_mutex_lock(&lock);
             f->sleeping = 1;
             while (!atomic_load_explicit(&f->set, memory_order_acquire))
@@ -81,13 +86,11 @@ static void raise_flag(struct flag *f) {
 
 void mmx_worker_serve(void) {
     is_server = 1;
-    int64_t took = 0;
     for (;;) {
-        wait_for(&posted, took < SHORT_JOB_NS ? SERVER_SPIN_NS : 0);
+        wait_for(&posted, spin_after_last_job(SERVER_SPIN_NS));
         int64_t start = now_ns();
         job_result = job_fn(job_arg);
-        took = now_ns() - start;
-        atomic_store_explicit(&last_job_ns, took, memory_order_relaxed);
+        atomic_store_explicit(&last_job_ns, now_ns() - start, memory_order_relaxed);
         raise_flag(&done);
     }
 }
@@ -99,8 +102,7 @@ int mmx_worker_call(mmx_job fn, void *arg) {
     job_fn = fn;
     job_arg = arg;
     raise_flag(&posted);
-    wait_for(&done, atomic_load_explicit(&last_job_ns, memory_order_relaxed) < SHORT_JOB_NS
-                    ? CALLER_SPIN_NS : 0);
+    wait_for(&done, spin_after_last_job(CALLER_SPIN_NS));
     int result = job_result;
     pthread_mutex_unlock(&callers);
     return result;

@@ -188,7 +188,7 @@ class Compiled:
         if versions is not None:
             moved = [versions[i] for i in self.sources]
             stamp = None if None in moved else (moved, arrays)
-        # (C-level loops: a forward checks every weight, BatchNorm parameter...)
+        # `in`, `==` and map(is_) loop in C: a forward checks hundreds of weights.
         if stamp is not None and self._stamp is not None and stamp[0] == self._stamp[0] \
                 and all(map(is_, arrays, self._stamp[1])):
             return
