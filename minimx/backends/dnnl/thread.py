@@ -15,8 +15,9 @@ The hand-over is C (`native/worker.c`): the thread's body is a mailbox that
 calls back into Python for each job, and both sides spin a little before
 they sleep while jobs are short. Waking a sleeping thread costs about 45
 microseconds on a 2-core VM, twice per call: a Python queue and lock made
-the hop cost 90 microseconds per subgraph run, the mailbox 6
-(`benchmarks/forward_overhead.py`).
+the hop cost 90 microseconds per subgraph run, the mailbox 6 (a trivial
+subgraph, the hop against a direct call in one run; before and after the
+mailbox in two runs).
 
 Fork: a child inherits the mailbox but not its thread, so a job posted there
 would wait forever; the child resets the mailbox (and its locks, which a
