@@ -133,10 +133,12 @@ def test_logger_gets_one_line_per_layer(net, caplog):
                        logger=logger)
     layer_lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("layer=")]
     assert [line.split(",")[0] for line in layer_lines] == ["layer=data", "layer=fc0_output"]
-    want = EXPECTED["entropy-int8-None"]["ranges"]["fc0_output"][1]
-    low = EXPECTED["naive-int8-None"]["ranges"]["fc0_output"][0]
-    assert f"layer=fc0_output, min={low:f}, max=" in layer_lines[-1]
-    assert f"threshold={want:f}" in layer_lines[-1]
+    # MXNet's figures, up to the float32 rounding of the layer's sums on this CPU.
+    logged = dict(field.strip().split("=") for field in layer_lines[-1].split(","))
+    assert float(logged["min"]) == pytest.approx(
+        EXPECTED["naive-int8-None"]["ranges"]["fc0_output"][0], rel=1e-6)
+    assert float(logged["threshold"]) == pytest.approx(
+        EXPECTED["entropy-int8-None"]["ranges"]["fc0_output"][1], rel=1e-6)
     assert "Collected statistics from 3 batches with batch_size=4" in caplog.text
 
 

@@ -22,9 +22,10 @@ from tools.seeded_weights import seeded_weights
 FAMILIES = Path(__file__).resolve().parents[1] / "fixtures" / "families"
 MODELS = sorted(p.name[:-len(".json")] for p in FAMILIES.glob("*.json")
                 if not p.name.endswith("symbol.json"))
-# Random weights drive Faster R-CNN's box regressions through exp to 1e11, where float32
-# sums taken in another order differ in the fourth digit.
-TOLERANCE = {"faster_rcnn_resnet50_v1b_voc": 1e-3}
+# Random weights drive Faster R-CNN's box regressions through exp to 1e11: exp turns the
+# absolute rounding error of its argument (about 25) into a relative one, so float32 sums
+# taken in another order (another CPU's kernels) differ in the third digit of a box.
+TOLERANCE = {"faster_rcnn_resnet50_v1b_voc": 5e-3}
 
 
 def load(name: str) -> tuple[mx.sym.Symbol, dict, dict[str, np.ndarray]]:
