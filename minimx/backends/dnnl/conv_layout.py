@@ -6,9 +6,9 @@ stay in whatever layout their producer wrote. Two exceptions pay, and
 `float_conv` builds both:
 - a convolution of few input channels (a CNN's first) would write a blocked
   layout that the next layer reorders back: it is asked for the network
-  layout instead (`conv_in_network_layout`), unless its output fits in a
-  core's L2 cache (`l2_cache_bytes`), where that reorder is cheap and reading
-  the input in NCHW, which it then does, wins;
+  layout instead (`conv_in_network_layout`), unless it is a float32 one whose
+  output fits in a core's L2 cache (`l2_cache_bytes`), where that reorder is
+  cheap and reading the input in NCHW, which it then does, wins;
 - a depthwise network (MobileNet v1 and v2) runs its convolutions in
   16-channel blocks (``aBcd16b``, nChw16c; channel counts such as MobileNet
   v2's 24 and 144 padded to whole blocks): oneDNN's blocked depthwise and 1x1
@@ -75,14 +75,19 @@ def conv_in_network_layout(shape: tuple[int, ...], weight_shape: tuple[int, ...]
     follows it (ms, in a plan; NHWC against NCHW and blocked): in float32 at
     batch 16, 1.97 against 3.10; in an INT8 graph, whose quantizing step
     reorders anyway, at batch 1 (1.6 MB of output) 0.22-0.25 against 0.19, at
-    batch 16 2.6 against 3.1. So the network layout is asked for unless the
-    output fits in `l2_cache_bytes`."""
+    batch 16 2.6 against 3.1 (Intel Xeon with AMX). So a float32 one is asked
+    for the network layout unless its output fits in `l2_cache_bytes`. A
+    bfloat16 one always is: without AMX, where oneDNN's bf16 kernel for it
+    writes blocks, the reorder of its output cost more than the NCHW read
+    saves, in cache too (MobileNet v1 at batch 1, from the input's conversion
+    to the next layer: 138 against 66 us; the whole forward 6% faster; AMD
+    Zen 5, ``avx512_core_bf16``)."""
     op = onednn.conv(shape, weight_shape, dtype=dtype, **kw)
     want = network_layout()
     # Only an unblocked layout (lower-case letters) can be asked for.
     if len(shape) != 4 or not want.islower() or op.desc("dst").layout == want:
         return op
-    if shape[1] < BLOCK and op.desc("dst").nbytes <= l2_cache_bytes():
+    if shape[1] < BLOCK and dtype == FLOAT32 and op.desc("dst").nbytes <= l2_cache_bytes():
         return op
     alt = onednn.conv(shape, weight_shape, dtype=dtype, dst_layout=want, **kw)
     return op if alt.impl.startswith("ref") else alt
