@@ -1,14 +1,18 @@
-"""INT8 against fp32 convolution in oneDNN, per ResNet-50 v1 layer shape.
+"""INT8 and bfloat16 against fp32 convolution in oneDNN, per ResNet-50 v1 layer shape.
 
 For the 3x3 and 1x1 convolution shapes of ResNet-50 v1's four stages, at
-batch 1 and 16, builds one convolution with bias and relu both ways - fp32,
+batch 1 and 16, builds one convolution with bias and relu in each precision -
+fp32; bf16 (where oneDNN's ISA has it) as the bf16 DNNL subgraphs run it;
 and INT8 as the DNNL INT8 lowering will run it (u8 src, s8 weights
 quantized per output channel, u8 dst, src/weights/dst scales bound at
 execution), and INT8 as the DNNL backend lowers MXNet's quantized
 convolution ("lowered": no scales, int32 bias, the requantization factor
 as a per-channel binary post-op) - and times them in alternating rounds. Prints the median time
-of each, the ratio, and the implementation oneDNN chose for each (its
-impl_info_str: ``brgconv:avx512_core_amx`` means AMX tiles).
+of each, its multiply-accumulates per second (the largest of a precision is
+about the most this CPU gives it: how near a whole model comes to that is
+how much a faster kernel could still gain), the ratio, and the
+implementation oneDNN chose for each (its impl_info_str:
+``brgconv:avx512_core_amx`` means AMX tiles).
 
 Run: python benchmarks/dnnl_int8.py [--rounds 7] [--iters 5] [--batches 1 16]
 """
@@ -48,7 +52,8 @@ def alone(op: onednn.Primitive, src: np.ndarray, weights: onednn.Memory,
 
 def layer_runs(n: int, c: int, o: int, k: int, size: int, rng: np.random.Generator
                ) -> dict[str, tuple[Callable[[], object], str]]:
-    """The fp32 and INT8 runs of one layer, with the implementation of each."""
+    """The fp32, bf16 (where oneDNN's ISA has it) and INT8 runs of one layer,
+    with the implementation of each."""
     shape, wshape = (n, c, size, size), (o, c, k, k)
     x = rng.standard_normal(shape).astype(np.float32)
     w = (rng.standard_normal(wshape) / np.sqrt(k * k * c)).astype(np.float32)
@@ -68,7 +73,7 @@ def layer_runs(n: int, c: int, o: int, k: int, size: int, rng: np.random.Generat
                           int8=onednn.Int8(dst=np.uint8, bias=np.int32, src_scale=False,
                                            weight_scales=None, dst_scale=False))
     w_s8 = np.clip(np.rint(w / w_scales.reshape(-1, 1, 1, 1)), -128, 127).astype(np.int8)
-    return {
+    runs = {
         "fp32": (alone(fp32, x, onednn.constant(fp32, "weights", w), bias=b), fp32.impl),
         "int8": (alone(int8, x_u8, onednn.constant(int8, "weights", w, scales=w_scales),
                        bias=b, src_scale=one, weights_scale=w_scales, dst_scale=one),
@@ -77,6 +82,12 @@ def layer_runs(n: int, c: int, o: int, k: int, size: int, rng: np.random.Generat
                           bias=(b * 100).astype(np.int32),
                           post0_src1=(one * w_scales).reshape(factor)), lowered.impl),
     }
+    if onednn.bf16_native():
+        bf16 = onednn.conv(shape, wshape, pad=k // 2, bias=True, post_ops=RELU,
+                           dtype=onednn.BFLOAT16)
+        runs["bf16"] = (alone(bf16, x.astype(onednn.BFLOAT16),
+                              onednn.constant(bf16, "weights", w), bias=b), bf16.impl)
+    return runs
 
 
 def median_times(runs: dict[str, tuple[Callable[[], object], str]], rounds: int,
@@ -104,21 +115,26 @@ def main() -> None:
     print(f"oneDNN {onednn.version()} ({onednn.isa()}), OMP_NUM_THREADS="
           f"{os.environ['OMP_NUM_THREADS']}; median ms per convolution (bias + relu)")
     for n in args.batches:
-        total = dict.fromkeys(("fp32", "int8", "lowered"), 0.0)
+        total: dict[str, float] = {}
+        peak: dict[str, float] = {}
         for c, o, k, size in LAYERS:
             runs = layer_runs(n, c, o, k, size, rng)
             t = median_times(runs, args.rounds, args.iters)
-            for name in total:
-                total[name] += t[name]
             gmacs = n * o * c * k * k * size * size / 1e9
+            for name in t:
+                total[name] = total.get(name, 0.0) + t[name]
+                peak[name] = max(peak.get(name, 0.0), gmacs / t[name])
+            line = " | ".join(f"{name} {t[name] * 1e3:7.3f} ({gmacs / t[name]:5.0f} GMAC/s) "
+                              f"x{t['fp32'] / t[name]:4.2f}"
+                              for name in ("bf16", "int8") if name in t)
+            impls = " / ".join(runs[name][1] for name in ("fp32", "bf16", "int8") if name in runs)
             print(f"batch {n:2d} {k}x{k} {c:4d}->{o:<4d} {size:2d}x{size:<2d}: "
-                  f"fp32 {t['fp32'] * 1e3:7.3f} ({gmacs / t['fp32']:6.0f} GMAC/s) | "
-                  f"int8 {t['int8'] * 1e3:7.3f} ({gmacs / t['int8']:6.0f} GMAC/s) "
-                  f"x{t['fp32'] / t['int8']:5.2f} | lowered {t['lowered'] * 1e3:7.3f} | "
-                  f"{runs['fp32'][1]} / {runs['int8'][1]}", flush=True)
-        print(f"batch {n:2d} all layers: fp32 {total['fp32'] * 1e3:.2f} ms, int8 "
-              f"{total['int8'] * 1e3:.2f} ms, x{total['fp32'] / total['int8']:.2f}, as lowered "
-              f"{total['lowered'] * 1e3:.2f} ms", flush=True)
+                  f"fp32 {t['fp32'] * 1e3:7.3f} ({gmacs / t['fp32']:5.0f} GMAC/s) | {line} | "
+                  f"lowered {t['lowered'] * 1e3:7.3f} | {impls}", flush=True)
+        print(f"batch {n:2d} all layers, ms: "
+              + ", ".join(f"{name} {total[name] * 1e3:.2f}" for name in total)
+              + "; largest GMAC/s: " + ", ".join(f"{name} {peak[name]:.0f}" for name in peak),
+              flush=True)
 
 
 if __name__ == "__main__":
