@@ -9,7 +9,16 @@ output copies). Also printed: the same for ResNet-50 v1's argument count
 (one read per weight), where the engine's bookkeeping grows with the number
 of arrays. Medians of --repeat runs of --iters forwards each.
 
+Then, for each of --models (zoo nets with random weights, batch 1, fp32 and
+bf16 where oneDNN's ISA has it): a forward through the executor against the
+same plan run straight on the oneDNN thread (the node's state called with
+the bound arrays: no executor, engine or runner), alternating, so that the
+ratio is all that the bookkeeping around a real plan costs - more than in
+the tight loop above, since after milliseconds of oneDNN the interpreter
+finds its data out of cache.
+
 Run: python benchmarks/forward_overhead.py [--iters 2000] [--repeat 5]
+     [--models mobilenet1.0 mobilenetv2_1.0] [--rounds 40]
 """
 from __future__ import annotations
 
@@ -25,6 +34,7 @@ import numpy as np  # noqa: E402
 
 import minimx as mx  # noqa: E402
 from minimx import onednn  # noqa: E402
+from minimx.backends.dnnl.thread import on_onednn_thread  # noqa: E402
 
 
 def per_call_us(fn: Callable[[], object], iters: int, repeat: int) -> float:
@@ -68,10 +78,44 @@ def measure(extra_layers: int, iters: int, repeat: int) -> tuple[float, float]:
     return whole, plan
 
 
+def model_against_plan(model: str, dtype: str, rounds: int) -> tuple[float, float]:
+    """(median microseconds of a forward of zoo net `model` at batch 1 through
+    the executor, of its plan run straight on the oneDNN thread), alternating
+    in `rounds` rounds of 10."""
+    net = mx.models.get_model(model)
+    shape = (1, 3, 224, 224)
+    arg_shapes, _, aux_shapes = net.infer_shape(data=shape)
+    rng = np.random.default_rng(0)
+    args = {n: mx.nd.array(rng.uniform(-0.1, 0.1, s).astype(np.float32))
+            for n, s in zip(net.list_arguments(), arg_shapes, strict=True)}
+    auxs = {n: mx.nd.array(rng.uniform(0.5, 1.5, s).astype(np.float32))
+            for n, s in zip(net.list_auxiliary_states(), aux_shapes, strict=True)}
+    ex = net.optimize_for("DNNL", args, auxs, dtype=dtype).bind(
+        mx.cpu(), args, aux_states=auxs, grad_req="null")
+    ex.forward()[0].wait_to_read()
+    runner = ex._runner
+    ((nid, state),) = runner.operator_states().items()
+    inputs, outputs = ex._input_data(), [o._data for o in ex.outputs]
+    runs = {"executor": lambda: ex.forward()[0].wait_to_read(),
+            "plan": lambda: on_onednn_thread(state._infer, inputs, runner._versions(nid),
+                                             outputs, state.compiled)}
+    times: dict[str, list[float]] = {k: [] for k in runs}
+    for _ in range(rounds):
+        for name, run in runs.items():
+            run()
+            for _ in range(10):
+                start = time.perf_counter()
+                run()
+                times[name].append(time.perf_counter() - start)
+    return (statistics.median(times["executor"]) * 1e6, statistics.median(times["plan"]) * 1e6)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iters", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--models", nargs="*", default=["mobilenet1.0", "mobilenetv2_1.0"])
+    parser.add_argument("--rounds", type=int, default=40)
     args = parser.parse_args()
     onednn.require()
     print(f"oneDNN {onednn.version()} on {onednn.isa()}; "
@@ -80,6 +124,13 @@ def main() -> None:
         whole, plan = measure(layers, args.iters, args.repeat)
         print(f"{what:24s}: forward+wait {whole:7.1f} us, oneDNN plan {plan:6.1f} us, "
               f"outside oneDNN {whole - plan:6.1f} us")
+    dtypes = ["float32"] + (["bfloat16"] if onednn.bf16_native() else [])
+    for model in args.models:
+        for dtype in dtypes:
+            whole, plan = model_against_plan(model, dtype, args.rounds)
+            print(f"{model} {dtype} batch 1: forward+wait {whole:7.0f} us, plan on the oneDNN "
+                  f"thread {plan:7.0f} us: the executor, engine and runner cost "
+                  f"{whole - plan:4.0f} us (x{whole / plan:.3f})", flush=True)
 
 
 if __name__ == "__main__":
