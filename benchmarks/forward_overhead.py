@@ -31,6 +31,7 @@ from collections.abc import Callable
 os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
 
 import numpy as np  # noqa: E402
+from dnnl_throughput import Minimx  # noqa: E402
 
 import minimx as mx  # noqa: E402
 from minimx import onednn  # noqa: E402
@@ -82,17 +83,7 @@ def model_against_plan(model: str, dtype: str, rounds: int) -> tuple[float, floa
     """(median microseconds of a forward of zoo net `model` at batch 1 through
     the executor, of its plan run straight on the oneDNN thread), alternating
     in `rounds` rounds of 10."""
-    net = mx.models.get_model(model)
-    shape = (1, 3, 224, 224)
-    arg_shapes, _, aux_shapes = net.infer_shape(data=shape)
-    rng = np.random.default_rng(0)
-    args = {n: mx.nd.array(rng.uniform(-0.1, 0.1, s).astype(np.float32))
-            for n, s in zip(net.list_arguments(), arg_shapes, strict=True)}
-    auxs = {n: mx.nd.array(rng.uniform(0.5, 1.5, s).astype(np.float32))
-            for n, s in zip(net.list_auxiliary_states(), aux_shapes, strict=True)}
-    ex = net.optimize_for("DNNL", args, auxs, dtype=dtype).bind(
-        mx.cpu(), args, aux_states=auxs, grad_req="null")
-    ex.forward()[0].wait_to_read()
+    ex = Minimx(model, 1, "DNNL", dtype=dtype).ex
     runner = ex._runner
     ((nid, state),) = runner.operator_states().items()
     inputs, outputs = ex._input_data(), [o._data for o in ex.outputs]

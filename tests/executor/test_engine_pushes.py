@@ -70,7 +70,6 @@ def test_inference_leaves_auxiliary_versions_alone_training_moves_them(bulk, mon
     assert mean.version == before + 1
 
 
-
 @pytest.mark.parametrize("given", ["numpy", "NDArray"])
 def test_inference_forward_with_inputs_runs_on_the_calling_thread(given, monkeypatch):
     # The inputs' copies run here when nothing is pending on them, so that the
