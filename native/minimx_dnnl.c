@@ -834,3 +834,28 @@ int mmx_plan_run(mmx_plan *plan, int n, void *const *handles, int64_t *times) {
     CHECK(dnnl_stream_wait(plan->stream));
     return dnnl_success;
 }
+
+/* A plan run handed to the oneDNN thread as a C job: no Python runs there. */
+struct plan_call {
+    mmx_plan *plan;
+    int n;
+    void *const *handles;
+    int64_t *times;
+    char error[sizeof(last_error)];
+};
+
+static int plan_job(void *arg) {
+    struct plan_call *call = arg;
+    int status = mmx_plan_run(call->plan, call->n, call->handles, call->times);
+    if (status != dnnl_success)
+        memcpy(call->error, last_error, sizeof(call->error));
+    return status;
+}
+
+int mmx_plan_run_served(mmx_plan *plan, int n, void *const *handles, int64_t *times) {
+    struct plan_call call = {plan, n, handles, times, {0}};
+    int status = mmx_worker_call(plan_job, &call);
+    if (status != dnnl_success && call.error[0])
+        memcpy(last_error, call.error, sizeof(last_error));
+    return status;
+}

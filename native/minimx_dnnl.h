@@ -327,3 +327,6 @@ size_t mmx_plan_scratchpad_size(const mmx_plan *plan);
  * CLOCK_MONOTONIC (the profiler's clock); timing waits for each step. */
 int mmx_plan_run(mmx_plan *plan, int n, void *const *handles,
         int64_t *times);
+/* mmx_plan_run on the oneDNN thread (see mmx_worker_call), as a C job. */
+int mmx_plan_run_served(mmx_plan *plan, int n, void *const *handles,
+        int64_t *times);

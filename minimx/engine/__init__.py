@@ -97,6 +97,11 @@ def push(fn: Callable[[], object], const_vars: Iterable[Var] = (),
                       here_if_ready=here_if_ready)
 
 
+def run_if_idle(fn: Callable[[], bool], mutable_vars: VarSet) -> bool:
+    """`Engine.run_if_idle` on the process-wide engine."""
+    return get_engine().run_if_idle(fn, mutable_vars)
+
+
 def wait_for_var(var: Var, timeout: float | None = None) -> None:
     """`Engine.wait_for_var` on the process-wide engine."""
     get_engine().wait_for_var(var, timeout)
@@ -125,5 +130,5 @@ os.register_at_fork(before=_drain_before_fork, after_in_child=_forget_engine_in_
 
 __all__ = ["ENGINE_TYPES", "Engine", "EngineError", "EngineTimeout", "NaiveEngine",
            "OperationError", "ThreadedEngine", "Var", "VarSet", "create_engine", "get_engine",
-           "new_variable", "push", "set_engine", "set_engine_type", "set_op_recorder",
-           "versions", "wait_for_all", "wait_for_var"]
+           "new_variable", "push", "run_if_idle", "set_engine", "set_engine_type",
+           "set_op_recorder", "versions", "wait_for_all", "wait_for_var"]

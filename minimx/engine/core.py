@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from time import perf_counter_ns
 
 from .errors import EngineError, Failure
-from .var import Op, Var, split_vars
+from .var import Op, Var, VarSet, split_vars
 
 # (name, kind, symbolic, start_ns, end_ns) -> None, called on the thread that
 # ran the operation. Set by minimx.profiler while it records; None otherwise.
@@ -109,6 +109,33 @@ class Engine(ABC):
             here = self._schedule(op, here_if_ready)
         if here:
             self._run_here(op)
+
+    def run_if_idle(self, fn: Callable[[], bool], mutable_vars: VarSet) -> bool:
+        """Run `fn` now, on the calling thread, as a write of `mutable_vars`, when
+        nothing is pending on any variable: for work run again and again on the
+        same arrays (an executor's inference forward), without the cost of a
+        push over every variable it reads.
+
+        True when `fn` ran and returned True: the versions of `mutable_vars`
+        then count one more finished write. False, having run nothing, when an
+        operation is pending or a failure is stored on some variable, the
+        profiler records operations or the engine is shut down; False also when
+        `fn` returned False, saying it wrote nothing. The caller then pushes the
+        work as usual. While `fn` runs, pushes and waits from other threads
+        wait for it; `fn` itself must not use the engine.
+        """
+        with self._lock:
+            if not self._idle() or self._failures or self._closed or _recorder is not None:
+                return False
+            if not fn():
+                return False
+            for v in mutable_vars:
+                v._version += 1
+            return True
+
+    @abstractmethod
+    def _idle(self) -> bool:
+        """Whether no pushed operation is pending; called with the engine's lock held."""
 
     @abstractmethod
     def _schedule(self, op: Op, here_if_ready: bool) -> bool:

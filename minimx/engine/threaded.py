@@ -73,6 +73,9 @@ class ThreadedEngine(Engine):
         self._wake(1)
         return False
 
+    def _idle(self) -> bool:
+        return self._pending == 0
+
     def _run_here(self, op: Op) -> None:
         self._running_here.op = op   # waits inside it would wait for it: refused
         try:

@@ -20,6 +20,7 @@ buffers (`OpContext.outputs`) and may compute into them: then nothing is copied.
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -110,6 +111,37 @@ class GraphRunner:
         for nid, ins, outs in self._io:
             self._run_node(prog, nid, ins, outs, ctx)
         return self._finish(prog, inputs, outputs)
+
+    def prepared_inference(self, inputs: Sequence[np.ndarray],
+                           outputs: Sequence[np.ndarray]) -> Callable[[], bool] | None:
+        """The inference forward on exactly these arrays as one prepared call, when
+        the graph is one stateful node that offers one (`prepare_inference`, see
+        `ops.registry`), reads only graph inputs and writes exactly the heads:
+        each call runs the forward and says True, or runs nothing and says False
+        (then `forward` runs it). None for any other graph, or a runner that
+        trains or is not told the input versions; a monitor installed later
+        makes the calls say False."""
+        get = self.input_versions
+        if self.differentiable or get is None or len(self._io) != 1:
+            return None
+        ((nid, ins, outs),) = self._io
+        prepare = getattr(self._states.get(nid), "prepare_inference", None)
+        slot = {e: k for k, e in enumerate(self._input_slots)}
+        if prepare is None or outs != self._head_entries or not all(e in slot for e in ins):
+            return None
+
+        def watch(indices: Sequence[int]) -> Callable[[], tuple]:
+            # itemgetter picks in C: a forward reads the versions of hundreds of weights.
+            positions = [slot[ins[i]] for i in indices]
+            if len(positions) < 2:
+                return lambda: tuple(get()[k] for k in positions)
+            pick = operator.itemgetter(*positions)
+            return lambda: pick(get())
+
+        run = prepare([inputs[slot[e]] for e in ins], list(outputs), watch)
+        if run is None:
+            return None
+        return lambda: self.monitor is None and run()
 
     def forward_steps(self, inputs: Sequence[np.ndarray], is_train: bool,
                       outputs: Sequence[np.ndarray]

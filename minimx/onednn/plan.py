@@ -369,6 +369,20 @@ class Plan:
             check(status, f"plan {self.name!r} run")
         return list(outputs)
 
+    def bind(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray]) -> BoundRun:
+        """The plan's run on exactly these arrays (as ``run`` takes them), checked
+        once: each call of the result is one C call that looks nothing up."""
+        if self._cplan is None:
+            self.compile()
+        if len(inputs) != len(self.inputs) or len(outputs) != len(self.outputs):
+            raise BackendError(f"plan {self.name!r}: {len(self.inputs)} inputs and "
+                               f"{len(self.outputs)} outputs expected, {len(inputs)} and "
+                               f"{len(outputs)} given")
+        from_buffer = self._calls[0]
+        handles = (_buffers(from_buffer, inputs, self.inputs, False)
+                   + _buffers(from_buffer, outputs, self.outputs, True))
+        return BoundRun(self, [*inputs, *outputs], handles)
+
     def _clock(self, times: np.ndarray):
         """`times` as the C side's int64_t pointer, checked."""
         if times.dtype != np.int64 or times.shape != (2 * len(self.steps),) \
@@ -390,6 +404,28 @@ class Plan:
                          f"-> {dst.desc.brief}")
         lines.append("  outputs: " + ", ".join(s.name for s in self.outputs))
         return "\n".join(lines)
+
+
+class BoundRun:
+    """A plan's run on arrays fixed by `Plan.bind`, which it keeps alive."""
+
+    __slots__ = ("plan", "arrays", "_lock", "_served", "_args")
+
+    def __init__(self, plan: Plan, arrays: list[np.ndarray], handles: list) -> None:
+        ffi, lib = native().ffi, native().lib
+        self.plan = plan
+        self.arrays = arrays
+        self._lock = plan._lock
+        self._served = lib.mmx_plan_run_served
+        self._args = (plan._cplan, len(handles), ffi.new("void *[]", handles), ffi.NULL)
+
+    def served(self) -> bool:
+        """Run the plan on the oneDNN worker thread (`mmx_worker_serve`, which its
+        owner must have started) as a C job, so that no Python runs there. True
+        when it ran; False when oneDNN failed (`Plan.run` on the same arrays
+        fails the same way and says why)."""
+        with self._lock:
+            return self._served(*self._args) == 0
 
 
 def _buffers(from_buffer: Callable, arrays: Sequence[np.ndarray], slots: list[Slot],

@@ -21,7 +21,13 @@ Kernel contract:
 - Stateful operators (subgraph nodes, oneDNN primitives) set
   ``create_state(p, in_shapes, in_dtypes) -> state``; the executor makes one
   state per node and then calls ``forward(state, ctx, inputs)`` and
-  ``backward(state, ctx, inputs, outputs, out_grads)`` instead.
+  ``backward(state, ctx, inputs, outputs, out_grads)`` instead. A state may
+  also offer ``prepare_inference(inputs, outputs, watch) -> run | None``:
+  its inference forward on exactly those arrays, prepared once, where each
+  ``run()`` either does the whole forward and returns True, or does nothing
+  and returns False (the caller then calls ``forward``). ``watch(indices)``
+  returns a function that gives, when called, the engine versions of the
+  inputs at `indices` as a tuple (what `OpContext.input_versions` holds).
 - ``infer_shape(p, in_shapes, out_shapes) -> (in_shapes, out_shapes)`` and
   ``infer_type`` likewise: given what is known (None for an unknown shape, 0
   for an unknown dimension), return what can be known. They may run in either

@@ -56,6 +56,29 @@ def test_conv_relu_pool_fc_in_one_run():
     assert all(f"{op.kind}[{op.impl}]" in text for op in ops)
 
 
+def test_a_bound_run_served_on_the_onednn_thread_reads_its_arrays_each_time():
+    from minimx.backends.dnnl.thread import run_bound  # starts the thread it runs on
+
+    plan, expected, _ = build_conv_relu_pool_fc()
+    data, out = random((2, 16, 8, 8), 1), np.full((2, 10), np.nan, np.float32)
+    run = plan.bind([data], [out])
+    for seed in (2, 3):   # new values in the same arrays
+        data[...] = random((2, 16, 8, 8), seed)
+        assert run_bound(run)
+        np.testing.assert_allclose(out, expected(data), rtol=RTOL, atol=ATOL)
+
+
+def test_bind_refuses_arrays_that_do_not_fit():
+    plan, _, _ = build_conv_relu_pool_fc()
+    data, out = random((2, 16, 8, 8), 1), np.empty((2, 10), np.float32)
+    with pytest.raises(BackendError, match="scores"):
+        plan.bind([data], [out[:, :5]])
+    with pytest.raises(BackendError, match="data"):
+        plan.bind([data.astype(np.float64)], [out])
+    with pytest.raises(BackendError, match="1 inputs and 1 outputs expected"):
+        plan.bind([data, data], [out])
+
+
 def test_in_place_residual_sum_and_weight_refresh():
     """Two convs where the second adds into the first's output (sum post-op),
     then new weights loaded into the same memory without rebuilding the plan."""

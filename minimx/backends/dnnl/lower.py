@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from operator import is_
+from typing import cast
 
 import numpy as np
 
@@ -165,7 +166,7 @@ class Compiled:
         # Allocated once: runs the caller gives no arrays to write into use these.
         self.out_buffers = [np.empty(s.desc.shape, s.desc.dtype) for s in plan.outputs]
         self.sources = sorted({i for c in constants for i in c.sources})
-        self._stamp: tuple[list, list] | None = None   # source versions and arrays
+        self._stamp: tuple[tuple, list] | None = None   # source versions and arrays
         self._fitted: list[np.ndarray] = []   # the inputs `fits` last accepted
 
     def fits(self, inputs: Sequence[np.ndarray]) -> bool:
@@ -183,18 +184,23 @@ class Compiled:
                 versions: Sequence[int | None] | None) -> None:
         """Let every constant check its sources, unless none of them moved since the
         last run (the common case, checked in one pass over the sources)."""
-        arrays = [inputs[i] for i in self.sources]
         stamp = None
         if versions is not None:
-            moved = [versions[i] for i in self.sources]
-            stamp = None if None in moved else (moved, arrays)
-        # `in`, `==` and map(is_) loop in C: a forward checks hundreds of weights.
-        if stamp is not None and self._stamp is not None and stamp[0] == self._stamp[0] \
-                and all(map(is_, arrays, self._stamp[1])):
+            moved = tuple([versions[i] for i in self.sources])
+            if None not in moved:
+                stamp = (cast(tuple[int, ...], moved), [inputs[i] for i in self.sources])
+        if stamp is not None and self.unchanged(*stamp):
             return
         for c in self.constants:
             c.refresh(inputs, versions)
         self._stamp = stamp
+
+    def unchanged(self, versions: tuple[int, ...], arrays: Sequence[np.ndarray]) -> bool:
+        """Whether the constants were made from these arrays at these versions (of
+        the inputs at `sources`), so that `refresh` would do nothing."""
+        # `==` and map(is_) loop in C: a forward checks hundreds of weights.
+        stamp = self._stamp
+        return stamp is not None and versions == stamp[0] and all(map(is_, arrays, stamp[1]))
 
     def run(self, inputs: Sequence[np.ndarray], versions: Sequence[int | None] | None,
             outputs: Sequence[np.ndarray] | None = None) -> list[np.ndarray]:
@@ -202,7 +208,7 @@ class Compiled:
         else into buffers of its own (the caller copies them out)."""
         self.refresh(inputs, versions)
         data = [np.ascontiguousarray(inputs[i]) for i in self.data_inputs]
-        direct = outputs is not None and self._take(outputs)
+        direct = outputs is not None and self.takes(outputs)
         targets = ([o.reshape(b.shape) for o, b in zip(outputs, self.out_buffers, strict=True)]
                    if direct and outputs is not None else self.out_buffers)
         if profiler.recording_layers():   # one event per oneDNN step, timed in C
@@ -215,7 +221,7 @@ class Compiled:
             return list(outputs)
         return [o.reshape(s) for o, s in zip(outs, self.out_shapes, strict=True)]
 
-    def _take(self, outputs: Sequence[np.ndarray]) -> bool:
+    def takes(self, outputs: Sequence[np.ndarray]) -> bool:
         """Whether the plan can write `outputs` directly: C-contiguous arrays of its
         outputs' shapes (up to a reshape) and dtypes."""
         return all(o.shape == s and o.dtype == b.dtype and o.flags.c_contiguous

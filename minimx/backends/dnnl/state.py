@@ -9,11 +9,12 @@ whenever the input shapes differ from the last compile, all on the one
 oneDNN thread (see `thread`); a training forward (BatchNorm would use batch
 statistics) or inputs of other dtypes than the bound ones (float32, or the
 int8/uint8 of a quantized graph) run the inner graph with the numpy kernels,
-as `_subgraph_op` does.
+as `_subgraph_op` does. `prepare_inference` binds the plan to an executor's
+arrays once, so that its inference forwards are one C job each.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from ...ops.params import Params
 from ...ops.registry import OpContext
 from ...subgraph import subgraph_op
 from .lower import Compiled, Lowering
-from .thread import on_onednn_thread
+from .thread import on_onednn_thread, run_bound
 from .winograd import WINOGRAD
 
 # What a plan takes: float32 and bfloat16, int8/uint8 (quantized data and weights),
@@ -59,6 +60,28 @@ class DnnlState:
             return self._numpy_runner(inputs).forward(list(inputs), ctx.is_train)
         # One version per input when the executor tracks them (see weights.py).
         return on_onednn_thread(self._infer, inputs, ctx.input_versions, ctx.outputs, fitted)
+
+    def prepare_inference(self, inputs: Sequence[np.ndarray], outputs: Sequence[np.ndarray],
+                          watch: Callable[[Sequence[int]], Callable[[], tuple]]
+                          ) -> Callable[[], bool] | None:
+        """The inference run on exactly these arrays, prepared once (see
+        `ops.registry`): each call runs the plan as a C job on the oneDNN thread
+        and says True, or runs nothing and says False when the weight cache must
+        first be refreshed (a weight moved: `forward` does that). None when the
+        plan cannot take the arrays as they are (or has range inputs, whose
+        values it was compiled for)."""
+        c = self.compiled
+        if c is None or c.ranges or not c.fits(inputs) or not c.takes(outputs) \
+                or not all(inputs[i].flags.c_contiguous for i in c.data_inputs):
+            return None
+        bound = c.plan.bind([inputs[i] for i in c.data_inputs],
+                            [o.reshape(b.shape) for o, b in zip(outputs, c.out_buffers,
+                                                                strict=True)])
+        versions, arrays = watch(c.sources), [inputs[i] for i in c.sources]
+
+        def run() -> bool:
+            return self.compiled is c and c.unchanged(versions(), arrays) and run_bound(bound)
+        return run
 
     def _infer(self, inputs: Sequence[np.ndarray], versions: Sequence[int | None] | None,
                outputs: Sequence[np.ndarray] | None, fitted: Compiled | None

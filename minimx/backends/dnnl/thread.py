@@ -36,6 +36,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ... import onednn
 from ...onednn import native
 
 T = TypeVar("T")
@@ -95,6 +96,15 @@ def on_onednn_thread(fn: Callable[..., T], *args: object) -> T:
     if call.error is not None:
         raise call.error
     return call.result
+
+
+def run_bound(run: onednn.BoundRun) -> bool:
+    """`run` on the oneDNN thread as a C job: no Python runs there, so the call
+    costs the hand-over and nothing else. True when it ran (see
+    `BoundRun.served`)."""
+    if _ident is None:
+        _start()
+    return run.served()
 
 
 def _finish_queued_work_before_fork() -> None:
