@@ -10,12 +10,15 @@ output copies). Also printed: the same for ResNet-50 v1's argument count
 of arrays. Medians of --repeat runs of --iters forwards each.
 
 Then, for each of --models (zoo nets with random weights, batch 1, fp32 and
-bf16 where oneDNN's ISA has it): a forward through the executor against the
-same plan run straight on the oneDNN thread (the node's state called with
-the bound arrays: no executor, engine or runner), alternating, so that the
-ratio is all that the bookkeeping around a real plan costs - more than in
-the tight loop above, since after milliseconds of oneDNN the interpreter
-finds its data out of cache.
+bf16 where oneDNN's ISA has it), alternating in one process: a forward
+through the executor as it runs (the prepared path: the plan handed to the
+oneDNN thread as a C job, see `Engine.run_if_idle`), the same executor's
+forward pushed to the engine as when that path steps aside (the runner, the
+engine's bookkeeping over every array, Python on the oneDNN thread), and the
+plan alone, run straight on the oneDNN thread (the node's state called with
+the bound arrays). The differences are what the bookkeeping around a real
+plan costs - more than in the tight loop above, since after milliseconds of
+oneDNN the interpreter finds its data out of cache.
 
 Run: python benchmarks/forward_overhead.py [--iters 2000] [--repeat 5]
      [--models mobilenet1.0 mobilenetv2_1.0] [--rounds 40]
@@ -79,15 +82,17 @@ def measure(extra_layers: int, iters: int, repeat: int) -> tuple[float, float]:
     return whole, plan
 
 
-def model_against_plan(model: str, dtype: str, rounds: int) -> tuple[float, float]:
-    """(median microseconds of a forward of zoo net `model` at batch 1 through
-    the executor, of its plan run straight on the oneDNN thread), alternating
-    in `rounds` rounds of 10."""
+def model_paths(model: str, dtype: str, rounds: int) -> dict[str, float]:
+    """Median microseconds of a forward of zoo net `model` at batch 1 by each
+    path (prepared, pushed, plan), alternating in `rounds` rounds of 10."""
     ex = Minimx(model, 1, "DNNL", dtype=dtype).ex
+    pushed = Minimx(model, 1, "DNNL", dtype=dtype).ex
+    pushed._run_prepared = lambda: False   # type: ignore[method-assign]
     runner = ex._runner
     ((nid, state),) = runner.operator_states().items()
     inputs, outputs = ex._input_data(), [o._data for o in ex.outputs]
-    runs = {"executor": lambda: ex.forward()[0].wait_to_read(),
+    runs = {"prepared": lambda: ex.forward()[0].wait_to_read(),
+            "pushed": lambda: pushed.forward()[0].wait_to_read(),
             "plan": lambda: on_onednn_thread(state._infer, inputs, runner._versions(nid),
                                              outputs, state.compiled)}
     times: dict[str, list[float]] = {k: [] for k in runs}
@@ -98,7 +103,7 @@ def model_against_plan(model: str, dtype: str, rounds: int) -> tuple[float, floa
                 start = time.perf_counter()
                 run()
                 times[name].append(time.perf_counter() - start)
-    return (statistics.median(times["executor"]) * 1e6, statistics.median(times["plan"]) * 1e6)
+    return {k: statistics.median(v) * 1e6 for k, v in times.items()}
 
 
 def main() -> None:
@@ -118,11 +123,11 @@ def main() -> None:
     dtypes = ["float32"] + (["bfloat16"] if onednn.bf16_native() else [])
     for model in args.models:
         for dtype in dtypes:
-            whole, plan = model_against_plan(model, dtype, args.rounds)
-            print(f"{model} {dtype} batch 1: forward+wait {whole:7.0f} us, plan on the oneDNN "
-                  f"thread {plan:7.0f} us: the executor, engine and runner cost "
-                  f"{whole - plan:4.0f} us (x{whole / plan:.3f})", flush=True)
-
+            us = model_paths(model, dtype, args.rounds)
+            print(f"{model} {dtype} batch 1: forward {us['prepared']:5.0f} us; pushed "
+                  f"{us['pushed']:5.0f} us (x{us['pushed'] / us['prepared']:.3f}); the plan "
+                  f"alone on the oneDNN thread {us['plan']:5.0f} us "
+                  f"(x{us['plan'] / us['prepared']:.3f})", flush=True)
 
 if __name__ == "__main__":
     main()
