@@ -19,6 +19,11 @@ the hop cost 90 microseconds per subgraph run, the mailbox 6 (a trivial
 subgraph, the hop against a direct call in one run; before and after the
 mailbox in two runs).
 
+Jobs must not use the engine: an executor's prepared forward waits for this
+thread while it holds the engine's lock (`Engine.run_if_idle`), so a job
+waiting for that lock would wait forever. Nothing here needs it: jobs get
+numpy arrays and the engine versions read before the hand-over.
+
 Fork: a child inherits the mailbox but not its thread, so a job posted there
 would wait forever; the child resets the mailbox (and its locks, which a
 parent thread may hold) and starts a thread of its own on first use. Before
