@@ -835,7 +835,8 @@ int mmx_plan_run(mmx_plan *plan, int n, void *const *handles, int64_t *times) {
     return dnnl_success;
 }
 
-/* A plan run handed to the oneDNN thread as a C job: no Python runs there. */
+/* A plan run handed to the oneDNN thread as a C job: no Python runs there.
+ * last_error is per thread, so a failure's message travels back in the call. */
 struct plan_call {
     mmx_plan *plan;
     int n;
