@@ -139,6 +139,11 @@ def translate(symbol: Symbol, params: Mapping[str, np.ndarray],
               verbose: bool = False) -> Exported:
     """The ONNX form of `symbol`, or an `OperatorError` naming every node without one."""
     graph = Graph(symbol.outputs)
+    # A quantized or partitioned graph is refused whatever inputs it is given.
+    kinds = [f"{n.label}: {why}" for n in graph.nodes
+             if not n.is_variable and (why := refusal(str(n.op)))]
+    if kinds:
+        _refuse(kinds)
     inputs = _data_inputs(graph, params)
     names = [n.name for n in inputs]
     if in_shapes is None or len(in_shapes) != len(inputs):
@@ -148,9 +153,9 @@ def translate(symbol: Symbol, params: Mapping[str, np.ndarray],
     if len(types) != len(inputs):
         raise MinimxError(f"export_model: {len(types)} in_types for the inputs {names}")
     # Operators with no translation are known before inference, which some of them
-    # (quantized, partitioned) may not even pass: they are listed whatever it says.
-    untranslated = {id(n): refusal(str(n.op)) or "no ONNX translation" for n in graph.nodes
-                    if not n.is_variable and (refusal(str(n.op)) or n.op not in TRANSLATIONS)}
+    # may not pass: they are listed whatever it says.
+    untranslated = {id(n): "no ONNX translation" for n in graph.nodes
+                    if not n.is_variable and n.op not in TRANSLATIONS}
     try:
         shapes, dtypes = _infer(graph, params,
                                 {n: tuple(s) for n, s in zip(names, in_shapes, strict=True)

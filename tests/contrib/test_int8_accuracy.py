@@ -33,7 +33,7 @@ CALIB_BATCHES = 4
 TOLERANCE = 0.5   # percentage points
 DNNL_INT8_OPS = ["_contrib_quantize_v2", "_sg_mkldnn_conv", "_contrib_quantized_pooling",
                  "_sg_mkldnn_conv", "_contrib_quantized_pooling", "_contrib_quantized_flatten",
-                 "_sg_mkldnn_fully_connected"]
+                 "_sg_mkldnn_fully_connected", "SoftmaxOutput"]
 COMBINATIONS = [(mode, granularity) for mode in ("naive", "entropy")
                 for granularity in ("tensor-wise", "channel-wise")]
 
@@ -149,11 +149,11 @@ def test_int8_on_numpy_is_within_half_a_point(model, quantized, monkeypatch):
 def test_int8_in_dnnl_subgraphs_is_the_numpy_result(model, quantized, monkeypatch):
     sym, args, auxs, (_, test_x, _, test_y) = model
     require_onednn()
-    # The whole quantized net in one subgraph on oneDNN's INT8 primitives; only the
-    # float head (SoftmaxOutput) stays outside.
+    # The whole quantized net in one subgraph on oneDNN's INT8 primitives, its
+    # float head (SoftmaxOutput) too.
     part = mx.subgraph.partition(quantized[0], "DNNL", shapes={"data": test_x.shape})
     nodes = [n for n in Graph(part.outputs).nodes if not n.is_variable]
-    assert [n.op for n in nodes] == ["_sg_dnnl", "SoftmaxOutput"]
+    assert [n.op for n in nodes] == ["_sg_dnnl"]
     assert [n.op for n in Graph(nodes[0].subgraphs[0].outputs).nodes
             if not n.is_variable] == DNNL_INT8_OPS
     monkeypatch.setenv("MINIMX_SUBGRAPH_BACKEND", "NONE")
@@ -163,7 +163,10 @@ def test_int8_in_dnnl_subgraphs_is_the_numpy_result(model, quantized, monkeypatc
     ex = bound(*quantized, test_x)
     assert f"sg_dnnl_0 (_sg_dnnl): {len(DNNL_INT8_OPS)} operators" in ex.debug_str()
     got = ex.forward(is_train=False)[0].asnumpy()
-    np.testing.assert_array_equal(got, want)
+    # The INT8 layers give the numpy path's integers; the float softmax after them is
+    # oneDNN's, whose last bits differ (an integer level off would move the
+    # probabilities by 1e-3 or more).
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-9)
     assert abs(accuracy(got, test_y) - fp32) <= TOLERANCE, (fp32, accuracy(got, test_y))
 
 

@@ -645,6 +645,11 @@ class Lowering:
         out = self.plan.add(onednn.softmax(masked.desc, axis=axis), src=masked)
         return self.plan.add(onednn.binary(out.desc, kept.desc, "mul"), src=out, src1=kept)
 
+    def softmax_output(self, node, nid, ins, inputs):
+        # The config admits 2-d data: classes on axis 1 in every mode.
+        x = self.data(ins[0], FLOAT32)
+        return self.plan.add(onednn.softmax(x.desc, axis=1), src=x)
+
     def lrn(self, node, nid, ins, inputs):
         p = node.params
         x = self.data(ins[0], self.float_type(nid))
@@ -774,7 +779,8 @@ LOWERINGS = {
     "conv": Lowering.convolution, "fused_conv": Lowering.fused_conv,
     "fully_connected": Lowering.fully_connected, "fused_fc": Lowering.fused_fc,
     "batch_norm": Lowering.batch_norm, "pooling": Lowering.pooling,
-    "softmax": Lowering.softmax, "lrn": Lowering.lrn, "concat": Lowering.concat,
+    "softmax": Lowering.softmax, "softmax_output": Lowering.softmax_output,
+    "lrn": Lowering.lrn, "concat": Lowering.concat,
     "binary": Lowering.binary, "eltwise": Lowering.eltwise, "reshape": Lowering.reshape,
     "transpose": Lowering.transpose, "batch_dot": Lowering.batch_dot,
     "slice_axis": Lowering.slice_axis, "separable": Lowering.separable,

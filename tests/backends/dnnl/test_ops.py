@@ -118,6 +118,19 @@ def test_softmax(shape, axis, log):
 
 
 @SETTINGS
+@given(n=st.integers(1, 3), k=st.integers(2, 9), multi=st.booleans(), preserve=st.booleans())
+def test_softmax_output_at_inference(n, k, multi, preserve):
+    sym = mx.sym.SoftmaxOutput(data, multi_output=multi, preserve_shape=preserve,
+                               name="softmax")
+    assert only_dnnl(check(sym, {"data": (n, k)})) == ["SoftmaxOutput"]
+
+
+def test_softmax_output_of_more_than_2d_data_stays_outside():
+    sym = mx.sym.SoftmaxOutput(data, multi_output=True, name="softmax")
+    assert outer_ops(check(sym, {"data": (2, 3, 4)})) == ["SoftmaxOutput"]
+
+
+@SETTINGS
 @given(n=st.integers(2, 3), dim=st.integers(0, 3), sizes=st.lists(st.integers(1, 4),
                                                                   min_size=2, max_size=3))
 def test_concat(n, dim, sizes):
