@@ -97,7 +97,7 @@ def push(fn: Callable[[], object], const_vars: Iterable[Var] = (),
                       here_if_ready=here_if_ready)
 
 
-def run_if_idle(fn: Callable[[], bool], mutable_vars: VarSet) -> bool:
+def run_if_idle(fn: Callable[[], bool], mutable_vars: Iterable[Var]) -> bool:
     """`Engine.run_if_idle` on the process-wide engine."""
     return get_engine().run_if_idle(fn, mutable_vars)
 

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from time import perf_counter_ns
 
 from .errors import EngineError, Failure
-from .var import Op, Var, VarSet, split_vars
+from .var import Op, Var, split_vars
 
 # (name, kind, symbolic, start_ns, end_ns) -> None, called on the thread that
 # ran the operation. Set by minimx.profiler while it records; None otherwise.
@@ -110,7 +110,7 @@ class Engine(ABC):
         if here:
             self._run_here(op)
 
-    def run_if_idle(self, fn: Callable[[], bool], mutable_vars: VarSet) -> bool:
+    def run_if_idle(self, fn: Callable[[], bool], mutable_vars: Iterable[Var]) -> bool:
         """Run `fn` now, on the calling thread, as a write of `mutable_vars`, when
         nothing is pending on any variable: for work run again and again on the
         same arrays (an executor's inference forward), without the cost of a

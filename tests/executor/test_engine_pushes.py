@@ -87,3 +87,42 @@ def test_inference_forward_with_inputs_runs_on_the_calling_thread(given, monkeyp
     for _ in range(3):
         ex.forward(data=data if given == "numpy" else mx.nd.array(data))[0].wait_to_read()
     assert ran_on == [threading.get_ident()] * 3
+
+
+def _threaded_bind(monkeypatch):
+    monkeypatch.setenv("MINIMX_EXEC_BULK_EXEC_INFERENCE", "1")
+    if not isinstance(engine.get_engine(), engine.ThreadedEngine):
+        monkeypatch.setattr(engine, "_engine", engine.create_engine("ThreadedEngine"))
+    ex = _net().simple_bind(mx.cpu(), grad_req="null", data=(2, 3, 5, 5))
+    rng = np.random.default_rng(5)
+    for arr in (*ex.arg_arrays, *ex.aux_arrays):
+        arr[:] = rng.uniform(0.5, 1.5, arr.shape)
+    engine.wait_for_all()
+    return ex
+
+
+@pytest.mark.parametrize("given", ["numpy", "NDArray", "list"])
+def test_an_input_copied_with_the_engine_idle_is_one_write(given, monkeypatch):
+    ex = _threaded_bind(monkeypatch)
+    data = ex.arg_dict["data"]
+    before = data.version
+    value = np.arange(150, dtype=np.float64).reshape(2, 3, 5, 5) / 7   # cast on the way in
+    ex.forward(data={"numpy": value, "NDArray": mx.nd.array(value),
+                     "list": value.tolist()}[given])
+    engine.wait_for_all()
+    np.testing.assert_array_equal(data.asnumpy(), value.astype(np.float32))
+    assert data.version == before + 1
+
+
+def test_an_input_is_copied_at_the_call_while_the_engine_is_busy(monkeypatch):
+    ex = _threaded_bind(monkeypatch)
+    expected = [o.asnumpy() for o in ex.forward(data=np.ones((2, 3, 5, 5)))]
+    gate, busy = threading.Event(), engine.new_variable("busy")
+    # A pending read of the data array: the copy into it must wait for it.
+    engine.push(lambda: gate.wait(10), [ex.arg_dict["data"]._var], [busy], name="busy")
+    buf = np.ones((2, 3, 5, 5), np.float32)
+    outs = ex.forward(data=buf)
+    buf[...] = 7   # the caller reuses its buffer at once
+    gate.set()
+    for got, want in zip(outs, expected, strict=True):
+        np.testing.assert_array_equal(got.asnumpy(), want)
