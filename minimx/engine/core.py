@@ -16,6 +16,10 @@ Guarantees common to `NaiveEngine` and `ThreadedEngine`:
   `wait_for_all()` raises the earliest failure that no wait has raised yet
   and clears every failure from every variable. Nothing else is disturbed:
   operations on unrelated variables run as usual.
+- `run_if_idle` runs work on the calling thread without a push only when no
+  operation is pending and no failure is stored, and then counts it as one
+  finished write of the variables it names: to every other operation it is
+  as if that work had been pushed and had finished before the next push.
 - Profiling costs one global read per operation while no recorder is set.
 """
 from __future__ import annotations
