@@ -16,9 +16,10 @@ oneDNN thread as a C job, see `Engine.run_if_idle`), the same executor's
 forward pushed to the engine as when that path steps aside (the runner, the
 engine's bookkeeping over every array, Python on the oneDNN thread), and the
 plan alone, run straight on the oneDNN thread (the node's state called with
-the bound arrays). The differences are what the bookkeeping around a real
-plan costs - more than in the tight loop above, since after milliseconds of
-oneDNN the interpreter finds its data out of cache.
+the bound arrays), and the floor: the plan run ten times back to back in one
+job on the oneDNN thread (per run). The differences are what the bookkeeping
+around a real plan costs - more than in the tight loop above, since after
+milliseconds of oneDNN the interpreter finds its data out of cache.
 
 Run: python benchmarks/forward_overhead.py [--iters 2000] [--repeat 5]
      [--models mobilenet1.0 mobilenetv2_1.0] [--rounds 40]
@@ -84,7 +85,8 @@ def measure(extra_layers: int, iters: int, repeat: int) -> tuple[float, float]:
 
 def model_paths(model: str, dtype: str, rounds: int) -> dict[str, float]:
     """Median microseconds of a forward of zoo net `model` at batch 1 by each
-    path (prepared, pushed, plan), alternating in `rounds` rounds of 10."""
+    path (prepared, pushed, plan, back to back), alternating in `rounds` rounds
+    of 10."""
     ex = Minimx(model, 1, "DNNL", dtype=dtype).ex
     pushed = Minimx(model, 1, "DNNL", dtype=dtype).ex
     pushed._run_prepared = lambda: False   # type: ignore[method-assign]
@@ -95,7 +97,16 @@ def model_paths(model: str, dtype: str, rounds: int) -> dict[str, float]:
             "pushed": lambda: pushed.forward()[0].wait_to_read(),
             "plan": lambda: on_onednn_thread(state._infer, inputs, runner._versions(nid),
                                              outputs, state.compiled)}
-    times: dict[str, list[float]] = {k: [] for k in runs}
+    compiled = state.compiled
+    data = [inputs[i] for i in compiled.data_inputs]
+
+    def back_to_back() -> float:
+        start = time.perf_counter()
+        for _ in range(10):
+            compiled.plan.run(data, compiled.out_buffers)
+        return (time.perf_counter() - start) / 10
+
+    times: dict[str, list[float]] = {k: [] for k in (*runs, "back to back")}
     for _ in range(rounds):
         for name, run in runs.items():
             run()
@@ -103,6 +114,7 @@ def model_paths(model: str, dtype: str, rounds: int) -> dict[str, float]:
                 start = time.perf_counter()
                 run()
                 times[name].append(time.perf_counter() - start)
+        times["back to back"].append(on_onednn_thread(back_to_back))
     return {k: statistics.median(v) * 1e6 for k, v in times.items()}
 
 
@@ -127,7 +139,8 @@ def main() -> None:
             print(f"{model} {dtype} batch 1: forward {us['prepared']:5.0f} us; pushed "
                   f"{us['pushed']:5.0f} us (x{us['pushed'] / us['prepared']:.3f}); the plan "
                   f"alone on the oneDNN thread {us['plan']:5.0f} us "
-                  f"(x{us['plan'] / us['prepared']:.3f})", flush=True)
+                  f"(x{us['plan'] / us['prepared']:.3f}); back to back "
+                  f"{us['back to back']:5.0f} us", flush=True)
 
 if __name__ == "__main__":
     main()
