@@ -36,7 +36,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from operator import is_
-from typing import cast
 
 import numpy as np
 
@@ -187,15 +186,14 @@ class Compiled:
         stamp = None
         if versions is not None:
             moved = tuple([versions[i] for i in self.sources])
-            if None not in moved:
-                stamp = (cast(tuple[int, ...], moved), [inputs[i] for i in self.sources])
+            stamp = None if None in moved else (moved, [inputs[i] for i in self.sources])
         if stamp is not None and self.unchanged(*stamp):
             return
         for c in self.constants:
             c.refresh(inputs, versions)
         self._stamp = stamp
 
-    def unchanged(self, versions: tuple[int, ...], arrays: Sequence[np.ndarray]) -> bool:
+    def unchanged(self, versions: tuple, arrays: Sequence[np.ndarray]) -> bool:
         """Whether the constants were made from these arrays at these versions (of
         the inputs at `sources`), so that `refresh` would do nothing."""
         # `==` and map(is_) loop in C: a forward checks hundreds of weights.
