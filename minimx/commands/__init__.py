@@ -5,11 +5,14 @@ One module per group of subcommands: `inspect` (info, summary, partition),
 them. Every subcommand that takes a model takes a checkpoint prefix
 (``PREFIX-symbol.json`` and ``PREFIX-NNNN.params``), a symbol ``.json`` or a
 model-zoo name (random weights). Errors minimx raises are printed as one
-line, with exit status 1; ``--traceback`` shows the whole trace.
+line, with exit status 1; ``--traceback`` shows the whole trace. Output piped
+into a reader that stops early (``minimx info | head -1``) ends the command
+quietly.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .. import __version__
@@ -52,4 +55,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.traceback:
             raise
         print(f"minimx: error: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        # The reader has gone: point stdout at /dev/null so that Python's own
+        # flush at exit does not fail again (the recipe of Python's signal docs).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1

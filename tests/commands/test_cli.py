@@ -104,6 +104,17 @@ def test_partition_says_what_was_left_out_and_why(tmp_path: Path, capsys,
     assert "  left out: Activation is not in op_names: act0\n" in out
 
 
+
+def test_a_reader_that_stops_early_ends_the_command_quietly() -> None:
+    # `minimx info | head -1`: the pipe closes before the command has written all.
+    proc = subprocess.Popen([sys.executable, "-m", "minimx", "info"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=Path(__file__).parents[2])
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1
+    assert err == ""
+
 @pytest.mark.parametrize("backend", backends())
 def test_run_gives_mxnets_output(model: str, backend: str, capsys) -> None:
     io = np.load(f"{model}-io.npz")
