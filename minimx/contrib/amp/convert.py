@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ...base import BFLOAT16, DTYPE_TO_FLAG, FLAG_TO_DTYPE, MinimxError
+from ...base import BFLOAT16, DTYPE_TO_FLAG, FLAG_TO_DTYPE, MinimxError, warn_user
 from ...graph import Graph, Node, NodeEntry, topo_order
 from ...graph.infer import infer_dtypes
 from ...symbol import Symbol
@@ -132,7 +132,15 @@ def convert_symbol(sym: Symbol, target_dtype: object = "bfloat16",
         raise MinimxError(f"convert_symbol takes a Symbol, not {type(sym).__name__}")
     check_target(target_dtype)
     target, fp32, conditional = _checked_lists(target_dtype_ops, fp32_ops, conditional_fp32_ops)
-    inputs = {n.name: n for n in topo_order(sym.outputs) if n.is_variable}
+    nodes = topo_order(sym.outputs)
+    inputs = {n.name: n for n in nodes if n.is_variable}
+    # MXNet ignores a name that matches nothing, and scripts pass one list to
+    # several models; a warning keeps them running and tells of a misspelt
+    # name, which would otherwise leave its layer in bfloat16 without a word.
+    unknown = sorted(set(excluded_sym_names or ()) - {n.name for n in nodes if not n.is_variable})
+    if unknown:
+        warn_user(f"amp: excluded_sym_names {unknown} name no operator of the symbol "
+                  "and exclude nothing")
     if data_names is None:
         data_names = [name for name, n in inputs.items() if DTYPE_KEY not in n.attrs]
     missing = sorted(set(data_names) - set(inputs))
