@@ -176,6 +176,14 @@ def test_a_batch_of_another_shape_names_both(net):
         collect_ranges(sym, args, auxs, bad, "naive", LAYERS)
 
 
+
+def test_data_that_does_not_fit_the_parameters_is_named(net):
+    sym, args, auxs, batches = net
+    wide = [np.pad(b, ((0, 0), (0, 0), (0, 1), (0, 1))) for b in batches]
+    with pytest.raises(ShapeError, match=r"calibration data of shape data \(4, 2, 7, 7\) does "
+                                         r"not fit the model's parameters: .*fc0_weight"):
+        collect_ranges(sym, args, auxs, wide, "naive", LAYERS)
+
 @pytest.mark.parametrize("value", [np.nan, np.inf])
 def test_nan_or_inf_names_the_batch(value, net):
     sym, args, auxs, batches = net

@@ -201,6 +201,12 @@ def _bind(sym: Symbol, shapes: Mapping[str, tuple[int, ...]],
     # A backend would hide the outputs of the operators it fuses, which calibration watches.
     with subgraph_backend("NONE"):
         executor = sym.simple_bind(cpu(), grad_req="null", **shapes)
-    executor.copy_params_from(arg_params, aux_params, allow_extra_params=True)
+    try:
+        executor.copy_params_from(arg_params, aux_params, allow_extra_params=True)
+    except ShapeError as err:
+        # The parameters are the model's; what the user got wrong is the data.
+        given = ", ".join(f"{name} {shape}" for name, shape in shapes.items())
+        raise ShapeError(f"calibration data of shape {given} does not fit the model's "
+                         f"parameters: {err}") from err
     return executor
 
