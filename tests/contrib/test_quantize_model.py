@@ -192,6 +192,21 @@ def test_calib_mode_none_refuses_a_quantized_batch_norm():
                        label_names=None)
 
 
+
+@pytest.mark.parametrize("missing", ["conv1_bias", "bn0_moving_var"])
+def test_calibration_refuses_a_missing_parameter(missing):
+    """MXNet's calibration refuses it in set_params; run without it, it would
+    calibrate on zeros in its place."""
+    sym, args, auxs = float_model()
+    assert missing in sym.list_arguments() + sym.list_auxiliary_states()
+    args = {k: v for k, v in args.items() if k != missing}
+    auxs = {k: v for k, v in auxs.items() if k != missing}
+    for quantize_fn in (quantize_model, quantize_model_mkldnn):
+        with pytest.raises(MinimxError, match=f"calibration needs every parameter, and "
+                                              f"{missing} are in neither"):
+            quantize_fn(sym, args, auxs, calib_mode="naive", calib_data=_calib_iter(),
+                        quantized_dtype="auto", label_names=None)
+
 def _calib_iter(change=None):
     with np.load(FIXTURES / "qnet_naive-io.npz") as npz:
         calib = npz["calib"].copy()

@@ -52,6 +52,7 @@ def quantize_model(sym: Symbol, arg_params: Mapping[str, NDArray],
     if calib_mode == "none":
         _check_runtime_ranges(qsym)
     else:
+        _check_params(sym, arg_params, aux_params, data_names, label_names)
         ranges = collect_ranges(sym, arg_params, aux_params, calib_data, calib_mode, layers,
                                 data_names, num_calib_examples, quantized_dtype, logger)
         qsym = set_calib_table(qsym, ranges)
@@ -95,6 +96,24 @@ def _check_call(ctx: Context | None, calib_mode: str, calib_data: Any, quantized
     if calib_mode != "none" and calib_data is None:
         raise MinimxError(f"quantization: calib_data must be given when calib_mode="
                           f"{calib_mode!r}")
+
+
+def _check_params(sym: Symbol, arg_params: Mapping[str, NDArray],
+                  aux_params: Mapping[str, NDArray], data_names: Sequence[str],
+                  label_names: Sequence[str] | None) -> None:
+    """MinimxError for parameters calibration would run without (MXNet's
+    ``set_params`` refuses them too): it would calibrate on zeros in their place."""
+    arguments = sym.list_arguments()
+    if not set(data_names) <= set(arguments):
+        return   # calibration refuses the data_names first, naming them
+    fed = {*data_names, *(label_names or ())}
+    missing = [name for name in arguments if name not in fed and name not in arg_params]
+    missing += [name for name in sym.list_auxiliary_states() if name not in aux_params]
+    if missing:
+        raise MinimxError(f"quantization: calibration needs every parameter, and "
+                          f"{', '.join(missing)} are in neither arg_params nor aux_params "
+                          f"(data_names: {', '.join(data_names)}; label_names: "
+                          f"{', '.join(label_names or ()) or 'none'})")
 
 
 def _check_runtime_ranges(qsym: Symbol) -> None:
