@@ -8,6 +8,7 @@ of those values differently in the last bit, so a calibrated range can differ
 in its last printed digit (6.261865 for 6.261866) and the outputs by ulps."""
 import json
 import logging
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -192,6 +193,27 @@ def test_calib_mode_none_refuses_a_quantized_batch_norm():
                        label_names=None)
 
 
+
+
+def test_an_excluded_op_fused_into_a_quantized_node_is_named_in_a_warning():
+    """MXNet matches excluded_op_names against the fused node's own op, so a
+    Convolution inside _sg_mkldnn_conv is quantized with it; minimx does the
+    same, and says so."""
+    sym, args, auxs = float_model()
+    call = {"calib_mode": "naive", "calib_data": _calib_iter(), "quantized_dtype": "auto",
+            "label_names": None}
+    plain = quantize_model_mkldnn(sym, args, auxs, **call)[0].tojson()
+    with pytest.warns(UserWarning, match=r"\(Convolution in _sg_mkldnn_conv\); as in MXNet, "
+                                         r"exclude the fused op or the layers by name"):
+        excluded = quantize_model_mkldnn(sym, args, auxs, excluded_op_names=["Convolution"],
+                                         **call)[0].tojson()
+    assert excluded == plain
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        kept = quantize_model_mkldnn(sym, args, auxs, excluded_op_names=["_sg_mkldnn_conv"],
+                                     **call)[0]
+    assert not any(n["op"] == "_sg_mkldnn_conv" and n.get("attrs", {}).get("quantized") == "true"
+                   for n in nodes(kept))
 
 @pytest.mark.parametrize("missing", ["conv1_bias", "bn0_moving_var"])
 def test_calibration_refuses_a_missing_parameter(missing):

@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from ...base import MinimxError
+from ...base import MinimxError, warn_user
 from ...graph import Node, NodeEntry
 from ...graph.node import topo_order
 from ...ops.params import Params
@@ -135,6 +135,25 @@ def _form(node: Node, excluded_names: set[str], excluded_ops: set[str]) -> Quant
     if any(n.name in excluded_names for n in _inner_nodes(node) if not n.is_variable):
         return None
     return form
+
+
+def _warn_fused_exclusions(order: list[Node], chosen: Mapping[int, QuantizedForm],
+                           excluded_ops: set[str]) -> None:
+    """Warn of excluded operators that a fused node being quantized holds: as in
+    MXNet, an operator name matches the fused node's own op, so those are
+    quantized with it (a name matches inner nodes too)."""
+    inside: dict[str, set[str]] = {}
+    for node in order:
+        if id(node) in chosen:
+            for n in _inner_nodes(node):
+                if n.op in excluded_ops:
+                    inside.setdefault(n.op, set()).add(node.op or "")
+    if inside:
+        held = "; ".join(f"{op} in {', '.join(sorted(fused))}"
+                         for op, fused in sorted(inside.items()))
+        warn_user(f"quantization: excluded_op_names match operators fused into nodes that "
+                  f"are quantized whole ({held}); as in MXNet, exclude the fused op or the "
+                  "layers by name to keep them in float32")
 
 
 def _chosen(order: list[Node], excluded_names: set[str], excluded_ops: set[str],
@@ -270,8 +289,9 @@ def quantize_symbol(sym: Symbol, excluded_sym_names: Iterable[str] = (),
     excluded_names, excluded_ops = set(excluded_sym_names), set(excluded_op_names)
     check_excluded(sym, excluded_names, excluded_ops)
     order = topo_order(sym.outputs)
-    rewrite = _Rewrite(_chosen(order, excluded_names, excluded_ops, quantize_mode),
-                       quantized_dtype, quantize_granularity)
+    chosen = _chosen(order, excluded_names, excluded_ops, quantize_mode)
+    _warn_fused_exclusions(order, chosen, excluded_ops)
+    rewrite = _Rewrite(chosen, quantized_dtype, quantize_granularity)
     for node in order:
         rewrite.visit(node)
     heads = _offline(set(offline_params), [rewrite.head(e) for e in sym.outputs])
