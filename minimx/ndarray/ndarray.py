@@ -25,6 +25,8 @@ from ..base import (
     is_numeric,
 )
 from ..context import Context, as_context, cpu
+from ..ops.fluent import FLUENT, fluent_arguments
+from ..ops.registry import get_op
 
 
 def _generated() -> Any:
@@ -138,6 +140,11 @@ class NDArray:
         if other is not self:
             self._copy_into(other)
         return other
+
+    def as_in_context(self, context: Context) -> NDArray:
+        """This array on `context`: itself, as every array is on the CPU."""
+        as_context(context, "as_in_context")
+        return self
 
     def _copy_into(self, other: NDArray, here_if_ready: bool = False) -> None:
         """Push the copy of this array's values into `other`, of the same shape
@@ -278,6 +285,22 @@ def _check_assignable(value_shape: tuple[int, ...], target: tuple[int, ...],
     if not fits:
         raise ShapeError(f"setitem: a value of shape {value_shape} cannot be assigned to a "
                          f"target of shape {target} (array shape {array_shape})")
+
+
+def _fluent(name: str, op_name: str) -> Callable[..., NDArray]:
+    def method(self: NDArray, *args: Any, **kwargs: Any) -> Any:
+        tensors, params = fluent_arguments("NDArray", name, get_op(op_name), args, kwargs,
+                                           NDArray)
+        return getattr(_generated(), op_name)(self, *tensors, **params)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``mx.nd.{op_name}`` of this array."
+    return method
+
+
+# Fluent methods (ops.fluent), but for the ones the class defines itself.
+for _name, _op in FLUENT.items():
+    if _name not in vars(NDArray):
+        setattr(NDArray, _name, _fluent(_name, _op))
 
 
 def allocate(shape: Any, dtype: Any, what: str, ctx: Any = None) -> NDArray:

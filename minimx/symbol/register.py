@@ -18,6 +18,7 @@ from ..base import DTYPE_TO_FLAG, MinimxError, as_dtype
 from ..graph import Node, NodeEntry
 from ..name import current as current_name_manager
 from ..ops.calling import split_call
+from ..ops.fluent import FLUENT, fluent_arguments
 from ..ops.params import format_value
 from ..ops.registry import OpDef, get_op, is_hidden_attr
 from .symbol import Symbol
@@ -118,27 +119,16 @@ def arith(lhs: Symbol, rhs: Any, sym_op: str, scalar_op: str, reverse: bool) -> 
     return NotImplemented
 
 
-# Fluent methods, as MXNet's Symbol has them: ``x.reshape((0, -1))``, ``x.sum(axis=1)``.
-_FLUENT = {"reshape": ("Reshape", "shape"), "astype": ("Cast", "dtype"),
-           "flatten": ("Flatten", None), "transpose": ("transpose", "axes"),
-           "expand_dims": ("expand_dims", "axis"), "split": ("split", None),
-           "slice_axis": ("slice_axis", None), "clip": ("clip", None),
-           **{name: (name, None) for name in ("sum", "mean", "max", "min", "relu", "sigmoid",
-                                              "tanh", "exp", "log", "sqrt", "square", "abs",
-                                              "softmax", "log_softmax")}}
-
-
-def _fluent(name: str, op_name: str, positional: str | None) -> Callable[..., Symbol]:
+# Fluent methods (ops.fluent): ``x.reshape((0, -1))``, ``x.sum(axis=1)``.
+def _fluent(name: str, op_name: str) -> Callable[..., Symbol]:
     def method(self: Symbol, *args: Any, **kwargs: Any) -> Symbol:
-        if args:
-            if positional is None:
-                raise MinimxError(f"Symbol.{name}: give parameters by keyword")
-            kwargs[positional] = args[0] if len(args) == 1 else args
-        return create(get_op(op_name), [self], kwargs, hint=op_name)
+        op = get_op(op_name)
+        tensors, params = fluent_arguments("Symbol", name, op, args, kwargs, Symbol)
+        return create(op, [self, *tensors], params, hint=op_name)
     method.__name__ = name
     method.__doc__ = f"``{op_name}`` applied to this symbol (see ``mx.sym.{op_name}``)."
     return method
 
 
-for _name, (_op, _positional) in _FLUENT.items():
-    setattr(Symbol, _name, _fluent(_name, _op, _positional))
+for _name, _op in FLUENT.items():
+    setattr(Symbol, _name, _fluent(_name, _op))
