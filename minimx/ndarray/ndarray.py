@@ -25,8 +25,7 @@ from ..base import (
     is_numeric,
 )
 from ..context import Context, as_context, cpu
-from ..ops.fluent import FLUENT, fluent_arguments
-from ..ops.registry import get_op
+from ..ops.fluent import FLUENT
 
 
 def _generated() -> Any:
@@ -289,9 +288,7 @@ def _check_assignable(value_shape: tuple[int, ...], target: tuple[int, ...],
 
 def _fluent(name: str, op_name: str) -> Callable[..., NDArray]:
     def method(self: NDArray, *args: Any, **kwargs: Any) -> Any:
-        tensors, params = fluent_arguments("NDArray", name, get_op(op_name), args, kwargs,
-                                           NDArray)
-        return getattr(_generated(), op_name)(self, *tensors, **params)
+        return getattr(_generated(), op_name)(self, *args, **kwargs)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"``mx.nd.{op_name}`` of this array."
     return method

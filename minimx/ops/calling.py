@@ -1,8 +1,10 @@
-"""How a call ``Op(*inputs, name=..., **kwargs)`` maps onto an operator.
+"""How a call ``Op(*inputs, *params, name=..., **kwargs)`` maps onto an operator.
 
 Shared by the generated `mx.sym.X` and `mx.nd.X` functions: tensors (Symbols
 or NDArrays) are inputs, by position or by input name; everything else is a
-parameter, written in MXNet's string form.
+parameter, written in MXNet's string form. As in MXNet's generated functions,
+parameters may follow the inputs by position, in the operator's order
+(``one_hot(labels, 10)``, ``clip(x, 0, 6)``).
 """
 from __future__ import annotations
 
@@ -29,11 +31,40 @@ def _param_text(value: Any) -> str:
     return format_value(value)
 
 
+def _positional_params(op: OpDef, args: Sequence[Any], kwargs: Mapping[str, Any],
+                       tensor_type: type | tuple[type, ...], label: str
+                       ) -> tuple[Sequence[Any], Mapping[str, Any]]:
+    """(inputs, keyword arguments) of a call whose positional arguments may end in
+    parameters: from the first one that is neither a tensor nor None (an input
+    not given), they are the operator's parameters in its order. A variadic
+    operator takes inputs only."""
+    start = next((i for i, a in enumerate(args)
+                  if a is not None and not isinstance(a, tensor_type)), len(args))
+    values = args[start:]
+    if not values or op.variadic is not None:
+        return args, kwargs
+    names = [p.name for p in op.params]
+    if len(values) > len(names):
+        raise OperatorError(f"{label}: {len(values)} parameters given by position, the "
+                            f"operator has {len(names)} ({', '.join(names) or 'none'})")
+    merged = dict(kwargs)
+    for param, value in zip(names, values, strict=False):
+        if isinstance(value, tensor_type):
+            raise OperatorError(f"{label}: a tensor given by position after the parameters "
+                                f"began, as {param!r}")
+        if param in merged:
+            raise OperatorError(f"{label}: parameter {param!r} given by position and by "
+                                "keyword")
+        merged[param] = value
+    return args[:start], merged
+
+
 def split_call(op: OpDef, args: Sequence[Any], kwargs: Mapping[str, Any],
                tensor_type: type | tuple[type, ...],
                name: str | None = None) -> tuple[list[str], dict[str, Any], dict[str, str]]:
     """(input names, tensors by input name, string attributes) of one call."""
     label = f"{name or '?'} ({op.name})"
+    args, kwargs = _positional_params(op, args, kwargs, tensor_type, label)
     # None is written as "None" where the parameter takes it (MXNet's generated
     # functions pass it on); elsewhere it means "the default".
     attrs = {k: _param_text(v) for k, v in kwargs.items()

@@ -18,7 +18,7 @@ from ..base import DTYPE_TO_FLAG, MinimxError, as_dtype
 from ..graph import Node, NodeEntry
 from ..name import current as current_name_manager
 from ..ops.calling import split_call
-from ..ops.fluent import FLUENT, fluent_arguments
+from ..ops.fluent import FLUENT
 from ..ops.params import format_value
 from ..ops.registry import OpDef, get_op, is_hidden_attr
 from .symbol import Symbol
@@ -122,9 +122,7 @@ def arith(lhs: Symbol, rhs: Any, sym_op: str, scalar_op: str, reverse: bool) -> 
 # Fluent methods (ops.fluent): ``x.reshape((0, -1))``, ``x.sum(axis=1)``.
 def _fluent(name: str, op_name: str) -> Callable[..., Symbol]:
     def method(self: Symbol, *args: Any, **kwargs: Any) -> Symbol:
-        op = get_op(op_name)
-        tensors, params = fluent_arguments("Symbol", name, op, args, kwargs, Symbol)
-        return create(op, [self, *tensors], params, hint=op_name)
+        return create(get_op(op_name), [self, *args], kwargs, hint=op_name)
     method.__name__ = name
     method.__doc__ = f"``{op_name}`` applied to this symbol (see ``mx.sym.{op_name}``)."
     return method

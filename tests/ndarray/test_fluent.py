@@ -1,5 +1,6 @@
-"""Fluent methods (`minimx.ops.fluent`): ``x.sum(1)`` on NDArrays and Symbols, as
-MXNet's generated functions read their arguments."""
+"""Fluent methods (`minimx.ops.fluent`) on NDArrays and Symbols, and parameters
+given by position to the generated functions: ``x.sum(1)``, ``mx.nd.clip(x, 0, 6)``,
+as MXNet's generated functions read their arguments."""
 from __future__ import annotations
 
 import numpy as np
@@ -75,9 +76,9 @@ def test_every_method_names_an_operator_both_have() -> None:
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda x: x.sum(1, axis=0), r"\.sum: axis given by position and by keyword"),
-    (lambda x: x.clip(0, 1, 2), r"\.clip: 3 positional parameters, but clip has 2 "
-                                r"\(a_min, a_max\)"),
+    (lambda x: x.sum(1, axis=0), r"\(sum\): parameter 'axis' given by position and by keyword"),
+    (lambda x: x.clip(0, 1, 2), r"\(clip\): 3 parameters given by position, the operator "
+                                r"has 2 \(a_min, a_max\)"),
 ])
 def test_bad_arguments_are_named(call, message) -> None:
     for x in (mx.nd.array(VALUES), mx.sym.var("x")):
@@ -85,3 +86,24 @@ def test_bad_arguments_are_named(call, message) -> None:
             call(x)
     with pytest.raises(MinimxError, match="gpu"):
         mx.nd.array(VALUES).as_in_context(mx.gpu(0))
+
+
+def test_generated_functions_take_parameters_by_position() -> None:
+    x = mx.nd.array(VALUES)
+    np.testing.assert_array_equal(mx.nd.clip(x, -2, 3).asnumpy(), np.clip(VALUES, -2, 3))
+    np.testing.assert_array_equal(mx.nd.one_hot(mx.nd.array([2, 0]), 3).asnumpy(),
+                                  np.eye(3, dtype=np.float32)[[2, 0]])
+    np.testing.assert_array_equal(mx.nd.sum(x, 1, True).asnumpy(), VALUES.sum(1, keepdims=True))
+    # inputs not given (None) come before the parameters, as in MXNet's signatures
+    fc = mx.sym.FullyConnected(mx.sym.var("x"), None, None, 10, name="fc")
+    assert fc.list_arguments() == ["x", "fc_weight", "fc_bias"]
+    assert fc.attr("num_hidden") == "10"
+
+
+def test_a_tensor_after_positional_parameters_is_refused() -> None:
+    x = mx.nd.array(VALUES)
+    with pytest.raises(MinimxError, match=r"\(take\): a tensor given by position after the "
+                                          r"parameters began, as 'mode'"):
+        mx.nd.take(x, 1, x)
+    with pytest.raises(MinimxError, match="positional argument 1 is a int"):
+        mx.nd.Concat(x, 1)   # a variadic operator takes inputs only
