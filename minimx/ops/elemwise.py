@@ -163,7 +163,8 @@ UNARY: dict[str, Unary] = {
     "floor": Unary(np.floor, lambda x, y: 0, ""),
     "ceil": Unary(np.ceil, lambda x, y: 0, ""),
     "trunc": Unary(np.trunc, lambda x, y: 0, ""),
-    "fix": Unary(np.fix, lambda x, y: 0, ""),
+    # MXNet's fix rounds toward zero, as trunc does (numpy deprecates np.fix for it).
+    "fix": Unary(np.trunc, lambda x, y: 0, ""),
     # C's round (halves away from zero), not numpy's (halves to even).
     "round": Unary(lambda x: np.where(np.abs(x - np.trunc(x)) >= 0.5, np.trunc(x) + np.sign(x),
                                       np.trunc(x)), lambda x, y: 0, ""),
