@@ -373,7 +373,8 @@ def test_slice_axis_inference_and_errors():
 
 # -- reductions -------------------------------------------------------------------------
 
-REDUCERS = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min}
+REDUCERS = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod,
+            "nansum": np.nansum, "nanprod": np.nanprod}
 
 
 @st.composite
@@ -428,6 +429,40 @@ def test_reduction_shapes_and_errors():
     with pytest.raises(ShapeError, match="axis 2"):
         run("min", [rand(2, 3)], axis=2)
     assert get_op("sum_axis") is get_op("sum") and get_op("max_axis") is get_op("max")
+
+
+def test_nan_reductions_count_nan_as_their_neutral_element():
+    x = np.array([[1.0, np.nan, 2.0], [np.nan, np.nan, np.nan]])
+    np.testing.assert_array_equal(run("nansum", [x], axis=1)[0], [3.0, 0.0])
+    np.testing.assert_array_equal(run("nanprod", [x], axis=1)[0], [2.0, 1.0])
+    for name in ("nansum", "nanprod"):
+        op, p = params(name, axis=1)
+        y = op.forward(p, OpContext(), [x])
+        (g,) = op.backward(p, OpContext(), [x], [y], [np.array([10.0, 20.0])])
+        want = [[10.0, 0, 10.0], [0, 0, 0]] if name == "nansum" else [[20.0, 0, 10.0], [0, 0, 0]]
+        np.testing.assert_array_equal(g, want)
+
+
+@pytest.mark.parametrize("attrs, reference", [
+    ({}, lambda x: np.sqrt((x * x).sum()).reshape(1)),
+    ({"ord": 1}, lambda x: np.abs(x).sum().reshape(1)),
+    ({"axis": 1}, lambda x: np.linalg.norm(x, axis=1)),
+    ({"ord": 1, "axis": (0, 2), "keepdims": True},
+     lambda x: np.abs(x).sum(axis=(0, 2), keepdims=True)),
+])
+def test_norm_is_the_l1_or_l2_norm(attrs, reference):
+    x = rand(2, 3, 4)
+    (y,) = run("norm", [x], **attrs)
+    np.testing.assert_allclose(y, reference(x), rtol=1e-12)
+    assert infer("norm", [x.shape], [None], **attrs)[1] == [y.shape]
+
+
+def test_norm_output_type_and_bad_order():
+    op, p = params("norm", out_dtype="float64")
+    assert op.infer_type(p, [np.dtype(np.float32)], [None])[1] == [np.dtype(np.float64)]
+    assert run("norm", [rand(3).astype(np.float32)], out_dtype="float64")[0].dtype == np.float64
+    with pytest.raises(OperatorError, match=r"norm: ord=3; the norms are ord=1 and ord=2"):
+        infer("norm", [(2, 3)], [None], ord=3)
 
 
 def test_max_min_gradient_goes_to_every_tied_position():
@@ -529,6 +564,13 @@ GRAD_CASES = [
     ("mean", [rand(2, 3, 4)], {"axis": 1, "exclude": True}),
     ("max", [distinct(2, 3, 4)], {"axis": -1}),
     ("min", [distinct(2, 3, 4)], {"axis": (0, 1), "exclude": True, "keepdims": True}),
+    ("prod", [distinct(2, 3, 4) + 0.05], {"axis": 1}),
+    ("prod", [rand(2, 3)], {}),
+    ("nansum", [rand(2, 3, 4)], {"axis": (0, 2), "keepdims": True}),
+    ("nanprod", [rand(2, 3, 4)], {"axis": -1}),
+    ("norm", [rand(2, 3, 4)], {}),
+    ("norm", [rand(2, 3, 4)], {"axis": 1, "keepdims": True}),
+    ("norm", [distinct(2, 3) + 0.05], {"ord": 1, "axis": 0}),
     ("dot", [rand(2, 3), rand(3, 4, seed=1)], {}),
     ("dot", [rand(3, 2, 2), rand(5, 3, seed=1)], {"transpose_a": True, "transpose_b": True}),
     ("dot", [rand(2, 2, 3), rand(3, 2, seed=1)], {"transpose_b": False}),
