@@ -245,7 +245,10 @@ class NDArray:
     def __neg__(self): return self._arith(-1.0, "broadcast_mul", "_mul_scalar")
     def __pow__(self, o): return self._arith(o, "broadcast_power", "_power_scalar")
     def __rpow__(self, o): return self._arith(o, "broadcast_power", "_rpower_scalar", True)
-    # 1 where the comparison holds, else 0, as MXNet's (== and != stay identity).
+    # 1 where the comparison holds, else 0, as MXNet's; hashing stays by identity.
+    def __eq__(self, o): return self._arith(o, "broadcast_equal", "_equal_scalar")
+    def __ne__(self, o): return self._arith(o, "broadcast_not_equal", "_not_equal_scalar")
+    __hash__ = object.__hash__
     def __gt__(self, o): return self._arith(o, "broadcast_greater", "_greater_scalar")
     def __ge__(self, o): return self._arith(o, "broadcast_greater_equal", "_greater_equal_scalar")
     def __lt__(self, o): return self._arith(o, "broadcast_lesser", "_lesser_scalar")
@@ -253,6 +256,14 @@ class NDArray:
 
     def __len__(self) -> int:
         return self.shape[0]
+
+    def __bool__(self) -> bool:
+        """As MXNet's (and numpy's): the value of a one-element array, False for an
+        empty one, an error for more elements (``if a == b`` must not pass quietly)."""
+        if self.size > 1:
+            raise MinimxError(f"the truth value of an NDArray of shape {self.shape} is "
+                              "ambiguous: use a.asnumpy().any() or .all()")
+        return bool(self.size) and bool(self.asnumpy().reshape(-1)[0])
 
     def __repr__(self) -> str:
         return f"\n{self.asnumpy()}\n<NDArray {'x'.join(map(str, self.shape))} @cpu(0)>"

@@ -106,3 +106,28 @@ def test_errors_are_reported_at_the_next_wait():
         mx.nd.elemwise_add(a, mx.nd.ones(3))
     with pytest.raises(mx.MinimxError, match="basic indexing"):
         a[[0, 1]]
+
+
+@pytest.mark.parametrize("compare, reference", [
+    (lambda a, b: a == b, np.equal), (lambda a, b: a != b, np.not_equal),
+    (lambda a, b: a > b, np.greater), (lambda a, b: a >= b, np.greater_equal),
+    (lambda a, b: a < b, np.less), (lambda a, b: a <= b, np.less_equal),
+])
+def test_comparisons_are_elementwise_as_mxnets(compare, reference):
+    x = np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]], np.float32)
+    row = np.array([1.0, 2.0, 1.0], np.float32)
+    a = mx.nd.array(x)
+    for other, value in ((mx.nd.array(row), row), (2, 2.0), (mx.nd.array(x), x)):
+        got = compare(a, other)
+        assert isinstance(got, mx.nd.NDArray) and got.dtype == np.float32
+        np.testing.assert_array_equal(got.asnumpy(), reference(x, value).astype(np.float32))
+
+
+def test_arrays_hash_by_identity_and_are_true_only_when_one_true_value():
+    a, b = mx.nd.array([1.0, 2.0]), mx.nd.array([1.0, 2.0])
+    assert {a: "a", b: "b"}[b] == "b" and a in [a] and len({a, b}) == 2
+    assert (a == b).sum().asscalar() == 2.0        # MXNet's accuracy idiom
+    with pytest.raises(mx.MinimxError, match=r"truth value of an NDArray of shape \(2,\) is "
+                                             "ambiguous"):
+        bool(a == b)
+    assert bool(mx.nd.array([3.0])) and not mx.nd.array([0.0]) and not mx.nd.zeros((0,))
