@@ -6,7 +6,7 @@ from types import ModuleType
 from typing import Any
 
 from ..ops import contrib_names, get_op, list_ops
-from .creation import arange, array, full, ones, random, zeros
+from .creation import arange, array, eye, full, linspace, ones, random, zeros
 from .functions import maximum, minimum, pow, power
 from .imperative import invoke, invoke_by_name, make_op_function
 from .ndarray import NDArray, empty, waitall
@@ -22,7 +22,8 @@ for _short, _name in contrib_names().items():
     setattr(contrib, _short, make_op_function(get_op(_name), _name))
 del _short, _name
 
-__all__ = ["NDArray", "contrib", "array", "empty", "zeros", "ones", "full", "arange", "random",
+__all__ = ["NDArray", "contrib", "array", "empty", "zeros", "ones", "full", "arange", "linspace",
+           "eye", "random",
            "invoke", "invoke_by_name", "save", "load", "waitall", "maximum", "minimum", "power",
            "pow"]
 

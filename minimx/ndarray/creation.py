@@ -1,4 +1,4 @@
-"""Making NDArrays: from data, filled, ranges and random values."""
+"""Making NDArrays: from data, filled, ranges, the identity and random values."""
 from __future__ import annotations
 
 import math
@@ -68,6 +68,36 @@ def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: i
     return array(np.repeat(np.arange(start, stop, step), repeat), dtype=dtype or DEFAULT_DTYPE)
 
 
+def linspace(start: float, stop: float, num: int, endpoint: bool = True,
+             ctx: Context | None = None, dtype: Any = None) -> NDArray:
+    """`num` evenly spaced values from `start` to `stop` (included when `endpoint`)."""
+    what = "mx.nd.linspace"
+    as_context(ctx, f"{what}: ctx")
+    start, stop = _real(start, "start", what), _real(stop, "stop", what)
+    count = _count(num, "num", what)
+    check_array_size((count,), as_dtype(dtype or DEFAULT_DTYPE), what)
+    return array(np.linspace(start, stop, count, endpoint=bool(endpoint)),
+                 dtype=dtype or DEFAULT_DTYPE)
+
+
+def eye(N: int, M: int = 0, k: int = 0, ctx: Context | None = None,
+        dtype: Any = None) -> NDArray:
+    """An N x M array (M=0: N x N) of ones on the k-th diagonal, zeros elsewhere."""
+    what = "mx.nd.eye"
+    as_context(ctx, f"{what}: ctx")
+    rows, cols = _count(N, "N", what), _count(M, "M", what) or _count(N, "N", what)
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise OperatorError(f"{what}: k={k!r} must be an integer")
+    check_array_size((rows, cols), as_dtype(dtype or DEFAULT_DTYPE), what)
+    return array(np.eye(rows, cols, int(k)), dtype=dtype or DEFAULT_DTYPE)
+
+
+def _count(value: Any, name: str, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise OperatorError(f"{what}: {name}={value!r} must be a non-negative integer")
+    return int(value)
+
+
 class _Random:
     """`mx.nd.random`: seeded by `mx.random.seed`."""
 
@@ -95,6 +125,22 @@ class _Random:
             raise OperatorError(f"{what}: scale={scale} must not be negative")
         out = allocate(shape, dtype, what, ctx)
         out._data[...] = self.rng.normal(loc, scale, out.shape)
+        return out
+
+
+    def randint(self, low: int, high: int, shape: Shape = (1,), ctx: Context | None = None,
+                dtype: Any = "int32", **kwargs: Any) -> NDArray:
+        """Integers drawn uniformly from [low, high), as int32 or int64."""
+        what = "mx.nd.random.randint"
+        for name, value in (("low", low), ("high", high)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise OperatorError(f"{what}: {name}={value!r} must be an integer")
+        if low >= high:
+            raise OperatorError(f"{what}: low={low} must be below high={high}")
+        if as_dtype(dtype) not in (np.dtype(np.int32), np.dtype(np.int64)):
+            raise DTypeError(f"{what}: dtype {dtype!r} must be int32 or int64, as MXNet's")
+        out = allocate(shape, dtype, what, ctx)
+        out._data[...] = self.rng.integers(low, high, out.shape)
         return out
 
 

@@ -13,6 +13,7 @@ FILLED = {
     "full": lambda shape, **kw: mx.nd.full(shape, 7, **kw),
     "random.uniform": lambda shape, **kw: mx.nd.random.uniform(shape=shape, **kw),
     "random.normal": lambda shape, **kw: mx.nd.random.normal(shape=shape, **kw),
+    "random.randint": lambda shape, **kw: mx.nd.random.randint(0, 3, shape=shape, **kw),
 }
 
 
@@ -81,3 +82,34 @@ def test_random_values_follow_their_parameters():
     assert u.dtype == np.float64 and 2 <= u.min() and u.max() < 3
     n = mx.nd.random.normal(10, 0, shape=(2, 2)).asnumpy()
     np.testing.assert_array_equal(n, np.full((2, 2), 10, np.float32))
+
+
+def test_linspace_eye_and_randint_give_mxnets_values():
+    np.testing.assert_array_equal(mx.nd.linspace(0, 1, 5).asnumpy(), [0, 0.25, 0.5, 0.75, 1])
+    np.testing.assert_array_equal(mx.nd.linspace(0, 1, 4, endpoint=False).asnumpy(),
+                                  [0, 0.25, 0.5, 0.75])
+    assert mx.nd.linspace(0, 1, 3).dtype == np.float32
+    np.testing.assert_array_equal(mx.nd.eye(2).asnumpy(), np.eye(2))
+    np.testing.assert_array_equal(mx.nd.eye(2, 3, 1, dtype="int32").asnumpy(), np.eye(2, 3, 1))
+    mx.random.seed(7)
+    first = mx.nd.random.randint(-2, 3, shape=(50,)).asnumpy()
+    mx.random.seed(7)
+    again = mx.nd.random.randint(-2, 3, shape=(50,), dtype="int64").asnumpy()
+    np.testing.assert_array_equal(first, again)
+    assert first.dtype == np.int32 and set(first) <= {-2, -1, 0, 1, 2}
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda: mx.nd.linspace(0, 1, -1), r"mx.nd.linspace: num=-1 must be a non-negative integer"),
+    (lambda: mx.nd.linspace(0, 1, 2.5), r"num=2.5 must be"),
+    (lambda: mx.nd.linspace(0, float("inf"), 3), r"stop=inf must be a finite number"),
+    (lambda: mx.nd.eye(-2), r"mx.nd.eye: N=-2 must be a non-negative integer"),
+    (lambda: mx.nd.eye(2, k=0.5), r"k=0.5 must be an integer"),
+    (lambda: mx.nd.random.randint(3, 3), r"low=3 must be below high=3"),
+    (lambda: mx.nd.random.randint(0, 2.5), r"high=2.5 must be an integer"),
+    (lambda: mx.nd.random.randint(0, 3, dtype="float32"), r"dtype 'float32' must be int32 or "
+                                                         r"int64"),
+])
+def test_bad_parameters_of_linspace_eye_and_randint_are_named(make, match):
+    with pytest.raises(mx.MinimxError, match=match):
+        make()
