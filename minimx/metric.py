@@ -15,6 +15,7 @@ the end of an epoch).
 """
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -324,7 +325,13 @@ class F1(EvalMetric):
 
 class _Regression(EvalMetric):
     """A per-batch mean of an error between labels and predictions (vectors count as
-    columns), averaged over batches."""
+    columns), averaged over batches; named `NAME` unless `name` is given."""
+
+    NAME = ""
+
+    def __init__(self, name: str | None = None, output_names: Sequence[str] | None = None,
+                 label_names: Sequence[str] | None = None) -> None:
+        super().__init__(name or self.NAME, output_names=output_names, label_names=label_names)
 
     def error(self, difference: numpy.ndarray) -> float:
         raise NotImplementedError
@@ -342,9 +349,7 @@ class _Regression(EvalMetric):
 class MAE(_Regression):
     """Mean absolute error."""
 
-    def __init__(self, name: str = "mae", output_names: Sequence[str] | None = None,
-                 label_names: Sequence[str] | None = None) -> None:
-        super().__init__(name, output_names=output_names, label_names=label_names)
+    NAME = "mae"
 
     def error(self, difference: numpy.ndarray) -> float:
         return float(numpy.abs(difference).mean())
@@ -354,12 +359,96 @@ class MAE(_Regression):
 class MSE(_Regression):
     """Mean squared error."""
 
-    def __init__(self, name: str = "mse", output_names: Sequence[str] | None = None,
-                 label_names: Sequence[str] | None = None) -> None:
-        super().__init__(name, output_names=output_names, label_names=label_names)
+    NAME = "mse"
 
     def error(self, difference: numpy.ndarray) -> float:
         return float((difference ** 2.0).mean())
+
+
+@register
+class RMSE(_Regression):
+    """Root mean squared error, per batch, averaged over batches (as MXNet's)."""
+
+    NAME = "rmse"
+
+    def error(self, difference: numpy.ndarray) -> float:
+        return float(numpy.sqrt((difference ** 2.0).mean()))
+
+
+@register
+@alias("pearsonr")
+class PearsonCorrelation(EvalMetric):
+    """Pearson's correlation of predictions with labels, per batch, averaged over
+    batches (MXNet's ``average='macro'``, the default; its pooled ``'micro'`` is
+    not provided)."""
+
+    def __init__(self, name: str = "pearsonr", output_names: Sequence[str] | None = None,
+                 label_names: Sequence[str] | None = None, average: str = "macro") -> None:
+        if average != "macro":
+            raise MinimxError(f"PearsonCorrelation: average={average!r}; only 'macro' (per "
+                              "batch) is provided")
+        super().__init__(name, output_names=output_names, label_names=label_names)
+
+    def update(self, labels: Sequence[NDArray], preds: Sequence[NDArray]) -> None:
+        labels, preds = check_label_shapes(labels, preds, True)
+        for label, pred in zip(labels, preds, strict=True):
+            check_label_shapes(label, pred, shape=True)
+            truth = label.asnumpy().ravel().astype(numpy.float64)
+            guess = pred.asnumpy().ravel().astype(numpy.float64)
+            self._add(float(numpy.corrcoef(guess, truth)[0, 1]), 1)
+
+
+@register
+class Loss(EvalMetric):
+    """The mean of the outputs themselves (a loss layer's), over their elements;
+    labels are not read."""
+
+    def __init__(self, name: str = "loss", output_names: Sequence[str] | None = None,
+                 label_names: Sequence[str] | None = None) -> None:
+        super().__init__(name, output_names=output_names, label_names=label_names)
+
+    def update(self, labels: Any, preds: Sequence[NDArray] | NDArray) -> None:
+        for pred in [preds] if isinstance(preds, NDArray) else preds:
+            self._add(float(pred.asnumpy().sum()), pred.size)
+
+
+@register
+class Perplexity(EvalMetric):
+    """exp of the mean negative log-probability of the labels (floored at 1e-10),
+    leaving out positions labelled `ignore_label` (None: none)."""
+
+    def __init__(self, ignore_label: int | None, axis: int = -1, name: str = "perplexity",
+                 output_names: Sequence[str] | None = None,
+                 label_names: Sequence[str] | None = None) -> None:
+        super().__init__(name, ignore_label=ignore_label, output_names=output_names,
+                         label_names=label_names)
+        self.ignore_label = ignore_label
+        self.axis = axis
+
+    def update(self, labels: Sequence[NDArray], preds: Sequence[NDArray]) -> None:
+        labels, preds = check_label_shapes(labels, preds, True)
+        for label, pred in zip(labels, preds, strict=True):
+            probs = numpy.moveaxis(pred.asnumpy(), self.axis, -1)
+            probs = probs.reshape(-1, probs.shape[-1])
+            truth = label.asnumpy().ravel()
+            if truth.shape[0] != probs.shape[0]:
+                raise ShapeError(f"Perplexity: {truth.shape[0]} labels for predictions of "
+                                 f"shape {pred.shape}")
+            picked = probs[numpy.arange(truth.shape[0]), truth.astype(numpy.int64)]
+            count = picked.size
+            if self.ignore_label is not None:
+                ignore = truth == self.ignore_label
+                picked = numpy.where(ignore, 1.0, picked)
+                count -= int(ignore.sum())
+            self._add(float(-numpy.log(numpy.maximum(1e-10, picked)).sum()), count)
+
+    def get(self) -> tuple[Any, Any]:
+        name, value = super().get()
+        return name, math.exp(value)
+
+    def get_global(self) -> tuple[Any, Any]:
+        name, value = super().get_global()
+        return name, math.exp(value)
 
 
 @register
@@ -382,6 +471,17 @@ class CrossEntropy(EvalMetric):
                                  "predictions")
             prob = probs[numpy.arange(truth.shape[0]), numpy.int64(truth)]
             self._add(float((-numpy.log(prob + self.eps)).sum()), truth.shape[0])
+
+
+@register
+@alias("nll_loss")
+class NegativeLogLikelihood(CrossEntropy):
+    """CrossEntropy under MXNet's other name: -log(probability of the label + eps)."""
+
+    def __init__(self, eps: float = 1e-12, name: str = "nll-loss",
+                 output_names: Sequence[str] | None = None,
+                 label_names: Sequence[str] | None = None) -> None:
+        super().__init__(eps, name, output_names=output_names, label_names=label_names)
 
 
 @register

@@ -70,3 +70,12 @@ def test_custom_metrics_from_functions() -> None:
         assert metric.get() == (name, 0.5 if name == "wrong" else 0.25)
     with pytest.raises(MinimxError, match="cannot be serialized"):
         mx.metric.np(wrong).get_config()
+
+
+def test_metrics_refuse_what_they_cannot_compute() -> None:
+    with pytest.raises(mx.MinimxError, match="average='micro'; only 'macro'"):
+        mx.metric.create("pearsonr", average="micro")
+    with pytest.raises(mx.ShapeError, match=r"Perplexity: 4 labels for predictions of shape "
+                                            r"\(3, 2\)"):
+        mx.metric.create("perplexity", ignore_label=None).update(
+            [mx.nd.array([0, 1, 1, 0])], [mx.nd.ones((3, 2))])

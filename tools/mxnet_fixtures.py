@@ -1445,6 +1445,11 @@ OPTIMIZER_CASES = [  # (name, optimizer, kwargs, updates)
     ("rmsprop", "rmsprop", {"learning_rate": 0.01, "wd": 0.01}, 3),
     ("rmsprop_centered", "rmsprop", {"learning_rate": 0.01, "centered": True,
                                      "clip_weights": 0.9, "clip_gradient": 1.0}, 3),
+    ("adagrad", "adagrad", {"learning_rate": 0.1, "wd": 0.01, "clip_gradient": 0.8,
+                            "rescale_grad": 0.5}, 3),
+    ("adadelta", "adadelta", {"rho": 0.8, "epsilon": 1e-4, "wd": 0.01}, 3),
+    ("adamax", "adamax", {"wd": 0.01, "clip_gradient": 1.0}, 3),
+    ("nadam", "nadam", {"learning_rate": 0.01, "wd": 0.01}, 3),
 ]
 
 SCHEDULER_CASES = [  # (name, scheduler expression, updates asked for, in order)
@@ -1467,6 +1472,10 @@ METRIC_CASES = [  # (name, create arguments, kind of predictions)
     ("mse", ["mse"], "regression"), ("mae", ["mae"], "regression"),
     ("f1_macro", ["f1"], "binary"), ("f1_micro", ["f1", {"average": "micro"}], "binary"),
     ("composite", [["acc", "ce"]], "probs"),
+    ("rmse", ["rmse"], "regression"), ("nll_loss", ["nll_loss"], "probs"),
+    ("perplexity", ["perplexity", {"ignore_label": None}], "probs"),
+    ("perplexity_ignore", ["perplexity", {"ignore_label": 1}], "probs"),
+    ("loss", ["loss"], "regression"), ("pearsonr", ["pearsonr"], "regression"),
 ]
 
 

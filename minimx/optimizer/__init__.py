@@ -1,5 +1,6 @@
 """`mx.optimizer`: update rules for parameters from their gradients, with MXNet
-1.9's names, arguments and arithmetic (`SGD`, `NAG`, `Adam`, `RMSProp`), and
+1.9's names, arguments and arithmetic (`SGD`, `NAG`, `Adam`, `RMSProp`, `AdaGrad`,
+`AdaDelta`, `Adamax`, `Nadam`), and
 the `Updater` that keeps each parameter's state and saves it.
 
 >>> import minimx as mx
@@ -9,10 +10,10 @@ the `Updater` that keeps each parameter's state and saves it.
 >>> [round(float(v), 6) for v in weight.asnumpy()]
 [0.9, 0.9]
 """
-from .adaptive import Adam, RMSProp
+from .adaptive import AdaDelta, AdaGrad, Adam, Adamax, Nadam, RMSProp
 from .optimizer import Optimizer, create, register
 from .sgd import NAG, SGD
 from .updater import Updater, get_updater
 
-__all__ = ["Adam", "NAG", "Optimizer", "RMSProp", "SGD", "Updater", "create", "get_updater",
-           "register"]
+__all__ = ["AdaDelta", "AdaGrad", "Adam", "Adamax", "NAG", "Nadam", "Optimizer", "RMSProp", "SGD",
+           "Updater", "create", "get_updater", "register"]

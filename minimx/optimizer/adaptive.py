@@ -1,6 +1,8 @@
-"""Rules with per-element step sizes: `Adam` and `RMSProp` (plain and centered),
-computed as MXNet 1.9's kernels compute them. Here the weight decay joins the
-gradient before clipping: g = clip(rescale*grad + wd*w).
+"""Rules with per-element step sizes: `Adam`, `RMSProp` (plain and centered),
+`AdaGrad`, `AdaDelta`, `Adamax` and `Nadam`, computed as MXNet 1.9's kernels and
+Python rules compute them. For Adam, RMSProp, Adamax and Nadam the weight decay
+joins the gradient before clipping: g = clip(rescale*grad + wd*w); AdaGrad and
+AdaDelta clip g = clip(rescale*grad) and decay the weight apart.
 
 - Adam: ``mean = b1*mean + (1-b1)*g; var = b2*var + (1-b2)*g^2;
   w -= lr_t * mean / (sqrt(var) + eps)`` with
@@ -9,6 +11,13 @@ gradient before clipping: g = clip(rescale*grad + wd*w).
   (Graves'): also ``m = (1-g1)*g + g1*m``,
   ``delta = g2*delta - lr * g / sqrt(n - m^2 + eps); w += delta``. Weights are
   then clipped to [-clip_weights, clip_weights] if given.
+- AdaGrad: ``h += g^2; w -= lr * (g / sqrt(h + eps) + wd*w)``.
+- AdaDelta (no learning rate): ``a = rho*a + (1-rho)*g^2;
+  d = sqrt(b + eps) / sqrt(a + eps) * g; b = rho*b + (1-rho)*d^2; w -= d + wd*w``.
+- Adamax: ``m = b1*m + (1-b1)*g; u = max(b2*u, |g|); w -= lr / (1 - b1^t) * m / u``.
+- Nadam: Adam with Nesterov momentum and MXNet's momentum schedule
+  ``mu_t = b1 * (1 - 0.5 * 0.96^(t*schedule_decay))``, whose running product
+  is kept per optimizer (over all parameters' updates), as MXNet keeps it.
 """
 from __future__ import annotations
 
@@ -92,3 +101,121 @@ class RMSProp(Optimizer):
         kernel, name = (centered, "rmspropalex_update") if self.centered else \
             (plain, "rmsprop_update")
         push_update(kernel, weight, grad, state, name)
+
+
+def _zeros_like(weight: NDArray, count: int) -> tuple[NDArray, ...]:
+    return tuple(zeros(weight.shape, dtype=weight.dtype) for _ in range(count))
+
+
+@register
+class AdaGrad(Optimizer):
+    """AdaGrad (Duchi et al.); `eps` keeps the division finite."""
+
+    def __init__(self, eps: float = 1e-7, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.float_stable_eps = eps
+
+    def create_state(self, index: int, weight: NDArray) -> State:
+        return _zeros_like(weight, 1)
+
+    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        rescale, clip, eps = self.rescale_grad, self._clip(), self.float_stable_eps
+
+        def kernel(w: np.ndarray, g: np.ndarray, history: np.ndarray) -> None:
+            step = clipped(rescale * g, clip)
+            history += np.square(step)
+            w += (step / np.sqrt(history + eps) + w * wd) * -lr
+        push_update(kernel, weight, grad, state, "adagrad_update")
+
+
+@register
+class AdaDelta(Optimizer):
+    """AdaDelta (Zeiler): no learning rate; `rho` decays both running averages."""
+
+    def __init__(self, rho: float = 0.90, epsilon: float = 1e-5, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.rho = rho
+        self.epsilon = epsilon
+
+    def create_state(self, index: int, weight: NDArray) -> State:
+        return _zeros_like(weight, 2)
+
+    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+        wd = self._get_wd(index)
+        self._update_count(index)
+        rescale, clip, rho, eps = self.rescale_grad, self._clip(), self.rho, self.epsilon
+
+        def kernel(w: np.ndarray, g: np.ndarray, acc_g: np.ndarray,
+                   acc_delta: np.ndarray) -> None:
+            step = clipped(rescale * g, clip)   # MXNet scales the gradient in place; not here
+            acc_g[...] = rho * acc_g + (1.0 - rho) * step * step
+            delta = np.sqrt(acc_delta + eps) / np.sqrt(acc_g + eps) * step
+            acc_delta[...] = rho * acc_delta + (1.0 - rho) * delta * delta
+            w -= delta + wd * w
+        push_update(kernel, weight, grad, state, "adadelta_update")
+
+
+@register
+class Adamax(Optimizer):
+    """Adamax (Kingma and Ba): Adam with the infinity norm."""
+
+    def __init__(self, learning_rate: float = 0.002, beta1: float = 0.9, beta2: float = 0.999,
+                 **kwargs: Any) -> None:
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+
+    def create_state(self, index: int, weight: NDArray) -> State:
+        return _zeros_like(weight, 2)
+
+    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        lr /= 1.0 - self.beta1 ** self._index_update_count[index]
+        rescale, clip, beta1, beta2 = self.rescale_grad, self._clip(), self.beta1, self.beta2
+
+        def kernel(w: np.ndarray, g: np.ndarray, m: np.ndarray, u: np.ndarray) -> None:
+            step = clipped(rescale * g + wd * w, clip)
+            m[...] = beta1 * m + (1.0 - beta1) * step
+            u[...] = np.maximum(beta2 * u, np.abs(step))
+            w -= lr * m / u
+        push_update(kernel, weight, grad, state, "adamax_update")
+
+
+@register
+class Nadam(Optimizer):
+    """Nadam (Dozat): Adam with Nesterov momentum, on MXNet's momentum schedule."""
+
+    def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
+                 epsilon: float = 1e-8, schedule_decay: float = 0.004, **kwargs: Any) -> None:
+        super().__init__(learning_rate=learning_rate, **kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+        self.schedule_decay = schedule_decay
+        self.m_schedule = 1.0
+
+    def create_state(self, index: int, weight: NDArray) -> State:
+        return _zeros_like(weight, 2)
+
+    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+        self._update_count(index)
+        lr, wd = self._get_lr(index), self._get_wd(index)
+        t = self._index_update_count[index]
+        mu = self.beta1 * (1.0 - 0.5 * 0.96 ** (t * self.schedule_decay))
+        mu_next = self.beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * self.schedule_decay))
+        self.m_schedule *= mu
+        schedule, schedule_next = self.m_schedule, self.m_schedule * mu_next
+        rescale, clip = self.rescale_grad, self._clip()
+        beta1, beta2, eps = self.beta1, self.beta2, self.epsilon
+        v_scale = 1.0 - beta2 ** t
+
+        def kernel(w: np.ndarray, g: np.ndarray, m: np.ndarray, v: np.ndarray) -> None:
+            step = clipped(rescale * g + wd * w, clip)
+            m[...] = beta1 * m + (1.0 - beta1) * step
+            v[...] = beta2 * v + (1.0 - beta2) * step * step
+            m_bar = (1.0 - mu) * step / (1.0 - schedule) + mu_next * m / (1.0 - schedule_next)
+            w -= lr * m_bar / (np.sqrt(v / v_scale) + eps)
+        push_update(kernel, weight, grad, state, "nadam_update")
