@@ -236,6 +236,57 @@ class MSRAPrelu(Xavier):
         self._kwargs = {"factor_type": factor_type, "slope": slope}
 
 
+@register
+class Orthogonal(Initializer):
+    """Weights whose rows (or columns, for a wide weight) are orthonormal, times
+    `scale`: the singular vectors of a random matrix drawn uniformly in [-1, 1]
+    or normally (`rand_type`), as in Saxe et al."""
+
+    def __init__(self, scale: float = 1.414, rand_type: str = "uniform") -> None:
+        super().__init__(scale=scale, rand_type=rand_type)
+        if rand_type not in ("uniform", "normal"):
+            raise MinimxError(f"Orthogonal: rand_type={rand_type!r} is not 'uniform' or "
+                              "'normal'")
+        self.scale = scale
+        self.rand_type = rand_type
+
+    def _init_weight(self, _: str, arr: NDArray) -> None:
+        shape = (arr.shape[0], int(np.prod(arr.shape[1:])))
+        draw = (random.uniform(-1.0, 1.0, shape) if self.rand_type == "uniform"
+                else random.normal(0.0, 1.0, shape))
+        u, _s, v = np.linalg.svd(draw.asnumpy(), full_matrices=False)
+        arr[:] = self.scale * (u if u.shape == shape else v).reshape(arr.shape)
+
+
+@register
+class Bilinear(Initializer):
+    """Bilinear interpolation kernels for an upsampling Deconvolution's weight
+    (every output and input channel pair gets the same 2-d kernel)."""
+
+    def _init_weight(self, _: str, arr: NDArray) -> None:
+        height, width = arr.shape[2], arr.shape[3]
+        f = np.ceil(width / 2.0)
+        c = (2 * f - 1 - f % 2) / (2.0 * f)
+        rows = 1 - np.abs(np.arange(height) / f - c)
+        cols = 1 - np.abs(np.arange(width) / f - c)
+        arr[:] = np.broadcast_to(np.outer(rows, cols), arr.shape).astype(np.float32)
+
+
+@register
+class LSTMBias(Initializer):
+    """An LSTM cell's biases: 0, but `forget_bias` for the forget gate (the second
+    quarter). Given as a bias's ``__init__`` attribute, as MXNet's."""
+
+    def __init__(self, forget_bias: float = 1.0) -> None:
+        super().__init__(forget_bias=forget_bias)
+        self.forget_bias = forget_bias
+
+    def _init_weight(self, _: str, arr: NDArray) -> None:
+        hidden = arr.shape[0] // 4
+        arr[:] = 0.0
+        arr[hidden:2 * hidden] = self.forget_bias
+
+
 class Mixed:
     """The first initializer whose pattern (a regular expression matched at the
     start of the name) fits each parameter.

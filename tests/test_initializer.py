@@ -110,3 +110,14 @@ def test_refusals() -> None:
         mx.init.create("nosuch")
     with pytest.warns(DeprecationWarning, match="InitDesc"):
         mx.init.Zero()("fc_weight", mx.nd.ones((2,)))
+
+
+@pytest.mark.parametrize("shape", [(6, 10), (10, 6), (8, 2, 3)])
+def test_orthogonal_rows_or_columns_are_orthonormal_times_scale(shape: tuple[int, ...]) -> None:
+    arr = mx.nd.zeros(shape)
+    mx.init.Orthogonal(scale=2.0, rand_type="normal")(mx.init.InitDesc("w_weight"), arr)
+    w = arr.asnumpy().reshape(shape[0], -1).astype(np.float64)
+    gram = w @ w.T if w.shape[0] <= w.shape[1] else w.T @ w
+    np.testing.assert_allclose(gram, 4.0 * np.eye(gram.shape[0]), atol=1e-5)
+    with pytest.raises(MinimxError, match="rand_type='sobol' is not 'uniform' or 'normal'"):
+        mx.init.Orthogonal(rand_type="sobol")

@@ -1428,6 +1428,11 @@ INIT_CASES = [  # (name, initializer expression, parameter name, shape)
     ("xavier_beta", "mx.init.Xavier()", "bn_beta", (5,)),
     ("mixed_bias", "mx.init.Mixed(['.*bias', '.*'], [mx.init.One(), mx.init.Zero()])",
      "fc_bias", (4,)),
+    ("orthogonal", "mx.init.Orthogonal()", "fc_weight", (16, 40)),
+    ("orthogonal_normal", "mx.init.Orthogonal(1.0, 'normal')", "conv_weight", (40, 4, 2, 2)),
+    ("bilinear", "mx.init.Bilinear()", "up_weight", (1, 1, 4, 4)),
+    ("bilinear_odd", "mx.init.Bilinear()", "up_weight", (1, 1, 3, 5)),
+    ("lstm_bias", "mx.init.LSTMBias(2.0)", "lstm_i2h_weight", (8,)),
 ]
 
 OPTIMIZER_CASES = [  # (name, optimizer, kwargs, updates)
