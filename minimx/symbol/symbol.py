@@ -49,6 +49,7 @@ _IGNORED = {
     "shared_buffer": "executors do not share memory",
     "group2ctx": "everything runs on the one CPU context",
     "shared_exec": "executors do not share memory",
+    "shared_arg_names": "executors do not share memory",
 }
 
 
@@ -245,8 +246,11 @@ class Symbol:
             f.write(text)
 
     def simple_bind(self, ctx=None, grad_req="write", type_dict=None, stype_dict=None,
+                    group2ctx=None, shared_arg_names=None, shared_exec=None,
                     shared_buffer=None, **shapes):
-        _warn_ignored("simple_bind", stype_dict=stype_dict, shared_buffer=shared_buffer)
+        _warn_ignored("simple_bind", stype_dict=stype_dict, group2ctx=group2ctx,
+                      shared_arg_names=shared_arg_names, shared_exec=shared_exec,
+                      shared_buffer=shared_buffer)
         return _above("simple_bind")(self, ctx, grad_req=grad_req, type_dict=type_dict,
                                      shapes=shapes)
 

@@ -72,11 +72,19 @@ def test_dnnl_dtype_warning_points_at_the_call(monkeypatch):
     ({"stype_dict": {}, "shared_buffer": {}},
      "simple_bind ignores stype_dict (every array is dense) and shared_buffer (executors do "
      "not share memory)"),
+    ({"group2ctx": {"dev1": mx.cpu()}},
+     "simple_bind ignores group2ctx (everything runs on the one CPU context)"),
+    ({"shared_arg_names": ["w"], "shared_exec": "EXEC"},
+     "simple_bind ignores shared_arg_names (executors do not share memory) and shared_exec "
+     "(executors do not share memory)"),
 ])
 def test_simple_bind_names_the_arguments_it_ignores(kwargs, message):
+    if kwargs.get("shared_exec") == "EXEC":   # MXNet's bucketing idiom: bind again, sharing
+        kwargs = dict(kwargs, shared_exec=NET.simple_bind(mx.cpu(), x=(3, 4)))
     with pytest.warns(UserWarning) as record:
-        NET.simple_bind(mx.cpu(), x=(3, 4), **kwargs)
+        ex = NET.simple_bind(mx.cpu(), x=(3, 4), **kwargs)
     assert str(_only(record).message) == message
+    assert ex.arg_dict["x"].shape == (3, 4)
 
 
 def test_bind_names_the_arguments_it_ignores():
