@@ -1,7 +1,7 @@
 """Elementwise operators: unary math (with erf, gamma and gammaln, which numpy
 lacks), binary arithmetic, maximum / minimum / power, comparisons and logical
 operators (same shape, broadcasting, and with a scalar), `add_n`, `zeros_like` /
-`ones_like`, `BlockGrad`, `clip` and `Cast`.
+`ones_like`, `BlockGrad`, `clip`, `hard_sigmoid` and `Cast`.
 
 Each family is a table feeding one small factory: a row names the operator, its
 numpy rule and the derivative its gradient uses. Names, aliases and parameters
@@ -233,6 +233,13 @@ register(_elementwise(
     params=(Param("a_min", "float", doc="Minimum value"),
             Param("a_max", "float", doc="Maximum value")),
     doc="Clips (limits) the values in an array to [a_min, a_max]."))
+
+register(_elementwise(
+    "hard_sigmoid", lambda p, x: np.clip(p.alpha * x + p.beta, 0.0, 1.0),
+    lambda p, g, x, y: g * p.alpha * ((y > 0) & (y < 1)), GradReads(outputs=("output",)),
+    params=(Param("alpha", "float", 0.2, "Slope of the hard sigmoid."),
+            Param("beta", "float", 0.5, "Bias of the hard sigmoid.")),
+    doc="Elementwise max(0, min(1, alpha * x + beta))."))
 
 
 # -- binary ----------------------------------------------------------------------

@@ -1,6 +1,7 @@
-"""Rearranging and repeating axes: `SwapAxis`, `reverse`, `squeeze`, `stack`,
-`repeat` and `tile`, with MXNet 1.9's names, aliases and parameters
-(src/operator/swapaxis-inl.h, tensor/matrix_op-inl.h).
+"""Rearranging, repeating and padding axes: `SwapAxis`, `reverse`, `squeeze`,
+`stack`, `repeat`, `tile`, `depth_to_space`, `space_to_depth` and `Pad`, with
+MXNet 1.9's names, aliases and parameters (src/operator/swapaxis-inl.h,
+tensor/matrix_op-inl.h, pad-inl.h).
 
 Every gradient moves, reshapes or sums the output gradient by the inputs'
 shapes; none reads the inputs' values.
@@ -8,6 +9,7 @@ shapes; none reads the inputs' values.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -195,3 +197,119 @@ register(OpDef(
     params=(Param("reps", "shape", doc="The number of times for repeating the tensor a."),),
     infer_shape=from_input(_tile_rule), backward=_tile_backward, backward_reads=SHAPES_ONLY,
     doc="Repeats the whole array along each axis."))
+
+
+# -- depth_to_space and space_to_depth (MXNet's DCR order) ---------------------------
+
+def _block(p: Params, dshape: Dims, what: str) -> int:
+    if len(dshape) != 4:
+        raise ShapeError(f"{what}: data must be 4-D (N, C, H, W), got shape {dshape}")
+    if p.block_size < 1:
+        raise OperatorError(f"{what}: block_size={p.block_size} must be at least 1")
+    return p.block_size
+
+
+def _depth_to_space(x: Array, b: int) -> Array:
+    n, c, h, w = x.shape
+    return (x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
+            .reshape(n, c // (b * b), h * b, w * b))
+
+
+def _space_to_depth(x: Array, b: int) -> Array:
+    n, c, h, w = x.shape
+    return (x.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4)
+            .reshape(n, c * b * b, h // b, w // b))
+
+
+def _depth_to_space_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    n, c, h, w = dshape = in_shapes[0]
+    b = _block(p, dshape, "depth_to_space")
+    if c % (b * b):
+        raise ShapeError(f"depth_to_space: {c} channels do not divide into blocks of "
+                         f"{b}x{b}")
+    return [(n, c // (b * b), h * b, w * b)]
+
+
+def _space_to_depth_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    n, c, h, w = dshape = in_shapes[0]
+    b = _block(p, dshape, "space_to_depth")
+    if h % b or w % b:
+        raise ShapeError(f"space_to_depth: height {h} and width {w} must be multiples of "
+                         f"block_size={b}")
+    return [(n, c * b * b, h // b, w // b)]
+
+
+def _block_op(name: str, move: Callable[[Array, int], Array],
+              inverse: Callable[[Array, int], Array], rule: Callable, doc: str) -> OpDef:
+    """An operator moving square blocks between channels and space; its gradient is
+    the `inverse` move."""
+    return OpDef(
+        name, lambda p, ctx, inputs: move(inputs[0], p.block_size),
+        params=(Param("block_size", "int", doc="The size of the square blocks moved."),),
+        infer_shape=from_input(rule),
+        backward=lambda p, ctx, inputs, outputs, out_grads: [
+            inverse(out_grads[0], p.block_size)],
+        backward_reads=SHAPES_ONLY, doc=doc)
+
+
+register(_block_op("depth_to_space", _depth_to_space, _space_to_depth, _depth_to_space_rule,
+                   "Moves blocks of channels into blocks of space: (N, C, H, W) to "
+                   "(N, C / b^2, H * b, W * b)."))
+register(_block_op("space_to_depth", _space_to_depth, _depth_to_space, _space_to_depth_rule,
+                   "Moves blocks of space into channels: (N, C, H, W) to "
+                   "(N, C * b^2, H / b, W / b)."))
+
+
+# -- Pad -------------------------------------------------------------------------------
+
+def _pad_widths(p: Params, dshape: Dims) -> list[tuple[int, int]]:
+    """(before, after) per axis; MXNet pads 4-D and 5-D data, spatial axes only."""
+    if len(dshape) not in (4, 5):
+        raise ShapeError(f"Pad: data must be 4-D or 5-D, got shape {dshape}")
+    width = tuple(p.pad_width)
+    if len(width) != 2 * len(dshape) or any(w < 0 for w in width) or any(width[:4]):
+        raise ShapeError(f"Pad: pad_width={width} must hold {2 * len(dshape)} non-negative "
+                         f"values, the first four 0 (no padding of N and C), for data of "
+                         f"shape {dshape}")
+    pairs = list(zip(width[0::2], width[1::2], strict=True))
+    if p.mode == "reflect" and any(max(pair) >= d for pair, d in zip(pairs, dshape,
+                                                                       strict=True)):
+        raise ShapeError(f"Pad: mode='reflect' needs each pad narrower than its axis, got "
+                         f"pad_width={width} for shape {dshape}")
+    return pairs
+
+
+def _pad_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
+    x = inputs[0]
+    pairs = _pad_widths(p, x.shape)
+    if p.mode == "constant":
+        return np.pad(x, pairs, mode="constant", constant_values=p.constant_value)
+    return np.pad(x, pairs, mode=p.mode)
+
+
+def _pad_backward(p, ctx, inputs, outputs, out_grads):
+    """Each output position's gradient goes to the input position it copies
+    (none for the constant border)."""
+    x, g = inputs[0], out_grads[0]
+    pairs = _pad_widths(p, x.shape)
+    if p.mode == "constant":
+        return [g[tuple(slice(a, a + d) for (a, _), d in zip(pairs, x.shape, strict=True))]]
+    source = np.pad(np.arange(x.size).reshape(x.shape), pairs, mode=p.mode)
+    grad = np.zeros(x.size, dtype=g.dtype)
+    np.add.at(grad, source.ravel(), g.ravel())
+    return [grad.reshape(x.shape)]
+
+
+register(OpDef(
+    "Pad", _pad_forward, aliases=("pad",),
+    params=(Param("mode", "str", doc="Padding type: constant (constant_value), edge (the "
+                  "border value) or reflect (mirrored, without the border).",
+                  choices=("constant", "edge", "reflect")),
+            Param("pad_width", "shape", doc="(before, after) widths per axis, 2 * ndim "
+                  "values; the first four (N and C) must be 0."),
+            Param("constant_value", "float", 0.0, "The value of constant padding.")),
+    infer_shape=from_input(lambda p, in_shapes: [tuple(
+        d + a + b for d, (a, b) in zip(in_shapes[0], _pad_widths(p, in_shapes[0]),
+                                       strict=True))]),
+    backward=_pad_backward, backward_reads=SHAPES_ONLY,
+    doc="Pads the spatial axes of a 4-D or 5-D array."))

@@ -93,3 +93,50 @@ def test_tile(x, reps):
 def test_counts_must_be_positive(name, params):
     with pytest.raises(OperatorError, match="at least 1"):
         run(name, params, np.zeros((2, 2)))
+
+
+# -- Pad, depth_to_space and space_to_depth --------------------------------------------
+
+@FAST
+@given(data=st.data(), mode=st.sampled_from(["constant", "edge", "reflect"]))
+def test_pad_is_numpys_pad_on_the_spatial_axes(data, mode):
+    ndim = data.draw(st.sampled_from([4, 5]))
+    shape = data.draw(hnp.array_shapes(min_dims=ndim, max_dims=ndim, min_side=2, max_side=3))
+    x = np.random.default_rng(0).standard_normal(shape)
+    widths = [(0, 0), (0, 0)] + [tuple(data.draw(st.integers(0, d - 1)) for _ in range(2))
+                                 for d in shape[2:]]
+    params = {"mode": mode, "pad_width": tuple(w for pair in widths for w in pair),
+              "constant_value": 1.5}
+    want = (np.pad(x, widths, mode="constant", constant_values=1.5) if mode == "constant"
+            else np.pad(x, widths, mode=mode))
+    check("Pad", params, [x], want)
+
+
+@pytest.mark.parametrize("shape, params, match", [
+    ((2, 3, 4), {"mode": "edge", "pad_width": (0, 0, 0, 0, 1, 1)}, "must be 4-D or 5-D"),
+    ((1, 2, 3, 3), {"mode": "edge", "pad_width": (0, 1, 0, 0, 1, 1, 1, 1)},
+     r"the first four 0 \(no padding of N and C\)"),
+    ((1, 2, 3, 3), {"mode": "edge", "pad_width": (0, 0, 0, 0, 1, 1)}, "must hold 8"),
+    ((1, 2, 3, 3), {"mode": "reflect", "pad_width": (0, 0, 0, 0, 3, 0, 0, 0)},
+     "mode='reflect' needs each pad narrower than its axis"),
+])
+def test_pad_refuses_what_mxnet_refuses(shape, params, match):
+    with pytest.raises(ShapeError, match=match):
+        infer("Pad", params, [shape])
+
+
+def test_depth_to_space_and_back_follow_mxnets_block_order():
+    x = np.arange(2 * 8 * 2 * 3, dtype=np.float64).reshape(2, 8, 2, 3)
+    y = run("depth_to_space", {"block_size": 2}, x)
+    # MXNet's order: output pixel (h*2 + i, w*2 + j) of channel c is input
+    # channel (i*2 + j) * (C / 4) + c at (h, w).
+    assert y[1, 1, 3, 4] == x[1, (1 * 2 + 0) * 2 + 1, 1, 2]
+    check("depth_to_space", {"block_size": 2}, [x], y)
+    check("space_to_depth", {"block_size": 2}, [y], x)
+    with pytest.raises(ShapeError, match="6 channels do not divide into blocks of 2x2"):
+        infer("depth_to_space", {"block_size": 2}, [(1, 6, 2, 2)])
+    with pytest.raises(ShapeError, match="height 3 and width 4 must be multiples of "
+                                         "block_size=2"):
+        infer("space_to_depth", {"block_size": 2}, [(1, 1, 3, 4)])
+    with pytest.raises(OperatorError, match="block_size=0 must be at least 1"):
+        infer("space_to_depth", {"block_size": 0}, [(1, 1, 4, 4)])
