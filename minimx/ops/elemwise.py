@@ -1,7 +1,7 @@
 """Elementwise operators: unary math (with erf, gamma and gammaln, which numpy
 lacks), binary arithmetic, maximum / minimum / power, comparisons and logical
 operators (same shape, broadcasting, and with a scalar), `add_n`, `zeros_like` /
-`ones_like`, `BlockGrad`, `clip`, `hard_sigmoid` and `Cast`.
+`ones_like`, `BlockGrad`, `clip`, `smooth_l1`, `hard_sigmoid` and `Cast`.
 
 Each family is a table feeding one small factory: a row names the operator, its
 numpy rule and the derivative its gradient uses. Names, aliases and parameters
@@ -233,6 +233,20 @@ register(_elementwise(
     params=(Param("a_min", "float", doc="Minimum value"),
             Param("a_max", "float", doc="Maximum value")),
     doc="Clips (limits) the values in an array to [a_min, a_max]."))
+
+def _smooth_l1(p: Params, x: Array) -> Array:
+    sigma2 = p.scalar * p.scalar
+    return np.where(np.abs(x) < 1.0 / sigma2, 0.5 * sigma2 * x * x, np.abs(x) - 0.5 / sigma2)
+
+
+register(_elementwise(
+    "smooth_l1", _smooth_l1,
+    lambda p, g, x, y: g * np.where(np.abs(x) < 1.0 / (p.scalar * p.scalar),
+                                    p.scalar * p.scalar * x, np.sign(x)),
+    GradReads(inputs=("data",)),
+    params=(Param("scalar", "float", 1.0, "sigma: the loss is quadratic where |x| < "
+                  "1 / sigma^2, linear beyond."),),
+    doc="Elementwise smooth L1 loss (Fast R-CNN's), as MXNet's."))
 
 register(_elementwise(
     "hard_sigmoid", lambda p, x: np.clip(p.alpha * x + p.beta, 0.0, 1.0),

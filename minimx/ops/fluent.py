@@ -15,7 +15,7 @@ FLUENT: dict[str, str] = {
         "transpose", "expand_dims", "split", "slice", "slice_axis", "clip", "swapaxes",
         "squeeze", "flip", "tile", "repeat", "broadcast_to", "broadcast_like", "one_hot",
         "take", "pick", "slice_like", "zeros_like", "ones_like", "shape_array", "size_array",
-        "depth_to_space", "space_to_depth", "pad",
+        "depth_to_space", "space_to_depth", "pad", "diag", "argmax_channel",
         "sum", "mean", "max", "min", "prod", "nansum", "nanprod", "norm", "argmax", "argmin",
         "topk", "sort", "argsort", "softmax",
         "log_softmax", "relu", "sigmoid", "tanh", "exp", "expm1", "log", "log1p", "log2",

@@ -1,5 +1,5 @@
 """Rearranging, repeating and padding axes: `SwapAxis`, `reverse`, `squeeze`,
-`stack`, `repeat`, `tile`, `depth_to_space`, `space_to_depth` and `Pad`, with
+`stack`, `repeat`, `tile`, `depth_to_space`, `space_to_depth`, `Pad` and `diag`, with
 MXNet 1.9's names, aliases and parameters (src/operator/swapaxis-inl.h,
 tensor/matrix_op-inl.h, pad-inl.h).
 
@@ -313,3 +313,56 @@ register(OpDef(
                                        strict=True))]),
     backward=_pad_backward, backward_reads=SHAPES_ONLY,
     doc="Pads the spatial axes of a 4-D or 5-D array."))
+
+
+# -- diag --------------------------------------------------------------------------------
+
+def _diag_axes(p: Params, ndim: int) -> tuple[int, int]:
+    what = f"diag (axis1={p.axis1}, axis2={p.axis2})"
+    a1, a2 = checked_axis(p.axis1, ndim, what), checked_axis(p.axis2, ndim, what)
+    if a1 == a2:
+        raise ShapeError(f"{what}: the two axes must differ")
+    return a1, a2
+
+
+def _diag_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    dshape = in_shapes[0]
+    if len(dshape) == 1:   # a matrix with the vector on its k-th diagonal
+        n = dshape[0] + abs(p.k)
+        return [(n, n)]
+    a1, a2 = _diag_axes(p, len(dshape))
+    rows, cols = dshape[a1], dshape[a2]
+    length = max(0, min(rows, cols - p.k) if p.k >= 0 else min(rows + p.k, cols))
+    if length == 0:
+        raise ShapeError(f"diag: k={p.k} lies outside a {rows}x{cols} matrix")
+    return [tuple(d for i, d in enumerate(dshape) if i not in (a1, a2)) + (length,)]
+
+
+def _diag_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
+    x = inputs[0]
+    if x.ndim == 1:
+        return np.diag(x, p.k)
+    a1, a2 = _diag_axes(p, x.ndim)
+    return np.diagonal(x, p.k, a1, a2).copy()
+
+
+def _diag_backward(p, ctx, inputs, outputs, out_grads):
+    x, g = inputs[0], out_grads[0]
+    if x.ndim == 1:
+        return [np.diagonal(g, p.k).copy()]
+    a1, a2 = _diag_axes(p, x.ndim)
+    grad = np.zeros(x.shape, g.dtype)
+    view = np.moveaxis(grad, (a1, a2), (-2, -1))   # writes go through to grad
+    i = np.arange(g.shape[-1])
+    view[..., i + max(0, -p.k), i + max(0, p.k)] = g
+    return [grad]
+
+
+register(OpDef(
+    "diag", _diag_forward,
+    params=(Param("k", "int", 0, "The diagonal: 0 the main one, > 0 above, < 0 below."),
+            Param("axis1", "int", 0, "The first axis of the matrices (2-D or more data)."),
+            Param("axis2", "int", 1, "The second axis of the matrices (2-D or more data).")),
+    infer_shape=from_input(_diag_rule), backward=_diag_backward, backward_reads=SHAPES_ONLY,
+    doc="The k-th diagonal of each matrix (as the last axis), or for 1-D data the "
+        "square matrix with it on the k-th diagonal."))

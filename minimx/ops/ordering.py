@@ -1,4 +1,4 @@
-"""Ordering: `topk`, `sort`, `argsort`, `argmax` and `argmin`, with MXNet 1.9's
+"""Ordering: `topk`, `sort`, `argsort`, `argmax`, `argmin` and `argmax_channel`, with MXNet 1.9's
 parameters and outputs (src/operator/tensor/ordering_op-inl.h,
 broadcast_reduce_op_index.cc).
 
@@ -219,3 +219,15 @@ def _arg_op(name: str, fn, doc: str) -> OpDef:
 
 register(_arg_op("argmax", np.argmax, "Index of the largest element (the first of ties)."))
 register(_arg_op("argmin", np.argmin, "Index of the smallest element (the first of ties)."))
+def _channel_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    dshape = in_shapes[0]
+    if len(dshape) < 2:
+        raise ShapeError(f"argmax_channel: data of shape {dshape} has no channel axis (1)")
+    return [dshape[:1] + dshape[2:]]
+
+
+register(OpDef(
+    "argmax_channel",
+    lambda p, ctx, inputs: np.asarray(np.argmax(inputs[0], axis=1), inputs[0].dtype),
+    infer_shape=from_input(_channel_rule), backward=zero_gradients, backward_reads=GradReads(),
+    doc="Index of the largest element along the channel axis (1; the first of ties)."))

@@ -140,3 +140,25 @@ def test_depth_to_space_and_back_follow_mxnets_block_order():
         infer("space_to_depth", {"block_size": 2}, [(1, 1, 3, 4)])
     with pytest.raises(OperatorError, match="block_size=0 must be at least 1"):
         infer("space_to_depth", {"block_size": 0}, [(1, 1, 4, 4)])
+
+
+@pytest.mark.parametrize("shape, params", [
+    ((3,), {"k": 0}), ((3,), {"k": -2}), ((3, 4), {"k": 1}), ((4, 3), {"k": -2}),
+    ((2, 3, 4), {"k": 0, "axis1": 2, "axis2": 0}), ((2, 3, 4), {"k": 2, "axis1": -1, "axis2": 1}),
+])
+def test_diag_is_numpys(shape, params):
+    x = np.random.default_rng(1).standard_normal(shape)
+    want = (np.diag(x, params["k"]) if x.ndim == 1
+            else np.diagonal(x, params["k"], params.get("axis1", 0), params.get("axis2", 1)))
+    check("diag", params, [x], want)
+
+
+def test_diag_and_argmax_channel_refuse_what_has_no_answer():
+    with pytest.raises(ShapeError, match=r"diag: k=3 lies outside a 2x3 matrix"):
+        infer("diag", {"k": 3}, [(2, 3)])
+    with pytest.raises(ShapeError, match="the two axes must differ"):
+        infer("diag", {"axis1": 1, "axis2": -1}, [(2, 3)])
+    with pytest.raises(ShapeError, match=r"argmax_channel: data of shape \(3,\) has no channel"):
+        infer("argmax_channel", {}, [(3,)])
+    np.testing.assert_array_equal(run("argmax_channel", {}, np.array([[[0, 5], [3, 1]]])),
+                                  [[1, 0]])
