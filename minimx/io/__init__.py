@@ -1,6 +1,6 @@
 """`mx.io`: MXNet 1.x's data iterators - the `DataIter` / `DataBatch` / `DataDesc`
 protocol that `Module`-style loops and calibration read, `NDArrayIter` over
-arrays in memory, `ResizeIter` (a fixed number of batches per epoch) and
+arrays in memory, `CSVIter` over CSV files, `ResizeIter` (a fixed number of batches per epoch) and
 `PrefetchingIter` (batches read ahead on a thread).
 
 >>> import minimx as mx, numpy as np
@@ -8,9 +8,11 @@ arrays in memory, `ResizeIter` (a fixed number of batches per epoch) and
 >>> [batch.data[0].shape for batch in it]
 [(4, 3), (4, 3)]
 """
+from .csv_iter import CSVIter
 from .ndarray_iter import NDArrayIter
 from .prefetch import PrefetchingIter
 from .protocol import DataBatch, DataDesc, DataIter
 from .resize import ResizeIter
 
-__all__ = ["DataBatch", "DataDesc", "DataIter", "NDArrayIter", "PrefetchingIter", "ResizeIter"]
+__all__ = ["CSVIter", "DataBatch", "DataDesc", "DataIter", "NDArrayIter", "PrefetchingIter",
+           "ResizeIter"]
