@@ -18,6 +18,7 @@ from . import (
     model,
     models,  # symbol builders of the gluon model zoo
     module,
+    monitor,
     name,
     ndarray,
     onnx,  # mx.onnx.export_model (needs the optional onnx package only when called)
@@ -36,6 +37,7 @@ nd = ndarray
 sym = symbol
 init = initializer
 mod = module
+mon = monitor
 random = ndarray.random
 
 __version__ = "0.1.0"
@@ -43,5 +45,6 @@ __version__ = "0.1.0"
 __all__ = ["AttrScope", "BackendError", "Context", "DTypeError", "Executor",
            "GraphFormatError", "MinimxError", "OperatorError", "ShapeError", "attribute",
            "callback", "contrib", "cpu", "current_context", "gpu", "init", "initializer", "io",
-           "lr_scheduler", "metric", "mod", "model", "models", "module", "name", "nd",
-           "ndarray", "onnx", "optimizer", "profiler", "random", "subgraph", "sym", "symbol", "viz"]
+           "lr_scheduler", "metric", "mod", "model", "models", "module", "mon", "monitor", "name",
+           "nd", "ndarray", "onnx", "optimizer", "profiler", "random", "subgraph", "sym", "symbol",
+           "viz"]

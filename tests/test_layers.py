@@ -22,7 +22,7 @@ LAYERS = [
     ["symbol", "interpreter", "io"],
     ["subgraph", "viz"],
     ["executor", "backends"],
-    ["model", "models", "initializer", "optimizer", "lr_scheduler", "metric"],
+    ["model", "models", "initializer", "optimizer", "lr_scheduler", "metric", "monitor"],
     ["contrib", "onnx", "callback", "module"],
     ["__init__"],
     ["commands"],

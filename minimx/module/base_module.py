@@ -171,11 +171,10 @@ class BaseModule:
         arguments; see the module docstring for the order of events)."""
         if num_epoch is None:
             raise MinimxError("fit: please specify number of epochs (num_epoch)")
-        if monitor is not None:
-            raise MinimxError("fit: monitor is not supported; use "
-                              "Executor.set_monitor_callback")
         self.bind(data_shapes=train_data.provide_data, label_shapes=train_data.provide_label,
                   for_training=True, force_rebind=force_rebind)
+        if monitor is not None:
+            self.install_monitor(monitor)
         self.init_params(initializer=initializer, arg_params=arg_params, aux_params=aux_params,
                          allow_missing=allow_missing, force_init=force_init)
         self.init_optimizer(kvstore=kvstore, optimizer=optimizer,
@@ -185,7 +184,7 @@ class BaseModule:
         for epoch in range(begin_epoch, num_epoch):
             tic = time.time()
             eval_metric.reset()
-            self._fit_epoch(train_data, epoch, eval_metric, batch_end_callback)
+            self._fit_epoch(train_data, epoch, eval_metric, batch_end_callback, monitor)
             for name, value in eval_metric.get_global_name_value():
                 self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
             self.logger.info("Epoch[%d] Time cost=%.3f", epoch, time.time() - tic)
@@ -202,15 +201,19 @@ class BaseModule:
             train_data.reset()
 
     def _fit_epoch(self, train_data: DataIter, epoch: int, eval_metric: metric.EvalMetric,
-                   batch_end_callback: Any) -> None:
+                   batch_end_callback: Any, monitor: Any = None) -> None:
         batches = iter(train_data)
         upcoming: DataBatch | None = next(batches, None)
         nbatch = 0
         while upcoming is not None:
             batch = upcoming
+            if monitor is not None:
+                monitor.tic()
             self.forward_backward(batch)
             self.update()
             self.update_metric(eval_metric, batch.label)
+            if monitor is not None:
+                monitor.toc_print()
             upcoming = next(batches, None)
             _call_all(batch_end_callback, BatchEndParam(epoch, nbatch, eval_metric, locals()))
             nbatch += 1
@@ -245,6 +248,9 @@ class BaseModule:
              for_training: bool = True, inputs_need_grad: bool = False,
              force_rebind: bool = False, shared_module: Any = None,
              grad_req: Any = "write") -> None:
+        raise NotImplementedError
+
+    def install_monitor(self, mon: Any) -> None:
         raise NotImplementedError
 
     def init_optimizer(self, kvstore: Any = "local", optimizer: Any = "sgd",

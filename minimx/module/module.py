@@ -75,6 +75,7 @@ class Module(BaseModule):
         self._updater: opt.Updater | None = None
         self._preload_opt_states: str | None = None
         self._exec: Executor | None = None
+        self._monitor: Any = None
         self._data_shapes: list[DataDesc] | None = None
         self._label_shapes: list[DataDesc] | None = None
 
@@ -243,6 +244,12 @@ class Module(BaseModule):
                                 for n in self._aux_names}
         self.binded = True
 
+    def install_monitor(self, mon: Any) -> None:
+        """Have `mon` (an ``mx.mon.Monitor``) watch this module's executor, and the
+        executors `reshape` makes later."""
+        mon.install(self._executor("install_monitor"))
+        self._monitor = mon
+
     def _bind_executor(self, grad_req: Any) -> Executor:
         descs = (self._data_shapes or []) + (self._label_shapes or [])
         shapes = {d.name: d.shape for d in descs}
@@ -271,6 +278,8 @@ class Module(BaseModule):
         descs = self._data_shapes + (self._label_shapes or [])
         self._exec = executor.reshape(partial_shaping=True, allow_up_sizing=True,
                                       **{d.name: d.shape for d in descs})
+        if self._monitor is not None:
+            self._monitor.install(self._exec)
 
     # -- the optimizer -------------------------------------------------------------------
     def init_optimizer(self, kvstore: Any = "local", optimizer: Any = "sgd",

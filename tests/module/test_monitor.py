@@ -1,0 +1,50 @@
+"""mx.mon.Monitor: MXNet's statistics of an executor's arrays every `interval`
+batches, alone and through Module.fit."""
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+import pytest
+
+import minimx as mx
+
+
+def _net() -> mx.sym.Symbol:
+    fc = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=3, name="fc")
+    return mx.sym.SoftmaxOutput(fc, name="softmax")
+
+
+def test_a_monitor_reports_outputs_and_arguments_every_interval():
+    # A training bind: an inference one may fuse fc into a DNNL subgraph, whose
+    # inner outputs are not seen (as with MXNet's MKLDNN backend).
+    ex = _net().simple_bind(mx.cpu(), data=(2, 4))
+    ex.arg_dict["fc_weight"][:] = np.arange(12.0).reshape(3, 4)
+    mon = mx.mon.Monitor(2, pattern="fc_.*", sort=True)
+    mon.install(ex)
+    seen = []
+    for _ in range(3):
+        mon.tic()
+        ex.forward(is_train=True, data=np.ones((2, 4)))
+        seen.append(mon.toc())
+    assert seen[1] == []                          # batch 2: not collected
+    assert [(step, name) for step, name, _ in seen[0]] == \
+        [(1, "fc_bias"), (1, "fc_output"), (1, "fc_weight")]
+    assert [step for step, _, _ in seen[2]] == [3, 3, 3]
+    weight = np.arange(12.0)
+    assert float(seen[0][2][2]) == pytest.approx(np.linalg.norm(weight) / math.sqrt(12))
+    output = np.ones((2, 4)) @ weight.reshape(3, 4).T
+    assert float(seen[0][1][2]) == pytest.approx(np.linalg.norm(output) / math.sqrt(6), rel=1e-6)
+    assert seen[0][0][2] == "0.0\t"                # MXNet's form: a tab after each value
+
+
+def test_fit_with_a_monitor_logs_each_interval(caplog):
+    it = mx.io.NDArrayIter(np.random.default_rng(0).random((8, 4)), np.zeros(8), batch_size=4)
+    mod = mx.mod.Module(_net())
+    with caplog.at_level(logging.INFO):
+        mod.fit(it, num_epoch=1, monitor=mx.mon.Monitor(2, pattern="fc_weight"))
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Batch:")]
+    assert len(lines) == 1 and lines[0].split()[:3] == ["Batch:", "1", "fc_weight"]
+    mod.reshape(data_shapes=[("data", (2, 4))])   # the new executor is watched too
+    assert len(mod._monitor.exes) == 2
