@@ -13,6 +13,7 @@ from . import (
     contrib,  # quantization (calibration)
     initializer,
     io,
+    kvstore,
     lr_scheduler,
     metric,
     model,
@@ -38,13 +39,13 @@ sym = symbol
 init = initializer
 mod = module
 mon = monitor
+kv = kvstore
 random = ndarray.random
 
 __version__ = "0.1.0"
 
-__all__ = ["AttrScope", "BackendError", "Context", "DTypeError", "Executor",
-           "GraphFormatError", "MinimxError", "OperatorError", "ShapeError", "attribute",
-           "callback", "contrib", "cpu", "current_context", "gpu", "init", "initializer", "io",
-           "lr_scheduler", "metric", "mod", "model", "models", "module", "mon", "monitor", "name",
-           "nd", "ndarray", "onnx", "optimizer", "profiler", "random", "subgraph", "sym", "symbol",
-           "viz"]
+__all__ = ["AttrScope", "BackendError", "Context", "DTypeError", "Executor", "GraphFormatError",
+           "MinimxError", "OperatorError", "ShapeError", "attribute", "callback", "contrib", "cpu",
+           "current_context", "gpu", "init", "initializer", "io", "kv", "kvstore", "lr_scheduler",
+           "metric", "mod", "model", "models", "module", "mon", "monitor", "name", "nd", "ndarray",
+           "onnx", "optimizer", "profiler", "random", "subgraph", "sym", "symbol", "viz"]

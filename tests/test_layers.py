@@ -23,7 +23,7 @@ LAYERS = [
     ["subgraph", "viz"],
     ["executor", "backends"],
     ["model", "models", "initializer", "optimizer", "lr_scheduler", "metric", "monitor"],
-    ["contrib", "onnx", "callback", "module"],
+    ["contrib", "onnx", "callback", "module", "kvstore"],
     ["__init__"],
     ["commands"],
     ["__main__"],

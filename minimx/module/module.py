@@ -291,6 +291,8 @@ class Module(BaseModule):
         if self.optimizer_initialized and not force_init:
             self.logger.warning("optimizer already initialized, ignoring...")
             return
+        # A store from mx.kv.create counts by its type ("local": one process, one context).
+        kvstore = getattr(kvstore, "type", kvstore)
         if kvstore not in LOCAL_KVSTORES:
             raise MinimxError(f"init_optimizer: kvstore={kvstore!r} is not supported: minimx "
                               "updates parameters on one CPU context, without a kvstore "

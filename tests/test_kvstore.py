@@ -1,0 +1,57 @@
+"""mx.kv: MXNet's single-process store (local, device), and Module taking one."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minimx as mx
+
+
+def test_push_sums_and_pull_copies_out():
+    kv = mx.kv.create("local")
+    assert (kv.type, kv.rank, kv.num_workers) == ("local", 0, 1)
+    kv.init([3, "w"], [mx.nd.ones((2, 2)), mx.nd.zeros((3,))])
+    kv.push(3, [mx.nd.ones((2, 2)) * 2, mx.nd.ones((2, 2)) * 5])
+    outs = [mx.nd.zeros((2, 2)), mx.nd.zeros((2, 2))]
+    kv.pull(3, out=outs)
+    for out in outs:
+        np.testing.assert_array_equal(out.asnumpy(), np.full((2, 2), 7.0))
+    kv.push(["w"], [mx.nd.array([1.0, 2.0, 3.0])])
+    w = mx.nd.zeros((3,))
+    kv.pull("w", out=w)
+    np.testing.assert_array_equal(w.asnumpy(), [1, 2, 3])
+
+
+def test_with_an_optimizer_a_push_is_an_update():
+    kv = mx.kv.create("device")
+    kv.init(0, mx.nd.ones((2,)))
+    kv.set_optimizer(mx.optimizer.create("sgd", learning_rate=0.5))
+    kv.push(0, [mx.nd.ones((2,)), mx.nd.ones((2,))])   # gradient 2: w = 1 - 0.5 * 2
+    out = mx.nd.zeros((2,))
+    kv.pull(0, out=out)
+    np.testing.assert_allclose(out.asnumpy(), [0.0, 0.0])
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda kv: kv.init(1, mx.nd.ones(2)), "key 1 is already initialised"),
+    (lambda kv: kv.push(2, mx.nd.ones(2)), "KVStore.push: key 2 is not initialised"),
+    (lambda kv: kv.push(1, mx.nd.ones(3)), r"key 1 holds shape \(2,\), got \(3,\)"),
+    (lambda kv: kv.pull(1), "give the arrays to pull into as out="),
+    (lambda kv: kv.push([1, 2], [mx.nd.ones(2)]), "2 keys for 1 values"),
+])
+def test_misuse_is_named(call, match):
+    kv = mx.kv.create()
+    kv.init(1, mx.nd.ones(2))
+    with pytest.raises(mx.MinimxError, match=match):
+        call(kv)
+
+
+def test_module_fit_takes_a_local_store_and_refuses_a_distributed_one():
+    with pytest.raises(mx.MinimxError, match="kvstore 'dist_sync' is not supported"):
+        mx.kv.create("dist_sync")
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2,
+                                                     name="fc"), name="softmax")
+    it = mx.io.NDArrayIter(np.random.default_rng(0).random((8, 3)), np.zeros(8), batch_size=4)
+    mod = mx.mod.Module(net)
+    mod.fit(it, num_epoch=1, kvstore=mx.kv.create("local"))
+    assert mod.optimizer_initialized
