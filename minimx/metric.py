@@ -456,10 +456,13 @@ class Perplexity(EvalMetric):
 class CrossEntropy(EvalMetric):
     """Mean of -log(probability of the label + eps) over examples."""
 
-    def __init__(self, eps: float = 1e-12, name: str = "cross-entropy",
+    NAME = "cross-entropy"
+
+    def __init__(self, eps: float = 1e-12, name: str | None = None,
                  output_names: Sequence[str] | None = None,
                  label_names: Sequence[str] | None = None) -> None:
-        super().__init__(name, eps=eps, output_names=output_names, label_names=label_names)
+        super().__init__(name or self.NAME, eps=eps, output_names=output_names,
+                         label_names=label_names)
         self.eps = eps
 
     def update(self, labels: Sequence[NDArray], preds: Sequence[NDArray]) -> None:
@@ -478,10 +481,7 @@ class CrossEntropy(EvalMetric):
 class NegativeLogLikelihood(CrossEntropy):
     """CrossEntropy under MXNet's other name: -log(probability of the label + eps)."""
 
-    def __init__(self, eps: float = 1e-12, name: str = "nll-loss",
-                 output_names: Sequence[str] | None = None,
-                 label_names: Sequence[str] | None = None) -> None:
-        super().__init__(eps, name, output_names=output_names, label_names=label_names)
+    NAME = "nll-loss"
 
 
 @register

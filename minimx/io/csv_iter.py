@@ -19,7 +19,7 @@ import numpy as np
 
 from ..base import DTypeError, ShapeError, as_dtype
 from ..ndarray import NDArray, array
-from .ndarray_iter import _checked_batch_size
+from .ndarray_iter import checked_batch_size
 from .protocol import DataBatch, DataDesc, DataIter
 
 
@@ -30,7 +30,7 @@ class CSVIter(DataIter):
                  label_shape: Sequence[int] = (1,), batch_size: int = 1,
                  round_batch: bool = True, dtype: Any = "float32", data_name: str = "data",
                  label_name: str = "softmax_label", **kwargs: Any) -> None:
-        super().__init__(_checked_batch_size(batch_size))
+        super().__init__(checked_batch_size(batch_size, "CSVIter"))
         dtype = as_dtype(dtype)
         self.data = _rows(data_csv, tuple(data_shape), dtype, "data_csv")
         count = self.data.shape[0]

@@ -48,7 +48,7 @@ class NDArrayIter(DataIter):
     def __init__(self, data: Any, label: Any = None, batch_size: int = 1, shuffle: bool = False,
                  last_batch_handle: str = "pad", data_name: str = "data",
                  label_name: str = "softmax_label", layout: str = "NCHW") -> None:
-        super().__init__(_checked_batch_size(batch_size))
+        super().__init__(checked_batch_size(batch_size, "NDArrayIter"))
         if last_batch_handle not in LAST_BATCH_HANDLES:
             raise OperatorError(f"NDArrayIter: last_batch_handle={last_batch_handle!r} is not "
                                 f"one of {', '.join(LAST_BATCH_HANDLES)}")
@@ -173,10 +173,12 @@ class NDArrayIter(DataIter):
         return next(iter(counts.values()))
 
 
-def _checked_batch_size(batch_size: Any) -> int:
+def checked_batch_size(batch_size: Any, what: str) -> int:
+    """`batch_size` as an int; OperatorError naming `what` (the iterator) if it is not
+    a positive integer."""
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) \
             or batch_size <= 0:
-        raise OperatorError(f"NDArrayIter: batch_size={batch_size!r} must be a positive integer")
+        raise OperatorError(f"{what}: batch_size={batch_size!r} must be a positive integer")
     return int(batch_size)
 
 

@@ -30,8 +30,18 @@ from ..ndarray import NDArray, zeros
 from .optimizer import Optimizer, State, clipped, push_update, register
 
 
+class _PerElement(Optimizer):
+    """A rule whose state is `states` arrays of the weight's shape and dtype,
+    zero at first."""
+
+    states = 2
+
+    def create_state(self, index: int, weight: NDArray) -> State:
+        return tuple(zeros(weight.shape, dtype=weight.dtype) for _ in range(self.states))
+
+
 @register
-class Adam(Optimizer):
+class Adam(_PerElement):
     """Adam (Kingma and Ba), with MXNet's defaults."""
 
     def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
@@ -41,9 +51,6 @@ class Adam(Optimizer):
         self.beta2 = beta2
         self.epsilon = epsilon
         self.lazy_update = lazy_update   # dense arrays only: nothing is lazy here
-
-    def create_state(self, index: int, weight: NDArray) -> State:
-        return (zeros(weight.shape, dtype=weight.dtype), zeros(weight.shape, dtype=weight.dtype))
 
     def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         self._update_count(index)
@@ -62,7 +69,7 @@ class Adam(Optimizer):
 
 
 @register
-class RMSProp(Optimizer):
+class RMSProp(_PerElement):
     """RMSProp (Tieleman and Hinton), or with `centered` Graves' variant."""
 
     def __init__(self, learning_rate: float = 0.001, gamma1: float = 0.9, gamma2: float = 0.9,
@@ -74,10 +81,7 @@ class RMSProp(Optimizer):
         self.epsilon = epsilon
         self.centered = centered
         self.clip_weights = clip_weights
-
-    def create_state(self, index: int, weight: NDArray) -> State:
-        return tuple(zeros(weight.shape, dtype=weight.dtype)
-                     for _ in range(3 if self.centered else 1))
+        self.states = 3 if centered else 1
 
     def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         self._update_count(index)
@@ -103,20 +107,15 @@ class RMSProp(Optimizer):
         push_update(kernel, weight, grad, state, name)
 
 
-def _zeros_like(weight: NDArray, count: int) -> tuple[NDArray, ...]:
-    return tuple(zeros(weight.shape, dtype=weight.dtype) for _ in range(count))
-
-
 @register
-class AdaGrad(Optimizer):
+class AdaGrad(_PerElement):
     """AdaGrad (Duchi et al.); `eps` keeps the division finite."""
+
+    states = 1
 
     def __init__(self, eps: float = 1e-7, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.float_stable_eps = eps
-
-    def create_state(self, index: int, weight: NDArray) -> State:
-        return _zeros_like(weight, 1)
 
     def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         self._update_count(index)
@@ -131,16 +130,13 @@ class AdaGrad(Optimizer):
 
 
 @register
-class AdaDelta(Optimizer):
+class AdaDelta(_PerElement):
     """AdaDelta (Zeiler): no learning rate; `rho` decays both running averages."""
 
     def __init__(self, rho: float = 0.90, epsilon: float = 1e-5, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.rho = rho
         self.epsilon = epsilon
-
-    def create_state(self, index: int, weight: NDArray) -> State:
-        return _zeros_like(weight, 2)
 
     def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         wd = self._get_wd(index)
@@ -158,7 +154,7 @@ class AdaDelta(Optimizer):
 
 
 @register
-class Adamax(Optimizer):
+class Adamax(_PerElement):
     """Adamax (Kingma and Ba): Adam with the infinity norm."""
 
     def __init__(self, learning_rate: float = 0.002, beta1: float = 0.9, beta2: float = 0.999,
@@ -166,9 +162,6 @@ class Adamax(Optimizer):
         super().__init__(learning_rate=learning_rate, **kwargs)
         self.beta1 = beta1
         self.beta2 = beta2
-
-    def create_state(self, index: int, weight: NDArray) -> State:
-        return _zeros_like(weight, 2)
 
     def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         self._update_count(index)
@@ -185,7 +178,7 @@ class Adamax(Optimizer):
 
 
 @register
-class Nadam(Optimizer):
+class Nadam(_PerElement):
     """Nadam (Dozat): Adam with Nesterov momentum, on MXNet's momentum schedule."""
 
     def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
@@ -196,9 +189,6 @@ class Nadam(Optimizer):
         self.epsilon = epsilon
         self.schedule_decay = schedule_decay
         self.m_schedule = 1.0
-
-    def create_state(self, index: int, weight: NDArray) -> State:
-        return _zeros_like(weight, 2)
 
     def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         self._update_count(index)

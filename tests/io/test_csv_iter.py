@@ -61,6 +61,8 @@ def test_files_that_do_not_fit_are_named(files, tmp_path):
     with pytest.raises(mx.ShapeError, match=r"has 3 values a row, but the shape \(2, 2\) "
                                             "holds 4"):
         mx.io.CSVIter(data_csv=data, data_shape=(2, 2), batch_size=2)
+    with pytest.raises(mx.OperatorError, match="CSVIter: batch_size=0 must be a positive"):
+        mx.io.CSVIter(data_csv=data, data_shape=(3,), batch_size=0)
     short = tmp_path / "short.csv"
     np.savetxt(short, np.arange(4), delimiter=",")
     with pytest.raises(mx.ShapeError, match=r"10 rows in .*d.csv but 4 in .*short.csv"):
