@@ -54,6 +54,12 @@ class Slot:
         self.offset = offset  # a view's: where in base's bytes it starts
 
     @property
+    def whole(self) -> bool:
+        """A view of all of its temporary's bytes (a reshape or a retype, not a part)."""
+        return (self.base is not None and self.offset == 0
+                and self.desc.nbytes == self.base.desc.nbytes)
+
+    @property
     def shape(self) -> tuple[int, ...]:
         return self.desc.shape
 
@@ -149,7 +155,11 @@ class Plan:
             dst = self._slot("t", op.desc("dst"), "temp")
         else:
             self._own(dst, f"plan.add({op.kind}) dst")
-            if dst.kind in ("input", "view"):
+            # A sum may accumulate into a view of a whole temporary (its bytes
+            # through another type or shape): the step reads and writes the
+            # temporary, as a sum into the temporary itself does.
+            summed_view = op.has_sum and dst.kind == "view" and dst.whole
+            if dst.kind == "input" or (dst.kind == "view" and not summed_view):
                 what = "an input" if dst.kind == "input" else "a view"
                 raise BackendError(f"plan.add({op.kind}): dst {dst.name} is {what}, "
                                    "which steps only read; copy it with "
@@ -161,7 +171,8 @@ class Plan:
             if op.has_sum and not dst.written:
                 raise BackendError(f"plan.add({op.kind}): the sum addend {dst.name} was "
                                    "never written")
-            if op.kind not in IN_PLACE_KINDS and any(args[n] is dst for n in expected):
+            if op.kind not in IN_PLACE_KINDS and any(
+                    (args[n].base or args[n]) is (dst.base or dst) for n in expected):
                 raise BackendError(f"plan.add({op.kind}): dst {dst.name} is also read by "
                                    "the step, which this primitive cannot do in place")
         if self._cplan is not None:
@@ -198,8 +209,9 @@ class Plan:
 
     def view(self, slot: Slot, desc: MemoryDesc) -> Slot:
         """The bytes of the written temporary ``slot`` read through other strides
-        of the same size (a reshape, or strides that transpose), no copy. Steps
-        may read a view, not write it; it keeps ``slot`` alive."""
+        of the same size (a reshape, strides that transpose, another type of the
+        same size), no copy. Steps may read a view, not write it, but for a sum
+        post-op accumulating into a view of all of ``slot``; it keeps ``slot`` alive."""
         if not (slot.desc.is_strided and desc.is_strided) or desc.nbytes != slot.desc.nbytes:
             raise BackendError(f"plan.view: {desc.brief} cannot view {slot.desc.brief} (a "
                                "strided slot viewed through strides of its size)")
@@ -265,7 +277,8 @@ class Plan:
         written: set[int] = set()
         steps = []
         for op, bound in self.steps:
-            dst = index[id(bound[op.args.index("dst")])]
+            dst_slot = bound[op.args.index("dst")]
+            dst = index[id(dst_slot.base or dst_slot)]   # a summed view: its temporary
             names = [n for n in op.args if n != "dst"]
             reads = [index[id(s.base or s)] for n, s in zip(op.args, bound, strict=True)
                      if n != "dst" and n not in op.extra_dsts]

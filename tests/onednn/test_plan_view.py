@@ -87,3 +87,31 @@ def test_a_part_outside_its_slot_is_refused():
     t = plan.reorder(plan.input((2, 3)), copy=True)
     with pytest.raises(BackendError, match=r"not inside \(2, 3\)"):
         plan.part(t, (2, 2), (0, 2))
+
+
+def test_a_sum_accumulates_into_a_whole_view_in_place():
+    """A sum post-op may write into a view of all of a temporary (here a reshape):
+    the step reads and writes the temporary, which the planner keeps alive."""
+    rng = np.random.default_rng(1)
+    x, w = (rng.standard_normal(s).astype(np.float32) for s in ((4, 6), (6, 3)))
+    addend = rng.standard_normal((2, 6)).astype(np.float32)
+    plan = onednn.Plan("summed view")
+    t = plan.reorder(plan.input(addend.shape), copy=True)
+    flat = plan.view(t, MemoryDesc.plain((4, 3)))
+    op = onednn.matmul(MemoryDesc.plain(x.shape), MemoryDesc.plain(w.shape),
+                       post_ops=[onednn.PostOp.sum()])
+    y = plan.add(op, src=plan.input(x.shape), weights=plan.input(w.shape), dst=flat)
+    assert y is flat
+    plan.output(plan.reorder(y, copy=True))
+    np.testing.assert_allclose(plan.run([addend, x, w])[0], x @ w + addend.reshape(4, 3),
+                               rtol=1e-5)
+
+
+def test_a_sum_into_a_part_is_refused():
+    plan = onednn.Plan("summed part")
+    t = plan.reorder(plan.input((8, 3)), copy=True)
+    half = plan.part(t, (4, 3), (0, 0))
+    op = onednn.matmul(MemoryDesc.plain((4, 6)), MemoryDesc.plain((6, 3)),
+                       post_ops=[onednn.PostOp.sum()])
+    with pytest.raises(BackendError, match="is a view, which steps only read"):
+        plan.add(op, src=plan.input((4, 6)), weights=plan.input((6, 3)), dst=half)

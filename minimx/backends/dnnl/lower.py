@@ -445,7 +445,8 @@ class Lowering:
         reads it later and the step does not read it otherwise; else a copy."""
         slot = self.value(eid)
         root = self.root[eid]
-        if (slot.kind == "temp" and slot.desc == desc and self.last_use[root] <= nid
+        in_place = slot.kind == "temp" or (slot.kind == "view" and slot.whole)
+        if (in_place and slot.desc == desc and self.last_use[root] <= nid
                 and root not in self.casts and root not in {self.root[r] for r in reads}):
             return slot
         return self.plan.reorder(slot, desc, copy=True)

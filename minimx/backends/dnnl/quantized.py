@@ -273,8 +273,8 @@ def quantized_conv(low: Lowering, node: Node, nid: int, ins: Sequence[int], inpu
     dst = None if not p.with_sum else low.addend(base[-1], op.desc("dst"), nid, [base[0]])
     y = low.plan.add(op, dst=dst, **args)
     low.set_range(low.g.entry_ptr[nid], *q.range_out(p.min_calib_range, p.max_calib_range))
-    if y.desc.dtype != qc.out_type:  # values >= 0 (a uint8 output ends in relu)
-        y = low.plan.reorder(y, _retyped(y.desc, qc.out_type))
+    if y.desc.dtype != qc.out_type:  # the sum's type read as the output's, no copy
+        y = low.plan.view(y, _retyped(y.desc, qc.out_type))
     return y
 
 

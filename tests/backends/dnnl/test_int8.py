@@ -390,3 +390,41 @@ def test_plain_quantize_model_graph_matches_the_numpy_kernels():
     assert {"_contrib_requantize", "_contrib_quantized_elemwise_add"} <= inside
     np.testing.assert_array_equal(run(part, qargs, qauxs, io["data"]),
                                   run(qsym, qargs, qauxs, io["data"]))
+
+
+def _residual_net() -> mx.sym.Symbol:
+    """conv-relu, then two residual sums: an int8 1x1 branch summed into a uint8
+    output, and that output summed into the next convolution's."""
+    x = mx.sym.Activation(mx.sym.Convolution(mx.sym.var("data"), kernel=(3, 3), pad=(1, 1),
+                                             num_filter=16, name="c1"), act_type="relu")
+    a = mx.sym.Convolution(x, kernel=(3, 3), pad=(1, 1), num_filter=32, name="ca")
+    b = mx.sym.Convolution(x, kernel=(1, 1), num_filter=32, name="cb")
+    y = mx.sym.Activation(a + b, act_type="relu")
+    c = mx.sym.Convolution(y, kernel=(3, 3), pad=(1, 1), num_filter=32, name="cc")
+    z = mx.sym.Activation(c + y, act_type="relu")
+    return mx.sym.FullyConnected(mx.sym.flatten(z), num_hidden=10, name="fc")
+
+
+def test_uint8_output_over_an_int8_residual_is_the_sums_bytes():
+    """MXNet writes a sum in its addend's type and reads it as the output's: a uint8
+    output over an int8 residual stops at 127. The plan reads the same bytes as
+    uint8 (no copy), and the next sum accumulates into them in place."""
+    rng = np.random.default_rng(0)
+    net, shape = _residual_net(), (2, 3, 8, 8)
+    arg_shapes = net.infer_shape(data=shape)[0]
+    args = {n: mx.nd.array(rng.normal(0, 0.3, s).astype(np.float32))
+            for n, s in zip(net.list_arguments(), arg_shapes, strict=True) if n != "data"}
+    calib = [rng.uniform(-0.5, 0.5, shape).astype(np.float32)]
+    qsym, qargs, qaux = mx.contrib.quantization.quantize_model_mkldnn(
+        net, args, {}, calib_mode="naive", calib_data=calib, label_names=(),
+        quantized_dtype="auto")
+    data = rng.uniform(-2, 2, shape).astype(np.float32)  # beyond the calibrated ranges
+    summed = qsym.get_internals()["quantized_sg_mkldnn_conv_add_act_1_output"]
+    inner = run(summed, qargs, qaux, data)
+    assert inner.dtype == np.uint8 and inner.max() == 127   # saturated as int8
+    ex = bind(partitioned(qsym, data), qargs, qaux, data)
+    np.testing.assert_array_equal(ex.forward(is_train=False)[0].asnumpy(),
+                                  run(qsym, qargs, qaux, data))
+    (state,) = [s for s in ex._runner.operator_states().values() if isinstance(s, DnnlState)]
+    steps = [(owner, name.split("[")[0]) for owner, name in state.compiled.plan.step_names()]
+    assert ("quantized_sg_mkldnn_conv_add_act_1", "reorder") not in steps
