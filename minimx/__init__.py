@@ -41,6 +41,7 @@ mod = module
 mon = monitor
 kv = kvstore
 random = ndarray.random
+visualization = viz
 
 __version__ = "0.1.0"
 
@@ -48,4 +49,5 @@ __all__ = ["AttrScope", "BackendError", "Context", "DTypeError", "Executor", "Gr
            "MinimxError", "OperatorError", "ShapeError", "attribute", "callback", "contrib", "cpu",
            "current_context", "gpu", "init", "initializer", "io", "kv", "kvstore", "lr_scheduler",
            "metric", "mod", "model", "models", "module", "mon", "monitor", "name", "nd", "ndarray",
-           "onnx", "optimizer", "profiler", "random", "subgraph", "sym", "symbol", "viz"]
+           "onnx", "optimizer", "profiler", "random", "subgraph", "sym", "symbol", "visualization",
+           "viz"]

@@ -129,3 +129,8 @@ def test_renders_with_dot(tmp_path: Path) -> None:
     dot = mx.viz.plot_network(part, shape={"data": (1, 3, 8, 8)}, save_format="png")
     path = Path(dot.render(tmp_path / "net", cleanup=True))
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_visualization_is_viz():
+    """MXNet scripts call it by either name."""
+    assert mx.visualization is mx.viz
