@@ -23,8 +23,10 @@ from . import (
     name,
     ndarray,
     onnx,  # mx.onnx.export_model (needs the optional onnx package only when called)
+    operator,  # mx.operator: Python custom operators
     optimizer,
     profiler,
+    rnn,  # mx.rnn: symbolic RNN cells, BucketSentenceIter
     subgraph,
     symbol,
     viz,
@@ -49,5 +51,5 @@ __all__ = ["AttrScope", "BackendError", "Context", "DTypeError", "Executor", "Gr
            "MinimxError", "OperatorError", "ShapeError", "attribute", "callback", "contrib", "cpu",
            "current_context", "gpu", "init", "initializer", "io", "kv", "kvstore", "lr_scheduler",
            "metric", "mod", "model", "models", "module", "mon", "monitor", "name", "nd", "ndarray",
-           "onnx", "optimizer", "profiler", "random", "subgraph", "sym", "symbol", "visualization",
-           "viz"]
+           "onnx", "operator", "optimizer", "profiler", "random", "rnn", "subgraph", "sym",
+           "symbol", "visualization", "viz"]

@@ -262,12 +262,12 @@ class _BinaryCounts:
         self.local = dict.fromkeys(self.FIELDS, 0)
         self.total = dict.fromkeys(self.FIELDS, 0)
 
-    def update(self, label: NDArray, pred: NDArray) -> None:
+    def update(self, label: NDArray, pred: NDArray, what: str) -> None:
         probs = pred.asnumpy()
         truth = label.asnumpy().astype("int32")
         check_label_shapes(truth, probs)
         if len(numpy.unique(truth)) > 2:
-            raise MinimxError("F1 currently only supports binary classification "
+            raise MinimxError(f"{what} currently only supports binary classification "
                               f"(labels {numpy.unique(truth).tolist()})")
         positive, actual = probs.argmax(axis=1) == 1, truth == 1
         counts = {"tp": positive & actual, "fp": positive & ~actual,
@@ -283,34 +283,46 @@ class _BinaryCounts:
         return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
 
     @staticmethod
+    def matthewscc(c: Mapping[str, int]) -> float:
+        """Matthews' correlation; zero factors of the denominator count as 1 (MXNet's
+        rule), and no examples give 0."""
+        factors = (c["tp"] + c["fp"], c["tp"] + c["fn"], c["tn"] + c["fp"], c["tn"] + c["fn"])
+        denominator = math.prod(float(f) for f in factors if f)
+        return (c["tp"] * c["tn"] - c["fp"] * c["fn"]) / math.sqrt(denominator)
+
+    @staticmethod
     def count(c: Mapping[str, int]) -> int:
         return sum(c.values())
 
 
-@register
-class F1(EvalMetric):
-    """F1 score of binary predictions (class 1 positive): with ``average='macro'``
-    the mean of the per-batch scores, with ``'micro'`` the score of all counts."""
+class _BinaryScore(EvalMetric):
+    """A score of binary predictions (class 1 positive) from their counts: with
+    ``average='macro'`` the mean of the per-batch scores, with ``'micro'`` the
+    score of all counts since the last reset (local) or full reset (global)."""
 
-    def __init__(self, name: str = "f1", output_names: Sequence[str] | None = None,
+    def __init__(self, name: str, output_names: Sequence[str] | None = None,
                  label_names: Sequence[str] | None = None, average: str = "macro") -> None:
         if average not in ("macro", "micro"):
-            raise MinimxError(f"F1: average={average!r} is not 'macro' or 'micro'")
+            raise MinimxError(f"{type(self).__name__}: average={average!r} is not 'macro' or "
+                              "'micro'")
         self.average = average
         self.counts = _BinaryCounts()
         super().__init__(name, output_names=output_names, label_names=label_names)
 
+    def score(self, counts: Mapping[str, int]) -> float:
+        raise NotImplementedError
+
     def update(self, labels: Sequence[NDArray], preds: Sequence[NDArray]) -> None:
         labels, preds = check_label_shapes(labels, preds, True)
         for label, pred in zip(labels, preds, strict=True):
-            self.counts.update(label, pred)
+            self.counts.update(label, pred, type(self).__name__)
         local, total = self.counts.local, self.counts.total
         if self.average == "macro":
-            self._add(_BinaryCounts.fscore(local), 1)
+            self._add(self.score(local), 1)
             self.counts = _BinaryCounts()
         else:
-            self.sum_metric = _BinaryCounts.fscore(local) * _BinaryCounts.count(local)
-            self.global_sum_metric = _BinaryCounts.fscore(total) * _BinaryCounts.count(total)
+            self.sum_metric = self.score(local) * _BinaryCounts.count(local)
+            self.global_sum_metric = self.score(total) * _BinaryCounts.count(total)
             self.num_inst = _BinaryCounts.count(local)
             self.global_num_inst = _BinaryCounts.count(total)
 
@@ -321,6 +333,40 @@ class F1(EvalMetric):
     def reset_local(self) -> None:
         super().reset_local()
         self.counts.local = dict.fromkeys(_BinaryCounts.FIELDS, 0)
+
+
+@register
+class F1(_BinaryScore):
+    """F1 score of binary predictions: the harmonic mean of precision and recall."""
+
+    def __init__(self, name: str = "f1", output_names: Sequence[str] | None = None,
+                 label_names: Sequence[str] | None = None, average: str = "macro") -> None:
+        super().__init__(name, output_names, label_names, average)
+
+    def score(self, counts: Mapping[str, int]) -> float:
+        return _BinaryCounts.fscore(counts)
+
+
+@register
+class MCC(_BinaryScore):
+    """Matthews' correlation coefficient of binary predictions,
+    ``(tp*tn - fp*fn) / sqrt((tp+fp)(tp+fn)(tn+fp)(tn+fn))``: unlike F1, it shows
+    a model that always predicts one class (0).
+
+    >>> import minimx as mx
+    >>> mcc = mx.metric.create("mcc")
+    >>> mcc.update([mx.nd.array([0, 1, 1, 0])],
+    ...            [mx.nd.array([[0.8, 0.2], [0.3, 0.7], [0.6, 0.4], [0.9, 0.1]])])
+    >>> round(mcc.get()[1], 6)   # tp=1 tn=2 fp=0 fn=1: 2 / sqrt(1*2*2*3)
+    0.57735
+    """
+
+    def __init__(self, name: str = "mcc", output_names: Sequence[str] | None = None,
+                 label_names: Sequence[str] | None = None, average: str = "macro") -> None:
+        super().__init__(name, output_names, label_names, average)
+
+    def score(self, counts: Mapping[str, int]) -> float:
+        return _BinaryCounts.matthewscc(counts)
 
 
 class _Regression(EvalMetric):
@@ -375,19 +421,45 @@ class RMSE(_Regression):
         return float(numpy.sqrt((difference ** 2.0).mean()))
 
 
+Moments = tuple[int, float, float]   # count, mean, sum of squared deviations
+
+
+def _welford(moments: Moments, values: numpy.ndarray) -> Moments:
+    """`moments` with `values` added, a batch at a time as MXNet's Welford update
+    (exact for one value at a time, close for batches)."""
+    count, mean, squares = moments
+    count += len(values)
+    delta = values - mean
+    mean += float(numpy.sum(delta / count))
+    squares += float(numpy.sum(delta * (values - mean)))
+    return count, mean, squares
+
+
 @register
 @alias("pearsonr")
 class PearsonCorrelation(EvalMetric):
-    """Pearson's correlation of predictions with labels, per batch, averaged over
-    batches (MXNet's ``average='macro'``, the default; its pooled ``'micro'`` is
-    not provided)."""
+    """Pearson's correlation of predictions with labels: with ``average='macro'``
+    per batch, averaged over batches; with ``'micro'`` from running moments and
+    co-moment of all batches since the last full `reset` (MXNet's streaming
+    formulas, which are close to, not equal to, the pooled correlation).
+
+    With ``'micro'``, MXNet 1.9's `get_global` gives 0.0 (it never fills the
+    global sum); here it gives the same pooled value as `get`.
+    """
 
     def __init__(self, name: str = "pearsonr", output_names: Sequence[str] | None = None,
                  label_names: Sequence[str] | None = None, average: str = "macro") -> None:
-        if average != "macro":
-            raise MinimxError(f"PearsonCorrelation: average={average!r}; only 'macro' (per "
-                              "batch) is provided")
+        if average not in ("macro", "micro"):
+            raise MinimxError(f"PearsonCorrelation: average={average!r} is not 'macro' or "
+                              "'micro'")
+        self.average = average
         super().__init__(name, output_names=output_names, label_names=label_names)
+
+    def reset(self) -> None:
+        super().reset()
+        self._labels: Moments = (0, 0.0, 0.0)
+        self._preds: Moments = (0, 0.0, 0.0)
+        self._comoment = 0.0
 
     def update(self, labels: Sequence[NDArray], preds: Sequence[NDArray]) -> None:
         labels, preds = check_label_shapes(labels, preds, True)
@@ -395,7 +467,33 @@ class PearsonCorrelation(EvalMetric):
             check_label_shapes(label, pred, shape=True)
             truth = label.asnumpy().ravel().astype(numpy.float64)
             guess = pred.asnumpy().ravel().astype(numpy.float64)
-            self._add(float(numpy.corrcoef(guess, truth)[0, 1]), 1)
+            if self.average == "macro":
+                self._add(float(numpy.corrcoef(guess, truth)[0, 1]), 1)
+                continue
+            # MXNet's order: the labels' mean moves before the co-moment, the
+            # predictions' after it.
+            self._labels = _welford(self._labels, truth)
+            self._comoment += float(numpy.sum((truth - self._labels[1])
+                                              * (guess - self._preds[1])))
+            self._preds = _welford(self._preds, guess)
+            self._add(0.0, 1)   # counts the batch; the value is the moments'
+
+    def _pooled(self) -> float:
+        count, squares_p, squares_l = self._labels[0], self._preds[2], self._labels[2]
+        with numpy.errstate(divide="ignore", invalid="ignore"):
+            return float(numpy.float64(self._comoment) / (
+                (count - 1) * numpy.sqrt(squares_p / (count - 1))
+                * numpy.sqrt(squares_l / (count - 1))))
+
+    def get(self) -> tuple[Any, Any]:
+        if self.average == "macro" or not self.num_inst:
+            return super().get()
+        return self.name, self._pooled()
+
+    def get_global(self) -> tuple[Any, Any]:
+        if self.average == "macro" or not self.global_num_inst:
+            return super().get_global()
+        return self.name, self._pooled()
 
 
 @register

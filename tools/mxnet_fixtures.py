@@ -30,8 +30,11 @@ Then, from the repository root:
 - ``legacy``: a hand-written MXNet 0.8-style JSON and what MXNet 1.9.1 makes of it.
 - ``quantization``: MXNet's entropy thresholds of fixed arrays and its naive and
   entropy calibration ranges of a small conv-relu-fc net over three batches.
+- ``more_ops``: like ``tensor_ops``, for the operators added after issue 15 (softmin,
+  GroupNorm, gather_nd, the linalg family, Crop ...).
 - ``model_ops``: issue 15's model operators (boxes, ROI, resizing, sequences, attention,
-  RNN) on fixed inputs, with MXNet's outputs and some input gradients.
+  RNN), the spatial transformer operators and Correlation on fixed inputs, with MXNet's
+  outputs and some input gradients.
 - ``io``: ``mx.io.NDArrayIter`` cases (inputs, arguments, steps) and the batches
   MXNet gives, for every ``last_batch_handle`` and across resets.
 - ``quantization_ops``: each quantization operator on fixed inputs, with MXNet's outputs.
@@ -52,10 +55,18 @@ Then, from the repository root:
 - ``int8_agreement``: the ``models`` nets quantized by ``quantize_model_mkldnn`` (naive, first
   convolution excluded), MXNet's INT8 and fp32 outputs on a fixed set of images, and how
   well they agree (``benchmarks/int8_agreement.py`` measures minimx the same way).
-- ``tensor_ops``: issue 15's tensor operators on fixed inputs (ties, clamped slices,
-  out-of-range indices), with MXNet's outputs and input gradients.
+- ``tensor_ops``: issue 15's tensor operators, cumsum, moments and erfinv on fixed inputs
+  (ties, clamped slices, out-of-range indices, erfinv's edges), with MXNet's outputs and
+  input gradients.
 - ``onnx``: the structure of the ONNX files MXNet's ``mx.onnx.export_model`` writes for a
   few zoo nets (needs ``onnx`` installed beside MXNet).
+- ``loss_ops``: the loss heads (regression outputs, SVMOutput, MakeLoss) on fixed inputs,
+  with MXNet's outputs and the input gradients they send back.
+- ``custom_op``: a small net of two Python custom operators (``mx.operator``): symbol,
+  arguments, MXNet's output and gradients, and one ``mx.nd.Custom`` call.
+- ``rnn_cells``: ``mx.rnn`` cells unrolled (argument names and shapes, node names, outputs
+  on seeded inputs) and a small LSTM language model trained by ``mx.mod.BucketingModule``
+  (``tools/mxnet_rnn_fixtures.py``).
 
 ``.npz`` convention (shared with ``--check-minimx-params``): a list file's arrays are
 ``arr_0, arr_1, ...`` (``np.savez(path, *arrays)``); a dict file's are keyed by name, in
@@ -92,6 +103,7 @@ from mxnet.contrib import amp  # noqa: E402
 from mxnet.gluon.model_zoo import vision  # noqa: E402
 from mxnet.gluon.model_zoo.vision.densenet import DenseNet  # noqa: E402
 from mxnet.gluon.model_zoo.vision.resnet import BasicBlockV1, BottleneckV2, ResNetV1, ResNetV2  # noqa: E402
+from mxnet_rnn_fixtures import write_rnn_cells  # noqa: E402  (tools/, beside this script)
 
 SAVE_DTYPES = ["float32", "float64", "float16", "uint8", "int8", "int32", "int64", "bool"]
 STRUCTURE_MODELS = (
@@ -1088,7 +1100,29 @@ def _tensor_op_cases(rng: np.random.RandomState) -> list[tuple[str, str, dict, l
         cases.append((f"unary_{name}", name, {}, [domain]))
     cases.append(("unary_arccosh", "arccosh", {}, [np.abs(halves) + 1.5]))
     cases += [(f"unary_{name}", name, {}, [np.abs(halves) + 0.25]) for name in ("gamma", "gammaln")]
-    return cases
+    return cases + _scan_and_moment_cases(np.random.RandomState(16))
+
+
+def _scan_and_moment_cases(rng: np.random.RandomState
+                           ) -> list[tuple[str, str, dict, list[np.ndarray]]]:
+    """cumsum (flattened, per axis, widened dtype, booleans), moments (several axes,
+    keepdims) and erfinv at its edges (+-1, beyond, tiny values). Their own generator,
+    so that the earlier cases keep their inputs and head gradients."""
+    x = rng.uniform(-2, 2, (2, 3, 4)).astype("float32")
+    edges = np.array([-1, -0.99999994, -0.9, -0.5, -3e-8, 0, 5e-8, 2e-7, 0.3, 0.75, 0.9999,
+                      0.99999994, 1, 1.5, -2], "float32")
+    return [
+        ("cumsum_flat", "cumsum", {}, [x]),
+        ("cumsum_axis", "cumsum", {"axis": "1"}, [x]),
+        ("cumsum_axis0_float64", "cumsum", {"axis": "0", "dtype": "float64"}, [x]),
+        ("cumsum_int32", "cumsum", {"axis": "2"}, [np.arange(24, dtype="int32").reshape(2, 3, 4)]),
+        ("cumsum_bool", "cumsum", {}, [np.array([1, 0, 1, 1], "bool")]),
+        ("moments_one_axis", "moments", {"axes": "(1,)"}, [x]),
+        ("moments_negative_keepdims", "moments", {"axes": "(-1, 0)", "keepdims": "True"}, [x]),
+        ("moments_all", "moments", {"axes": "(0, 1, 2)"}, [x]),
+        ("unary_erfinv", "erfinv", {}, [edges]),
+        ("unary_erfinv_inside", "erfinv", {}, [rng.uniform(-0.99, 0.99, (3, 5)).astype("float32")]),
+    ]
 
 
 def _nd_function(op: str) -> Callable:
@@ -1099,14 +1133,101 @@ def _nd_function(op: str) -> Callable:
     raise KeyError(op)
 
 
-def write_tensor_ops(out: Path) -> None:
-    """Each case of `_tensor_op_cases` run by MXNet: outputs and, where a float input
+def _more_op_cases(rng: np.random.RandomState) -> list[tuple[str, str, dict, list[np.ndarray]]]:
+    """(case, operator, attributes, inputs) of the operators added after issue 15:
+    softmin, softsign, hypot, GroupNorm, coordinate indexing, the linalg family,
+    khatri_rao, the finiteness checks, multi_sum_sq and Crop."""
+    def floats(*shape: int, low: float = -2.0, high: float = 2.0) -> np.ndarray:
+        return rng.uniform(low, high, shape).astype("float32")
+
+    def spd(*lead: int, n: int = 3) -> np.ndarray:
+        m = rng.uniform(-1, 1, (*lead, n, n))
+        return (m @ np.swapaxes(m, -1, -2) + n * np.eye(n)).astype("float32")
+
+    x = floats(2, 3, 4)
+    coords = np.array([[1, 0, 1, 1], [2, 0, 0, 2]], "float32")   # a repeated coordinate
+    return [
+        ("softmin", "softmin", {"axis": "1"}, [x]),
+        ("softmin_temperature", "softmin", {"temperature": "2.5"}, [x]),
+        ("softsign", "softsign", {}, [x]),
+        ("broadcast_hypot", "broadcast_hypot", {}, [floats(2, 1, 4), floats(3, 1)]),
+        ("hypot", "_hypot", {}, [x, floats(2, 3, 4)]),
+        ("hypot_scalar", "_hypot_scalar", {"scalar": "1.5"}, [x]),
+        ("group_norm", "GroupNorm", {"num_groups": "2", "eps": "0.01"},
+         [floats(2, 4, 3, 2), floats(2), floats(2)]),
+        ("group_norm_mean_var", "GroupNorm", {"num_groups": "3", "output_mean_var": "True"},
+         [floats(2, 6, 5), floats(3), floats(3)]),
+        ("gather_nd", "gather_nd", {}, [x, coords]),
+        ("gather_nd_negative", "gather_nd", {},
+         [x, np.array([[1, -1], [2, -3], [3, 0]], "float32")]),
+        ("scatter_nd", "scatter_nd", {"shape": "(3, 4, 2)"},
+         [floats(2, 2), np.array([[0, 2], [3, 1]], "float32")]),
+        ("batch_take", "batch_take", {}, [floats(4, 3), np.array([0, -1, 2, 7], "int32")]),
+        ("reshape_like", "reshape_like", {}, [x, floats(4, 6)]),
+        ("reshape_like_ranges", "reshape_like", {"lhs_begin": "-2", "rhs_begin": "1",
+                                                 "rhs_end": "-1"}, [x, floats(5, 12, 7)]),
+        ("ravel_multi_index", "_ravel_multi_index", {"shape": "(7, 6)"},
+         [np.array([[3, 6, 9, -1], [4, 5, 1, 2]], "float32")]),
+        ("unravel_index", "_unravel_index", {"shape": "(7, 6)"},
+         [np.array([22, 41, 37, 50, 0], "float32")]),
+        ("index_copy", "_contrib_index_copy", {},
+         [floats(5, 3), np.array([4, 1, 1.7], "float32"), floats(3, 3)]),
+        ("khatri_rao", "khatri_rao", {"num_args": "3"},
+         [floats(2, 3), floats(3, 3), floats(1, 3)]),
+        ("all_finite", "all_finite", {}, [np.array([1, np.inf, 2], "float32")]),
+        ("multi_all_finite", "multi_all_finite", {"num_arrays": "2"},
+         [x, np.array([np.nan], "float32")]),
+        ("multi_sum_sq", "multi_sum_sq", {"num_arrays": "2"}, [x, floats(5)]),
+        ("crop_h_w", "Crop", {"num_args": "1", "h_w": "(3, 2)", "offset": "(1, 2)"},
+         [floats(1, 2, 5, 6)]),
+        ("crop_center_like", "Crop", {"num_args": "2", "center_crop": "True"},
+         [floats(1, 2, 5, 6), floats(1, 1, 2, 3)]),
+        ("linalg_gemm", "linalg_gemm", {"transpose_a": "True", "alpha": "1.5", "beta": "-0.5"},
+         [floats(2, 3, 2), floats(2, 3, 4), floats(2, 2, 4)]),
+        ("linalg_gemm_axis", "linalg_gemm", {"transpose_b": "True", "axis": "1"},
+         [floats(2, 3, 2, 4), floats(2, 5, 2, 4), floats(2, 3, 2, 5)]),
+        ("linalg_gemm2", "linalg_gemm2", {"transpose_b": "True", "alpha": "2"},
+         [floats(3, 4), floats(2, 4)]),
+        ("linalg_potrf", "linalg_potrf", {}, [spd(2)]),
+        ("linalg_potri", "linalg_potri", {}, [np.linalg.cholesky(spd(2)).astype("float32")]),
+        ("linalg_trsm", "linalg_trsm", {"rightside": "True", "transpose": "True",
+                                         "lower": "False", "alpha": "-1.5"},
+         [np.triu(spd()), floats(2, 3)]),
+        ("linalg_trsm_left", "linalg_trsm", {}, [np.tril(spd(2)), floats(2, 3, 2)]),
+        ("linalg_trmm", "linalg_trmm", {}, [floats(2, 3, 3), floats(2, 3, 2)]),
+        ("linalg_trmm_right", "linalg_trmm", {"rightside": "True", "lower": "False",
+                                               "transpose": "True", "alpha": "0.5"},
+         [floats(3, 3), floats(4, 3)]),
+        ("linalg_syrk", "linalg_syrk", {"transpose": "True", "alpha": "0.5"},
+         [floats(2, 3, 4)]),
+        ("linalg_inverse", "linalg_inverse", {}, [spd(2)]),
+        ("linalg_det", "linalg_det", {},
+         [spd(2) * np.array([1, -1], "float32")[:, None, None]]),
+        ("linalg_det_one", "linalg_det", {}, [spd()]),
+        ("linalg_slogdet", "linalg_slogdet", {},
+         [spd(2) * np.array([-1, 1], "float32")[:, None, None]]),
+        ("linalg_sumlogdiag", "linalg_sumlogdiag", {}, [spd(2)]),
+        ("linalg_extractdiag", "linalg_extractdiag", {"offset": "-1"}, [floats(2, 3, 3)]),
+        ("linalg_makediag", "linalg_makediag", {"offset": "2"}, [floats(2, 3)]),
+    ]
+
+
+# Operators MXNet gives no gradient (backward raises), and cases whose MXNet gradient
+# is wrong (gather_nd's backward writes outside the array for a negative index): their
+# cases record outputs only.
+UNGRADED = {"batch_take", "khatri_rao", "all_finite", "multi_all_finite", "multi_sum_sq",
+            "gather_nd_negative"}
+
+
+def write_tensor_ops(out: Path, make_cases: Callable = _tensor_op_cases) -> None:
+    """Each case of `make_cases` (`_tensor_op_cases`; `_more_op_cases` for the more_ops
+    group) run by MXNet: outputs and, where a float input
     takes a gradient, the input gradients for seeded head gradients, all in one
     `cases.npz` (`<case>:in_<i>`, `:out_<i>`, `:head_<i>`, `:grad_<i>`) and `cases.json`."""
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.RandomState(15)
     arrays, cases = {}, {}
-    for case, op, attrs, inputs in _tensor_op_cases(rng):
+    for case, op, attrs, inputs in make_cases(rng):
         nds = list(map(_nd, inputs))
         for a in nds:
             a.attach_grad()
@@ -1114,7 +1235,8 @@ def write_tensor_ops(out: Path) -> None:
             outputs = _nd_function(op)(*nds, **attrs)
         outputs = outputs if isinstance(outputs, list) else [outputs]
         heads = [rng.uniform(-1, 1, y.shape).astype(y.dtype) for y in outputs]
-        graded = all(y.dtype.kind == "f" for y in heads) and nds
+        graded = (all(y.dtype.kind == "f" for y in heads) and nds
+                  and not {op, case} & UNGRADED)
         if graded:
             mx.autograd.backward(outputs, list(map(_nd, heads)))
         arrays.update({f"{case}:in_{i}": a for i, a in enumerate(inputs)})
@@ -1124,6 +1246,8 @@ def write_tensor_ops(out: Path) -> None:
             arrays.update({f"{case}:grad_{i}": a.grad.asnumpy() for i, a in enumerate(nds)})
         cases[case] = {"op": op, "attrs": attrs, "graded": bool(graded)}
     np.savez_compressed(out / "cases.npz", **arrays)
+    (out / "cases.json").write_text(json.dumps(cases, indent=1, sort_keys=True) + "\n")
+
 # -- model operators (issue 15) --------------------------------------------------------------
 def _boxes(rng: np.random.RandomState, *lead: int, width: int = 6) -> np.ndarray:
     """Detection rows [class, score, xmin, ymin, xmax, ymax] (corner), clustered so that
@@ -1268,7 +1392,43 @@ def _model_op_cases(rng: np.random.RandomState
         ("rnn_tanh_bidir_2layer", "rnn_tanh", 2, True, 3),
         ("rnn_relu", "rnn_relu", 1, False, 4),
     ]]
-    return cases
+    return cases + _spatial_cases(np.random.RandomState(16))
+
+
+def _spatial_cases(rng: np.random.RandomState
+                   ) -> list[tuple[str, str, dict, list[np.ndarray], bool]]:
+    """The spatial transformer operators and Correlation, with gradients: grids that
+    reach outside the image, affine maps that zoom out, FlowNet-like correlations. Their
+    own generator, so that the earlier cases keep their inputs and head gradients."""
+    def floats(*shape: int, low: float = -1.0, high: float = 1.0) -> np.ndarray:
+        return rng.uniform(low, high, shape).astype("float32")
+
+    identity = np.array([1, 0, 0, 0, 1, 0], "float32")
+    image = floats(2, 3, 5, 6)
+    return [
+        ("grid_affine", "GridGenerator", {"transform_type": "affine", "target_shape": "(4, 5)"},
+         [identity + floats(2, 6, low=-0.3, high=0.3)], True),
+        ("grid_warp", "GridGenerator", {"transform_type": "warp"},
+         [floats(2, 2, 3, 4, low=-2, high=2)], True),
+        ("sampler_inside_and_out", "BilinearSampler", {},
+         [image, floats(2, 2, 4, 7, low=-1.3, high=1.3)], True),
+        ("sampler_far_outside", "BilinearSampler", {"cudnn_off": "True"},
+         [image, floats(2, 2, 3, 3, low=-3, high=3)], True),
+        ("transformer_rotate", "SpatialTransformer",
+         {"target_shape": "(4, 4)", "transform_type": "affine", "sampler_type": "bilinear"},
+         [floats(2, 3, 6, 5), np.array([[0.8, -0.5, 0.1, 0.5, 0.8, -0.05],
+                                       [1.1, 0.2, -0.1, -0.1, 0.9, 0.2]], "float32")], True),
+        ("transformer_zoom_out", "SpatialTransformer",
+         {"target_shape": "(5, 3)", "transform_type": "affine", "sampler_type": "bilinear"},
+         [image, identity * 1.6 + floats(2, 6, low=-0.2, high=0.2)], True),
+        ("correlation_default", "Correlation", {}, [image, floats(2, 3, 5, 6)], True),
+        ("correlation_padded_strided", "Correlation",
+         {"kernel_size": "3", "max_displacement": "2", "stride1": "2", "stride2": "2",
+          "pad_size": "2"}, [floats(1, 4, 7, 8), floats(1, 4, 7, 8)], True),
+        ("correlation_subtract", "Correlation",
+         {"kernel_size": "3", "max_displacement": "1", "pad_size": "1", "is_multiply": "False"},
+         [image, floats(2, 3, 5, 6)], True),
+    ]
 
 
 _GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
@@ -1455,7 +1615,42 @@ OPTIMIZER_CASES = [  # (name, optimizer, kwargs, updates)
     ("adadelta", "adadelta", {"rho": 0.8, "epsilon": 1e-4, "wd": 0.01}, 3),
     ("adamax", "adamax", {"wd": 0.01, "clip_gradient": 1.0}, 3),
     ("nadam", "nadam", {"learning_rate": 0.01, "wd": 0.01}, 3),
+    ("signum", "signum", {}, 3),
+    ("signum_wd_clip", "signum", {"learning_rate": 0.05, "wd": 0.01, "wd_lh": 0.02,
+                                  "rescale_grad": 0.5, "clip_gradient": 0.3}, 3,
+     {"param": "fc_weight", "lr_mult": 2.0}),
+    ("signsgd", "signum", {"learning_rate": 0.1, "momentum": 0.0, "wd": 0.05,
+                           "rescale_grad": 2.0, "clip_gradient": 0.1}, 3),
+    ("ftrl", "ftrl", {}, 3),
+    ("ftrl_wd_clip", "ftrl", {"lamda1": 0.05, "learning_rate": 0.5, "beta": 0.5, "wd": 0.01,
+                              "clip_gradient": 0.5, "rescale_grad": 2.0}, 3),
+    ("ftrl_bias", "ftrl", {"wd": 0.1}, 2, {"param": "fc_bias", "lr_mult": 0.5}),
+    ("ftml", "ftml", {}, 3),
+    ("ftml_wd_clip", "ftml", {"learning_rate": 0.05, "beta1": 0.5, "wd": 0.01,
+                              "clip_gradient": 0.5, "rescale_grad": 0.5}, 3),
+    ("lamb", "lamb", {"learning_rate": 0.01, "wd": 0.01}, 3),
+    ("lamb_upper_clip", "lamb", {"learning_rate": 0.01, "upper_bound": 1.5, "clip_gradient": 0.5,
+                                 "rescale_grad": 2.0}, 3, {"param": "fc_weight", "lr_mult": 3.0}),
+    ("lamb_lower_raw", "lamb", {"learning_rate": 0.01, "lower_bound": 4.0,
+                                "bias_correction": False, "wd": 0.1}, 3),
+    ("lars", "lars", {"learning_rate": 0.1, "eta": 0.2, "wd": 0.01}, 3),
+    ("lars_momentum_clip", "lars", {"learning_rate": 0.1, "momentum": 0.9, "eta": 0.5,
+                                    "eps": 0.5, "wd": 0.01, "rescale_grad": 0.5,
+                                    "clip_gradient": 0.4}, 3),
+    ("lars_schedule", "lars", {"momentum": 0.9, "eta": 0.5, "wd": 0.01}, 4,
+     {"param": "fc_weight", "lr_mult": 0.5,
+      "scheduler": "mx.lr_scheduler.FactorScheduler(step=1, factor=0.5, base_lr=0.2)"}),
+    ("lars_bias", "lars", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.01}, 3,
+     {"param": "fc_bias"}),
+    ("lars_gamma", "lars", {"learning_rate": 0.1, "wd": 0.1}, 3, {"param": "bn_gamma"}),
+    ("dcasgd", "dcasgd", {"learning_rate": 0.1, "lamda": 0.5, "wd": 0.01}, 3),
+    ("dcasgd_clip", "dcasgd", {"learning_rate": 0.2, "rescale_grad": 0.5, "clip_gradient": 0.4},
+     3),
 ]
+# A case's optional fifth entry: the parameter's name (its idx2name), its lr_mult by
+# that name, an lr_scheduler expression.
+
+SGLD_CASE = {"learning_rate": 0.25, "wd": 0.1, "rescale_grad": 0.5, "clip_gradient": 0.5}
 
 SCHEDULER_CASES = [  # (name, scheduler expression, updates asked for, in order)
     ("factor", "mx.lr_scheduler.FactorScheduler(step=3, factor=0.5, base_lr=1.0, "
@@ -1481,6 +1676,9 @@ METRIC_CASES = [  # (name, create arguments, kind of predictions)
     ("perplexity", ["perplexity", {"ignore_label": None}], "probs"),
     ("perplexity_ignore", ["perplexity", {"ignore_label": 1}], "probs"),
     ("loss", ["loss"], "regression"), ("pearsonr", ["pearsonr"], "regression"),
+    ("pearsonr_micro", ["pearsonr", {"average": "micro"}], "regression"),
+    ("mcc_macro", ["mcc"], "binary_long"),
+    ("mcc_micro", ["mcc", {"average": "micro"}], "binary_long"),
 ]
 
 
@@ -1497,20 +1695,55 @@ def _init_record(rng: np.random.RandomState) -> dict:
     return cases
 
 
+def _optimizer(opt_name: str, kwargs: dict, setup: dict) -> mx.optimizer.Optimizer:
+    """The optimizer of a case, for parameter 0 named and scheduled as `setup` says."""
+    extra: dict = {}
+    if "param" in setup:
+        extra["param_idx2name"] = {0: setup["param"]}
+    if "scheduler" in setup:
+        extra["lr_scheduler"] = eval(setup["scheduler"])  # noqa: S307  (our own table)
+    opt = mx.optimizer.create(opt_name, **kwargs, **extra)
+    if "lr_mult" in setup:
+        opt.set_lr_mult({setup["param"]: setup["lr_mult"]})
+    return opt
+
+
 def _optimizer_record(rng: np.random.RandomState, arrays: dict) -> dict:
     cases = {}
-    for name, opt_name, kwargs, updates in OPTIMIZER_CASES:
+    for name, opt_name, kwargs, updates, *extra in OPTIMIZER_CASES:
+        setup = extra[0] if extra else {}
         weight = rng.uniform(-1, 1, (4, 5)).astype(np.float32)
         grads = [rng.normal(0, 1, (4, 5)).astype(np.float32) for _ in range(updates)]
         arrays[f"{name}:weight"] = weight
-        updater = mx.optimizer.get_updater(mx.optimizer.create(opt_name, **kwargs))
+        updater = mx.optimizer.get_updater(_optimizer(opt_name, kwargs, setup))
         w = mx.nd.array(weight)
         for k, grad in enumerate(grads):
             arrays[f"{name}:grad_{k}"] = grad
             updater(0, mx.nd.array(grad), w)
             arrays[f"{name}:after_{k}"] = w.asnumpy()
-        cases[name] = {"optimizer": opt_name, "kwargs": kwargs, "updates": updates}
+        cases[name] = {"optimizer": opt_name, "kwargs": kwargs, "updates": updates,
+                       "setup": setup}
     return cases
+
+
+def _sgld_record(rng: np.random.RandomState, arrays: dict) -> dict:
+    """SGLD's updates without their noise (drawn again after the seed each update
+    draws it after, and taken off the weight) and the noise's standard deviations."""
+    lr = SGLD_CASE["learning_rate"]
+    weight = rng.uniform(-1, 1, (20, 25)).astype(np.float32)
+    arrays["sgld:weight"] = weight
+    updater = mx.optimizer.get_updater(mx.optimizer.create("sgld", **SGLD_CASE))
+    w, stds = mx.nd.array(weight), []
+    for k in range(3):
+        grad = arrays[f"sgld:grad_{k}"] = rng.normal(0, 1, weight.shape).astype(np.float32)
+        mx.random.seed(k)
+        noise = mx.nd.random.normal(0, lr ** 0.5, shape=weight.shape)
+        mx.random.seed(k)
+        updater(0, mx.nd.array(grad), w)
+        w -= noise
+        arrays[f"sgld:after_{k}"] = w.asnumpy()
+        stds.append(float(noise.asnumpy().std()))
+    return {"kwargs": SGLD_CASE, "updates": 3, "noise_std": stds}
 
 
 def _mult_record() -> dict:
@@ -1531,11 +1764,11 @@ def _mult_record() -> dict:
 def _metric_inputs(kind: str, rng: np.random.RandomState) -> tuple[list, list]:
     """Two batches of (labels, predictions) of `kind`."""
     batches = []
-    for size in (6, 5):
+    for size in (30, 20) if kind == "binary_long" else (6, 5):
         if kind == "regression":
             batches.append((rng.normal(0, 1, (size,)), rng.normal(0, 1, (size,))))
             continue
-        classes = 2 if kind == "binary" else 5
+        classes = 2 if kind.startswith("binary") else 5
         labels = rng.randint(0, classes, size).astype(np.float32)
         probs = rng.dirichlet(np.ones(classes), size).astype(np.float32)
         batches.append((labels, probs.argmax(1).astype(np.float32) if kind == "labels"
@@ -1607,7 +1840,8 @@ def write_training(out: Path) -> None:
                                     "lr": [sched(n) for sched in [eval(expr)]  # noqa: S307
                                            for n in updates]}
                              for name, expr, updates in SCHEDULER_CASES},
-              "metrics": _metric_record(rng, arrays), "fit": _fit_record(rng, arrays)}
+              "metrics": _metric_record(rng, arrays), "fit": _fit_record(rng, arrays),
+              "sgld": _sgld_record(rng, arrays)}
     (out / "training.json").write_text(json.dumps(record, indent=1) + "\n")
     np.savez_compressed(out / "training-arrays.npz", **arrays)
 # -- mx.viz ------------------------------------------------------------------------------------
@@ -1636,6 +1870,146 @@ def write_viz(out: Path) -> None:
         record["cases"][case] = {"symbol": sym.tojson(), "shape": shape,
                                  "summary": text.getvalue(), "dot": dot}
     _write_gzip(out / "viz.json.gz", json.dumps(record, indent=1) + "\n")
+
+
+# -- loss heads and custom operators ----------------------------------------------------------
+def _loss_op_cases(rng: np.random.RandomState) -> list[tuple[str, str, dict, list[np.ndarray]]]:
+    """(case, operator, attributes, [data, label]) for each loss head: grad_scale, several
+    outputs per sample, labels shaped as data or flat, margins on both sides."""
+    def u(*shape: int) -> np.ndarray:
+        return rng.uniform(-2, 2, shape).astype(np.float32)
+
+    classes = rng.randint(0, 4, (5,)).astype(np.float32)
+    return [
+        ("linreg", "LinearRegressionOutput", {}, [u(4, 3), u(4, 3)]),
+        ("linreg_scaled_col", "LinearRegressionOutput", {"grad_scale": 0.5},
+         [u(6, 1), u(6)]),
+        ("linreg_4d", "LinearRegressionOutput", {}, [u(2, 3, 2, 2), u(2, 3, 2, 2)]),
+        ("logreg", "LogisticRegressionOutput", {"grad_scale": 2.0},
+         [u(4, 3), rng.randint(0, 2, (4, 3)).astype(np.float32)]),
+        ("maereg", "MAERegressionOutput", {"grad_scale": 3.0}, [u(5, 2), u(5, 2)]),
+        ("svm_l2", "SVMOutput", {}, [u(5, 4), classes]),
+        ("svm_l1", "SVMOutput", {"use_linear": True, "margin": 0.5,
+                                 "regularization_coefficient": 2.0}, [u(5, 4), classes]),
+        ("svm_l2_margin", "SVMOutput", {"margin": 1.5, "regularization_coefficient": 0.5},
+         [u(5, 4), classes]),
+        ("makeloss", "MakeLoss", {}, [u(4, 3)]),
+        ("makeloss_batch", "MakeLoss", {"grad_scale": 3.0, "normalization": "batch"}, [u(4, 3)]),
+        ("makeloss_valid", "MakeLoss", {"grad_scale": 2.0, "normalization": "valid",
+                                        "valid_thresh": 0.5}, [u(4, 3)]),
+        ("makeloss_valid_none", "MakeLoss", {"normalization": "valid", "valid_thresh": 5.0},
+         [u(2, 3)]),
+    ]
+
+
+def write_loss_ops(out: Path) -> None:
+    """Each loss head of `_loss_op_cases` bound by MXNet (every input takes a gradient):
+    its output, and the input gradients of a backward without head gradients, in one
+    `cases.npz` (`<case>:in_<i>`, `:out_0`, `:grad_<i>`) and `cases.json`."""
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.RandomState(16)
+    arrays, cases = {}, {}
+    for case, op, attrs, inputs in _loss_op_cases(rng):
+        names = ["data", "label"][:len(inputs)]
+        sym = getattr(mx.sym, op)(*[mx.sym.var(n) for n in names], name=case, **attrs)
+        ex = sym.bind(mx.cpu(), {n: _nd(a) for n, a in zip(names, inputs, strict=True)},
+                      args_grad={n: mx.nd.zeros(a.shape)
+                                 for n, a in zip(names, inputs, strict=True)})
+        ex.forward(is_train=True)
+        ex.backward()
+        arrays.update({f"{case}:in_{i}": a for i, a in enumerate(inputs)})
+        arrays[f"{case}:out_0"] = ex.outputs[0].asnumpy()
+        arrays.update({f"{case}:grad_{i}": ex.grad_dict[n].asnumpy() for i, n in enumerate(names)})
+        cases[case] = {"op": op, "attrs": {k: str(v) for k, v in attrs.items()},
+                       "label": sym.list_arguments()}
+    np.savez_compressed(out / "cases.npz", **arrays)
+    (out / "cases.json").write_text(json.dumps(cases, indent=1, sort_keys=True) + "\n")
+
+
+class _ScaledRelu(mx.operator.CustomOp):
+    def __init__(self, scale: float) -> None:
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.assign(out_data[0], req[0], mx.nd.relu(in_data[0]) * self.scale)
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        self.assign(in_grad[0], req[0], out_grad[0] * (in_data[0] > 0) * self.scale)
+
+
+@mx.operator.register("fixture_scaled_relu")
+class _ScaledReluProp(mx.operator.CustomOpProp):
+    def __init__(self, scale: str = "1.0") -> None:
+        super().__init__(need_top_grad=True)
+        self.scale = float(scale)
+
+    def create_operator(self, ctx, in_shapes, in_dtypes):
+        return _ScaledRelu(self.scale)
+
+
+class _SoftmaxLoss(mx.operator.CustomOp):
+    def forward(self, is_train, req, in_data, out_data, aux):
+        x = in_data[0].asnumpy()
+        y = np.exp(x - x.max(axis=1, keepdims=True))
+        self.assign(out_data[0], req[0], mx.nd.array(y / y.sum(axis=1, keepdims=True)))
+
+    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
+        label = in_data[1].asnumpy().astype(int)
+        y = out_data[0].asnumpy()
+        y[np.arange(label.shape[0]), label] -= 1.0
+        self.assign(in_grad[0], req[0], mx.nd.array(y))
+        self.assign(in_grad[1], req[1], mx.nd.zeros(label.shape))
+
+
+@mx.operator.register("fixture_softmax")
+class _SoftmaxLossProp(mx.operator.CustomOpProp):
+    def __init__(self) -> None:
+        super().__init__(need_top_grad=False)
+
+    def list_arguments(self):
+        return ["data", "label"]
+
+    def infer_shape(self, in_shape):
+        return [in_shape[0], (in_shape[0][0],)], [in_shape[0]], []
+
+    def create_operator(self, ctx, in_shapes, in_dtypes):
+        return _SoftmaxLoss()
+
+
+def build_customnet() -> mx.sym.Symbol:
+    """FC, a scaled relu and FC, then a softmax loss: both Python custom operators."""
+    fc1 = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=5, name="fc1")
+    act = mx.sym.Custom(fc1, op_type="fixture_scaled_relu", scale=1.5, name="srelu")
+    fc2 = mx.sym.FullyConnected(act, num_hidden=3, name="fc2")
+    return mx.sym.Custom(data=fc2, op_type="fixture_softmax", name="softmax")
+
+
+def write_custom_op(out: Path) -> None:
+    """`customnet-symbol.json` (`build_customnet()`), and in `customnet.npz` its
+    arguments (`arg:<name>`), MXNet's output and argument gradients (`grad:<name>`) of one
+    training forward and backward, and `nd:in`/`nd:out`, the scaled relu run by
+    `mx.nd.Custom`."""
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.RandomState(17)
+    sym = build_customnet()
+    shapes = {"data": (4, 6), "softmax_label": (4,)}
+    arg_shapes, _, _ = sym.infer_shape(**shapes)
+    args = {n: rng.uniform(-1, 1, s).astype(np.float32)
+            for n, s in zip(sym.list_arguments(), arg_shapes, strict=True)}
+    args["softmax_label"] = np.array([0, 2, 1, 2], np.float32)
+    ex = sym.bind(mx.cpu(), {n: _nd(a) for n, a in args.items()},
+                  args_grad={n: mx.nd.zeros(a.shape) for n, a in args.items()})
+    ex.forward(is_train=True)
+    ex.backward()
+    arrays = {f"arg:{n}": a for n, a in args.items()}
+    arrays["output"] = ex.outputs[0].asnumpy()
+    arrays.update({f"grad:{n}": g.asnumpy() for n, g in ex.grad_dict.items()})
+    x = rng.uniform(-1, 1, (3, 4)).astype(np.float32)
+    arrays["nd:in"] = x
+    arrays["nd:out"] = mx.nd.Custom(_nd(x), op_type="fixture_scaled_relu", scale=0.5).asnumpy()
+    np.savez_compressed(out / "customnet.npz", **arrays)
+    sym.save(str(out / "customnet-symbol.json"))
 
 
 # -- README ----------------------------------------------------------------------------------
@@ -1694,6 +2068,21 @@ def write_onnx(out: Path) -> None:
 
 
 GROUP_NOTES = {
+    "rnn_cells": "`rnn_cells.json`: per case of `CELL_CASES` (tools/mxnet_rnn_fixtures.py) "
+                 "the cell expression, unroll arguments, argument names and shapes, outputs, "
+                 "internals and state_info; `lm`: the corpus, settings, per-batch training "
+                 "perplexities and validation perplexities of a BucketingModule LSTM model. "
+                 "`rnn_cells.npz`: `<case>:in:<arg>`, `<case>:out:<k>` (MXNet's outputs, then "
+                 "states), fused cases' `:unpacked:<name>` and `:init_one`; `lm:init:<p>`, "
+                 "`lm:trained:<p>`.",
+    "loss_ops": "`cases.npz`: each case of `_loss_op_cases()` in the script (the regression "
+                "outputs, SVMOutput, MakeLoss) bound by MXNet: inputs `<case>:in_<i>`, the "
+                "output `:out_0` and the input gradients `:grad_<i>` of a backward without "
+                "head gradients; `cases.json` gives each case's operator and attributes.",
+    "custom_op": "`customnet-symbol.json`: `build_customnet()` (two Python custom operators "
+                 "defined in the script); `customnet.npz`: its arguments `arg:<name>`, "
+                 "MXNet's `output` and gradients `grad:<name>` of one training pass, and "
+                 "`nd:in` / `nd:out` of an imperative `mx.nd.Custom` call.",
     "quantization": "`thresholds.json`: `_get_optimal_threshold` (min, max, threshold, "
                     "divergence) of the arrays in `threshold-arrays.npz` (normal, relu'd, "
                     "Cauchy) for several quantized dtypes. `calibnet-*`: a conv-relu-fc "
@@ -1758,12 +2147,19 @@ GROUP_NOTES = {
                       "images) and `agreement.json` (the images' seeds, `agreement_images()` "
                       "in the script; top-1 agreement and cosines of INT8 against fp32).",
     "tensor_ops": "`cases.npz`: each case of `_tensor_op_cases()` in the script (slices, "
-                  "broadcasts, indexing, ordering, comparisons, unary math): inputs "
+                  "broadcasts, indexing, ordering, comparisons, unary math, cumsum, "
+                  "moments): inputs "
                   "`<case>:in_<i>`, MXNet's outputs `:out_<i>` and, for cases that take "
                   "gradients, head gradients `:head_<i>` and input gradients `:grad_<i>`; "
                   "`cases.json` gives each case's operator and attributes.",
+    "more_ops": "`cases.npz` and `cases.json` as in `tensor_ops/`, for the cases of "
+                "`_more_op_cases()` in the script (softmin, softsign, hypot, GroupNorm, "
+                "gather_nd / scatter_nd and the other coordinate indexing, the `_linalg_` "
+                "family, khatri_rao, all_finite, multi_sum_sq, Crop); no gradients for the "
+                "operators and cases of `UNGRADED`.",
     "model_ops": "One `<case>.npz` per case of `_model_op_cases()` in the script (issue 15's "
-                 "detection, resizing, sequence, attention and RNN operators): inputs `in_<i>`, "
+                 "detection, resizing, sequence, attention and RNN operators; GridGenerator, "
+                 "BilinearSampler, SpatialTransformer, Correlation): inputs `in_<i>`, "
                  "MXNet's outputs `out_<i>`, and for some cases head gradients `head_<i>` and "
                  "MXNet's input gradients `grad_<i>`; `cases.json` gives each case's operator and "
                  "attributes.",
@@ -1773,7 +2169,10 @@ GROUP_NOTES = {
               "names) and `legacy08-io.npz` (`data`, `output`) give a numeric check.",
     "training": "`training.json` (with `training-arrays.npz`): statistics (values when "
                 "small) of each initializer of `INIT_CASES` under a seed; `OPTIMIZER_CASES`: "
-                "the weight after each update on fixed gradients; `SCHEDULER_CASES`: the "
+                "the weight after each update on fixed gradients (`setup`: the parameter's "
+                "name, lr_mult and lr_scheduler); `sgld`: SGLD's weights after each update "
+                "with the update's noise taken off, and the noise's standard deviations; "
+                "`SCHEDULER_CASES`: the "
                 "learning rate at each update; the lr / wd multipliers an optimizer takes "
                 "from a symbol's attributes and names; `METRIC_CASES`: get / get_global "
                 "after each of two batches and after reset_local; `build_fitnet()` trained "
@@ -1862,8 +2261,11 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "quantization_ops": write_quantization_ops, "quantized_net": write_quantized_net,
           "quantization": write_quantization, "int8_agreement": write_int8_agreement,
           "families": write_families, "tensor_ops": write_tensor_ops,
+          "more_ops": partial(write_tensor_ops, make_cases=_more_op_cases),
           "model_ops": write_model_ops, "amp": write_amp, "training": write_training,
-          "quantized_plain": write_quantized_plain, "viz": write_viz, "onnx": write_onnx}
+          "quantized_plain": write_quantized_plain, "viz": write_viz, "onnx": write_onnx,
+          "loss_ops": write_loss_ops, "custom_op": write_custom_op,
+          "rnn_cells": write_rnn_cells}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 
 from ..base import settings
 from .core import Engine, set_op_recorder
@@ -37,6 +38,7 @@ ENGINE_TYPES: dict[str, type[Engine]] = {
 
 _engine: Engine | None = None
 _engine_lock = threading.Lock()
+_here = threading.local()   # `.engine`: this thread's own engine, inside `synchronous()`
 
 
 def create_engine(engine_type: str | None = None, num_workers: int | None = None) -> Engine:
@@ -53,9 +55,10 @@ def create_engine(engine_type: str | None = None, num_workers: int | None = None
 
 
 def get_engine() -> Engine:
-    """The process-wide engine, created on first use."""
+    """The process-wide engine, created on first use (this thread's own inside
+    `synchronous`)."""
     global _engine
-    eng = _engine
+    eng = getattr(_here, "engine", None) or _engine
     if eng is None:
         with _engine_lock:
             if _engine is None:
@@ -76,6 +79,21 @@ def set_engine(new: Engine) -> Engine:
     if old is not None and old is not new:
         old.shutdown(wait=True)
     return new
+
+
+@contextmanager
+def synchronous() -> Iterator[None]:
+    """Within it, this thread's pushes and waits go to a `NaiveEngine` of its own:
+    each operation runs at once, here. For Python code run inside an engine
+    operation (a custom operator's NDArray calls, as MXNet runs them outside
+    its engine), which could neither wait for the worker pool nor be waited for.
+    The arrays it touches must be its own (made or wrapped inside it)."""
+    outer = getattr(_here, "engine", None)
+    _here.engine = NaiveEngine()
+    try:
+        yield
+    finally:
+        _here.engine = outer
 
 
 def set_engine_type(engine_type: str, num_workers: int | None = None) -> Engine:
@@ -131,4 +149,4 @@ os.register_at_fork(before=_drain_before_fork, after_in_child=_forget_engine_in_
 __all__ = ["ENGINE_TYPES", "Engine", "EngineError", "EngineTimeout", "NaiveEngine",
            "OperationError", "ThreadedEngine", "Var", "VarSet", "create_engine", "get_engine",
            "new_variable", "push", "run_if_idle", "set_engine", "set_engine_type",
-           "set_op_recorder", "versions", "wait_for_all", "wait_for_var"]
+           "set_op_recorder", "synchronous", "versions", "wait_for_all", "wait_for_var"]

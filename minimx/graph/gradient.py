@@ -18,8 +18,10 @@ run order:
   contributions per entry are ever live;
 - a `GradFill` (zeros) for a ``write`` argument that no gradient reaches.
 Each head gets a head-gradient entry, read only if some backward node needs
-it: the loss layers of `LOSS_OPS` ignore their output gradient, as MXNet's
-loss layers do, so a graph ending in them needs no head gradients. Every
+it: loss layers (the operators whose `backward_reads` says
+``out_grads=False``: SoftmaxOutput without ``out_grad``, the regression
+outputs, MakeLoss...) ignore their output gradient, as MXNet's loss layers
+do, so a graph ending in them needs no head gradients. Every
 ``write``/``add`` argument's gradient ends in one entry (`arg_grads`); for
 ``add`` the runner adds into the gradient array instead of overwriting it.
 
@@ -35,9 +37,6 @@ from itertools import compress
 from ..base import MinimxError
 from .indexed import Graph
 from .plan_memory import Step
-
-# Loss layers: their backward computes the loss gradient and ignores out_grads.
-LOSS_OPS = frozenset({"SoftmaxOutput"})
 
 
 @dataclass(frozen=True)
@@ -203,7 +202,8 @@ def build_backward(graph: Graph, grad_reqs: list[str]) -> BackwardGraph:
         ins = graph.input_entry_ids(nid)
         in_grads = tuple(bwd.new_entry(e) if needs[e] and j not in aux else None
                          for j, e in enumerate(ins))
-        loss = node.op in LOSS_OPS
+        opdef, params = node.operator()
+        loss = not opdef.reads_out_grads(params)
         bwd.nodes.append(BackwardNode(nid, tuple(None if loss else total.get(e) for e in outs),
                                       in_grads))
         for e, c in zip(ins, in_grads, strict=True):

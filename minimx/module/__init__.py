@@ -1,6 +1,7 @@
 """`mx.mod`: MXNet 1.x's Module API - bind a symbol, set or initialize its
 parameters, run batches, train with `fit`, save and load checkpoints."""
 from .base_module import BaseModule
+from .bucketing_module import BucketingModule
 from .module import Module
 
-__all__ = ["BaseModule", "Module"]
+__all__ = ["BaseModule", "BucketingModule", "Module"]

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import metric
 from .. import ndarray as nd
-from ..base import MinimxError
+from ..base import MinimxError, warn_user
 from ..initializer import Initializer, Uniform
 from ..io import DataBatch, DataDesc, DataIter
 from ..model import BatchEndParam, load_params
@@ -237,6 +237,23 @@ class BaseModule:
     def set_params(self, arg_params: dict[str, NDArray], aux_params: dict[str, NDArray],
                    allow_missing: bool = False, force_init: bool = True,
                    allow_extra: bool = False) -> None:
+        """Copy the given parameters in (those missing keep their values with
+        `allow_missing`)."""
+        if not allow_missing:
+            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
+                             allow_missing=False, force_init=force_init,
+                             allow_extra=allow_extra)
+            return
+        if self.params_initialized and not force_init:
+            warn_user("Parameters already initialized and force_init=False. "
+                      "set_params call ignored.")
+            return
+        self._set_some_params(arg_params, aux_params, allow_extra)
+        self.params_initialized = True
+
+    def _set_some_params(self, arg_params: dict[str, NDArray], aux_params: dict[str, NDArray],
+                         allow_extra: bool) -> None:
+        """Copy in the parameters given, leaving the others as they are."""
         raise NotImplementedError
 
     def init_params(self, initializer: Any = None, arg_params: dict | None = None,

@@ -26,9 +26,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import optimizer as opt
-from ..base import MinimxError, warn_user
+from ..base import MinimxError, ShapeError, warn_user
 from ..context import Context, cpu
-from ..executor import Executor, simple_bind
+from ..executor import Executor, bind, simple_bind
 from ..initializer import InitDesc
 from ..io import DataDesc
 from ..metric import EvalMetric
@@ -51,10 +51,7 @@ class Module(BaseModule):
                  state_names: Sequence[str] | None = None, group2ctxs: Any = None,
                  compression_params: Any = None) -> None:
         super().__init__(logger=logger)
-        self._context = _one_context(cpu() if context is None else context)
-        if group2ctxs or compression_params:
-            raise MinimxError("Module: group2ctxs and compression_params need several devices "
-                              "or a kvstore; minimx runs on one CPU context")
+        self._context = one_device(context, group2ctxs, compression_params)
         self._symbol = symbol
         self._data_names = list(data_names or [])
         self._label_names = list(label_names or [])
@@ -185,24 +182,11 @@ class Module(BaseModule):
                                                        self._aux_params,
                                                        allow_extra_params=allow_extra)
 
-    def set_params(self, arg_params: dict[str, NDArray], aux_params: dict[str, NDArray],
-                   allow_missing: bool = False, force_init: bool = True,
-                   allow_extra: bool = False) -> None:
-        """Copy the given parameters in (those missing keep their values with
-        `allow_missing`)."""
-        if not allow_missing:
-            self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
-                             allow_missing=False, force_init=force_init,
-                             allow_extra=allow_extra)
-            return
-        if self.params_initialized and not force_init:
-            warn_user("Parameters already initialized and force_init=False. "
-                      "set_params call ignored.")
-            return
+    def _set_some_params(self, arg_params: dict[str, NDArray], aux_params: dict[str, NDArray],
+                         allow_extra: bool) -> None:
         self._executor("set_params").copy_params_from(arg_params, aux_params,
                                                       allow_extra_params=allow_extra)
         self._params_dirty = True
-        self.params_initialized = True
 
     def _sync_params_from_executor(self) -> None:
         executor = self._executor("get_params")
@@ -224,25 +208,63 @@ class Module(BaseModule):
         if self.binded:
             self.logger.warning("Already bound, ignoring bind()")
             return
-        if shared_module is not None:
-            raise MinimxError("Module.bind: shared_module (memory shared between modules, "
-                              "for bucketing) is not supported")
         if inputs_need_grad and not for_training:
             raise MinimxError("Module.bind: inputs_need_grad=True needs for_training=True")
         self.for_training = for_training
         self.inputs_need_grad = inputs_need_grad
         self._data_shapes, self._label_shapes = parse_data_desc(
             self._data_names, self._label_names, data_shapes, label_shapes)
-        self._exec = self._bind_executor(grad_req)
-        if self.params_initialized:
-            self._exec.copy_params_from(self._arg_params or {}, self._aux_params)
+        if shared_module is not None:
+            self._exec = self._bind_shared(grad_req, _sharable(shared_module))
+            self._arg_params = shared_module._arg_params
+            self._aux_params = shared_module._aux_params
+            self.params_initialized = True
+            if shared_module.optimizer_initialized:
+                self.borrow_optimizer(shared_module)
         else:
-            args, auxs = self._exec.arg_dict, self._exec.aux_dict
-            self._arg_params = {n: zeros(args[n].shape, dtype=args[n].dtype)
-                                for n in self._param_names}
-            self._aux_params = {n: zeros(auxs[n].shape, dtype=auxs[n].dtype)
-                                for n in self._aux_names}
+            self._exec = self._bind_executor(grad_req)
+            if self.params_initialized:
+                self._exec.copy_params_from(self._arg_params or {}, self._aux_params)
+            else:
+                args, auxs = self._exec.arg_dict, self._exec.aux_dict
+                self._arg_params = {n: zeros(args[n].shape, dtype=args[n].dtype)
+                                    for n in self._param_names}
+                self._aux_params = {n: zeros(auxs[n].shape, dtype=auxs[n].dtype)
+                                    for n in self._aux_names}
         self.binded = True
+
+    def _bind_shared(self, grad_req: Any, shared: Executor) -> Executor:
+        """An executor whose parameters, their gradients and the auxiliary states are
+        `shared`'s arrays (MXNet's ``shared_module``: a bucket's module trains the
+        default bucket's parameters); data and labels get arrays of their own."""
+        sym = self._symbol_or_fail()
+        descs = (self._data_shapes or []) + (self._label_shapes or [])
+        arg_shapes, _, aux_shapes = sym.infer_shape(**{d.name: d.shape for d in descs})
+        arg_types, _, aux_types = sym.infer_type(**{d.name: d.dtype for d in descs})
+        reqs = self._grad_reqs(grad_req)
+        args, grads = {}, {}
+        for name, shape, dtype in zip(sym.list_arguments(), arg_shapes, arg_types, strict=True):
+            if name in self._param_names:
+                args[name] = _shared_array(shared.arg_dict, name, shape, "parameter")
+                if reqs.get(name, "null") != "null":
+                    grads[name] = _shared_array(shared.grad_dict, name, shape, "gradient")
+            else:
+                args[name] = zeros(shape, dtype=dtype)
+                if reqs.get(name, "null") != "null":
+                    grads[name] = zeros(shape, dtype=dtype)
+        aux = {name: _shared_array(shared.aux_dict, name, shape, "auxiliary state")
+               for name, shape in zip(sym.list_auxiliary_states(), aux_shapes, strict=True)}
+        return bind(sym, self._context, args, grads, reqs, aux)
+
+    def borrow_optimizer(self, shared_module: Module) -> None:
+        """Use `shared_module`'s optimizer and updater (one set of optimizer states
+        for the parameters the modules share)."""
+        if not shared_module.optimizer_initialized:
+            raise MinimxError("Module.borrow_optimizer: the shared module has no optimizer "
+                              "(call its init_optimizer first)")
+        self._optimizer = shared_module._optimizer
+        self._updater = shared_module._updater
+        self.optimizer_initialized = True
 
     def install_monitor(self, mon: Any) -> None:
         """Have `mon` (an ``mx.mon.Monitor``) watch this module's executor, and the
@@ -403,8 +425,34 @@ class Module(BaseModule):
         return self._symbol
 
 
-def _one_context(context: Context | Sequence[Context]) -> Context:
-    """The single CPU context a module runs on."""
+def _sharable(module: Any) -> Executor:
+    """The executor of `module`, a bound Module with parameters, to share arrays with."""
+    if not isinstance(module, Module) or not module.binded or not module.params_initialized:
+        raise MinimxError(f"Module.bind: shared_module must be a bound Module with initialized "
+                          f"parameters, got {module!r}")
+    return module._executor("bind")
+
+
+def _shared_array(arrays: dict[str, NDArray], name: str, shape: tuple[int, ...],
+                  what: str) -> NDArray:
+    """`arrays[name]`, checked to exist with `shape`."""
+    if name not in arrays:
+        raise MinimxError(f"Module.bind: {what} {name!r} is not in the shared module "
+                          f"(a bucket's parameters must be the default bucket's)")
+    if arrays[name].shape != tuple(shape):
+        raise ShapeError(f"Module.bind: {what} {name!r} has shape {tuple(shape)} here but "
+                         f"{arrays[name].shape} in the shared module")
+    return arrays[name]
+
+
+def one_device(context: Context | Sequence[Context] | None, group2ctxs: Any = None,
+               compression_params: Any = None) -> Context:
+    """The single CPU context a module runs on (cpu() for None); several contexts,
+    `group2ctxs` and `compression_params` are refused."""
+    if group2ctxs or compression_params:
+        raise MinimxError("Module: group2ctxs and compression_params need several devices "
+                          "or a kvstore; minimx runs on one CPU context")
+    context = cpu() if context is None else context
     contexts = [context] if isinstance(context, Context) else list(context)
     if len(contexts) != 1 or not isinstance(contexts[0], Context):
         raise MinimxError(f"Module: context={context!r}: minimx runs a module on one CPU "

@@ -2,10 +2,9 @@
 
 The functions ``mx.nd.<Op>`` are generated from the operator registry.
 """
-from types import ModuleType
 from typing import Any
 
-from ..ops import contrib_names, get_op, list_ops
+from ..ops import get_op, list_ops, namespace_modules
 from .creation import arange, array, eye, full, linspace, ones, random, zeros
 from .functions import maximum, minimum, pow, power
 from .imperative import invoke, invoke_by_name, make_op_function
@@ -16,14 +15,12 @@ for _name in list_ops():
     globals()[_name] = make_op_function(get_op(_name), _name)
 del _name
 
-# mx.nd.contrib: the _contrib_ operators by MXNet's short names (mx.nd.contrib.box_nms).
-contrib = ModuleType(f"{__name__}.contrib", "The _contrib_ operators without their prefix.")
-for _short, _name in contrib_names().items():
-    setattr(contrib, _short, make_op_function(get_op(_name), _name))
-del _short, _name
+# mx.nd.contrib and mx.nd.linalg: the _contrib_ and _linalg_ operators by MXNet's short
+# names (mx.nd.contrib.box_nms, mx.nd.linalg.gemm2).
+globals().update(namespace_modules(__name__, make_op_function))
 
-__all__ = ["NDArray", "contrib", "array", "empty", "zeros", "ones", "full", "arange", "linspace",
-           "eye", "random",
+__all__ = ["NDArray", "contrib", "linalg", "array", "empty", "zeros", "ones", "full", "arange",
+           "linspace", "eye", "random",
            "invoke", "invoke_by_name", "save", "load", "waitall", "maximum", "minimum", "power",
            "pow"]
 

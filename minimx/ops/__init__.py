@@ -10,11 +10,17 @@ from . import (  # noqa: F401
     boxes,
     broadcast,
     conv,
+    correlation,
     creation,
+    custom,
     elemwise,
+    gather,
     indexing,
+    la_op,
     layout,
     linalg,
+    loss,
+    multi_tensor,
     nn,
     norm,
     ordering,
@@ -26,17 +32,18 @@ from . import (  # noqa: F401
     roi,
     sequence,
     slicing,
+    spatial,
     tensor,
 )
 from .registry import (
     OpContext,
     OpDef,
     canonical_ops,
-    contrib_names,
     get_op,
     list_ops,
+    namespace_modules,
     register,
 )
 
-__all__ = ["OpContext", "OpDef", "canonical_ops", "contrib_names", "get_op", "list_ops",
+__all__ = ["OpContext", "OpDef", "canonical_ops", "get_op", "list_ops", "namespace_modules",
            "register"]

@@ -1,5 +1,5 @@
-"""Activation operators: Activation, LeakyReLU, softmax / log_softmax,
-SoftmaxActivation, SoftmaxOutput and Dropout, with MXNet 1.9's parameters.
+"""Activation operators: Activation (and softsign), LeakyReLU, softmax / log_softmax /
+softmin, SoftmaxActivation, SoftmaxOutput and Dropout, with MXNet 1.9's parameters.
 
 The activation families are tables of (function, derivative) rows, as in
 `elemwise`; the softmax family shares one masked, temperature-aware softmax.
@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 
 from ..base import OperatorError, ShapeError
-from .elemwise import UNARY, Unary, erf, sigmoid, unary_reads, unbroadcast
+from .elemwise import UNARY, Unary, sigmoid, unary_op, unary_reads, unbroadcast
 from .infer import merge, merge_dtype
 from .params import Param, Params
 from .registry import REQUIRED, GradReads, OpContext, OpDef, register
+from .special import erf
 
 Array = np.ndarray
 Shape = tuple[int, ...] | None
@@ -62,6 +63,8 @@ register(OpDef(
     params=(Param("act_type", "str", REQUIRED, "Activation function to be applied.",
                   choices=tuple(sorted(ACTIVATIONS))),),
     doc="Applies an activation function element-wise to the input."))
+# MXNet's softsign operator: Activation's softsign row on its own.
+register(unary_op("softsign", ACTIVATIONS["softsign"]))
 
 
 # -- LeakyReLU ----------------------------------------------------------------------------
@@ -210,7 +213,10 @@ def softmax_grad(y: Array, g: Array, axis: int, temperature: float = 1.0, log: b
     return dx if mask is None else np.where(mask, dx, 0)
 
 
-def _softmax_op(name: str, log: bool) -> OpDef:
+def _softmax_op(name: str, log: bool, negate: bool = False) -> OpDef:
+    """softmax or log_softmax of the data, or (softmin, `negate`) of its negation."""
+    sign = -1.0 if negate else 1.0
+
     def parts(p: Params, inputs: list[Array]) -> tuple[int, float, Array | None]:
         axis = _axis(p.axis, inputs[0].ndim)
         mask = length_mask(inputs[0], axis, inputs[1] if p.use_length else None)
@@ -218,13 +224,13 @@ def _softmax_op(name: str, log: bool) -> OpDef:
 
     def forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
         axis, t, mask = parts(p, inputs)
-        out = softmax(inputs[0], axis, t, log, mask)
+        out = softmax(-inputs[0] if negate else inputs[0], axis, t, log, mask)
         return out.astype(inputs[0].dtype if p.dtype is None else p.dtype, copy=False)
 
     def backward(p: Params, ctx: OpContext, inputs: list[Array], outputs: list[Array],
                  out_grads: list[Array]) -> list:
         axis, t, mask = parts(p, inputs)
-        dx = softmax_grad(outputs[0], out_grads[0], axis, t, log, mask)
+        dx = sign * softmax_grad(outputs[0], out_grads[0], axis, t, log, mask)
         dx = dx.astype(inputs[0].dtype, copy=False)
         return [dx, None] if p.use_length else [dx]  # lengths get no gradient
 
@@ -244,9 +250,10 @@ def _softmax_op(name: str, log: bool) -> OpDef:
             data = out = merge_dtype(data, out)
         return [data, *in_types[1:]], [out]
 
-    what = "logarithm of the softmax" if log else "softmax"
+    what = "logarithm of the softmax" if log else "softmin" if negate else "softmax"
     return OpDef(
         name, forward, backward=backward, infer_shape=infer_shape, infer_type=infer_type,
+        bfloat16="refuse" if negate else "float32",   # MXNet 1.9.1 has no bf16 softmin
         backward_reads=lambda p: GradReads(inputs=("length",) if p.use_length else (),
                                            outputs=("output",)),
         inputs=lambda p: ("data", "length") if p.use_length else ("data",),
@@ -262,6 +269,7 @@ def _softmax_op(name: str, log: bool) -> OpDef:
 
 register(_softmax_op("softmax", log=False))
 register(_softmax_op("log_softmax", log=True))
+register(_softmax_op("softmin", log=False, negate=True))
 
 
 def _channels_view(p: Params, a: Array) -> Array:
@@ -363,7 +371,9 @@ def _infer_softmax_output(p: Params, in_shapes: list[Shape], out_shapes: list[Sh
 register(OpDef(
     "SoftmaxOutput", _softmax_output_forward, backward=_softmax_output_backward,
     infer_shape=_infer_softmax_output, inputs=("data", "label"), inplace=((0, 0),),
-    backward_reads=GradReads(inputs=("label",), outputs=("output",)),
+    # A loss layer: the head gradient is read only with out_grad=True.
+    backward_reads=lambda p: GradReads(inputs=("label",), outputs=("output",),
+                                       out_grads=bool(p.out_grad)),
     aliases=("Softmax",),
     params=(Param("grad_scale", "float", 1.0, "Scales the gradient by a float factor."),
             Param("ignore_label", "float", -1.0, "The instances whose `labels` == "

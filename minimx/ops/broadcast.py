@@ -1,5 +1,6 @@
 """Explicit broadcasts: `broadcast_axis`, `broadcast_to` and `broadcast_like`,
-with MXNet 1.9's parameters (src/operator/tensor/broadcast_reduce_op.h).
+with MXNet 1.9's parameters (src/operator/tensor/broadcast_reduce_op.h); and the
+hypot family (`_hypot`, `broadcast_hypot`, `_hypot_scalar`).
 
 Each broadcast axis of the input must have size 1 (or already the target
 size); the gradient sums the output gradient back over what was broadcast.
@@ -11,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..base import ShapeError
-from .elemwise import unbroadcast
+from .elemwise import Binary, binary_ops, scalar_op, unbroadcast
 from .infer import Dims, checked_axis, first_input_dtype, from_input
 from .params import Params
 from .registry import GradReads, OpContext, OpDef, Param, register
@@ -103,3 +104,18 @@ register(OpDef(
     infer_shape=from_input(_like_rule), infer_type=first_input_dtype, backward=_grad_to_input,
     backward_reads=GradReads(),
     doc="Broadcasts lhs to rhs's shape (or to its sizes on the given axes)."))
+
+
+# -- hypot -------------------------------------------------------------------------------
+
+def _hypot_grads(g: Array, a: Array, b: Array) -> tuple[Array, Array]:
+    h = np.hypot(a, b)
+    return g * a / h, g * b / h
+
+
+# sqrt(a^2 + b^2) without overflow: one more row of elemwise's binary table, made by its
+# factories into MXNet's _hypot (alias _Hypot), broadcast_hypot and _hypot_scalar.
+HYPOT = Binary(np.hypot, _hypot_grads, True)
+for _hypot_op in binary_ops("hypot", HYPOT):
+    register(_hypot_op)
+register(scalar_op("_hypot_scalar", HYPOT, False, "_HypotScalar"))

@@ -1,5 +1,5 @@
-"""Elementwise operators: unary math (with erf, gamma and gammaln, which numpy
-lacks), binary arithmetic, maximum / minimum / power, comparisons and logical
+"""Elementwise operators: unary math (the special functions numpy lacks are in
+`special`), binary arithmetic, maximum / minimum / power, comparisons and logical
 operators (same shape, broadcasting, and with a scalar), `add_n`, `zeros_like` /
 `ones_like`, `BlockGrad`, `clip`, `smooth_l1`, `hard_sigmoid` and `Cast`.
 
@@ -21,6 +21,7 @@ from ..base import ShapeError
 from .infer import merge, merge_dtype
 from .params import Param, Params
 from .registry import GradReads, OpContext, OpDef, register
+from .special import digamma, erf, erfinv, gamma, gammaln
 
 Array = np.ndarray
 Shape = tuple[int, ...] | None
@@ -34,81 +35,6 @@ def _like(value: Any, ref: Array) -> Array:
 def sigmoid(x: Array) -> Array:
     """1 / (1 + exp(-x)) without overflow for large |x|."""
     return np.exp(-np.logaddexp(0, -x))
-
-
-def erf(x: Array) -> Array:
-    """The error function, elementwise, to about 1e-15 (numpy has none).
-
-    Below 2.5 a series of positive terms, erf(z) = 2/sqrt(pi) exp(-z^2)
-    sum_n 2^n z^(2n+1) / (2n+1)!!; above, the Laplace continued fraction of
-    erfc. Forty terms of either reach float64 precision.
-    """
-    x = np.asarray(x)
-    a = np.abs(x).astype(np.float64)
-    out = np.empty_like(a)
-    small = a < 2.5
-    z = a[small]
-    z2 = z * z
-    term, total = z.copy(), z.copy()
-    for n in range(1, 40):
-        term *= 2 * z2 / (2 * n + 1)
-        total += term
-    out[small] = 2 / math.sqrt(math.pi) * np.exp(-z2) * total
-    z = a[~small]
-    frac = z.copy()
-    for k in range(45, 0, -1):
-        frac = z + (k / 2) / frac
-    out[~small] = 1 - np.exp(-z * z) / (math.sqrt(math.pi) * frac)
-    return np.copysign(out, x).astype(x.dtype if x.dtype.kind == "f" else np.float64)
-
-
-def _scalar_gamma(v: float) -> float:
-    """math.gamma, with MXNet's values where it raises: inf at 0 and on overflow, NaN at
-    the negative integers."""
-    try:
-        return math.gamma(v)
-    except ValueError:
-        return math.inf if v == 0 else math.nan
-    except OverflowError:
-        return math.inf
-
-
-def _scalar_lgamma(v: float) -> float:
-    """log |gamma(v)|; inf at the poles, as MXNet."""
-    try:
-        return math.lgamma(v)
-    except ValueError:
-        return math.inf
-
-
-def gamma(x: Array) -> Array:
-    """The gamma function, elementwise (numpy has none)."""
-    with np.errstate(over="ignore"):  # inf is the value, as in MXNet
-        return np.asarray(np.frompyfunc(_scalar_gamma, 1, 1)(np.asarray(x, np.float64)), np.float64)
-
-
-def gammaln(x: Array) -> Array:
-    """log |gamma(x)|, elementwise."""
-    return np.asarray(np.frompyfunc(_scalar_lgamma, 1, 1)(np.asarray(x, np.float64)), np.float64)
-
-
-def digamma(x: Array) -> Array:
-    """The derivative of gammaln, to about 1e-12: six steps of psi(z) = psi(z + 1) - 1/z,
-    then the asymptotic series; below 1/2 the reflection psi(1 - x) - pi / tan(pi x).
-    inf at the poles (0 and the negative integers), as MXNet's gradient gives."""
-    x = np.asarray(x, np.float64)
-    reflect = x < 0.5
-    z = np.where(reflect, 1 - x, x)
-    acc = np.zeros_like(z)
-    for _ in range(6):
-        acc -= 1 / z
-        z = z + 1
-    w = 1 / (z * z)
-    acc += np.log(z) - 0.5 / z - w * (1 / 12 - w * (1 / 120 - w * (1 / 252 - w * (
-        1 / 240 - w / 132))))
-    with np.errstate(divide="ignore"):
-        out = np.where(reflect, acc - math.pi / np.tan(math.pi * x), acc)
-    return np.where((x <= 0) & (x == np.floor(x)), np.inf, out)
 
 
 # -- unary ------------------------------------------------------------------------
@@ -152,6 +78,7 @@ UNARY: dict[str, Unary] = {
     "rcbrt": Unary(lambda x: 1 / np.cbrt(x), lambda x, y: -1 / (3 * x * np.cbrt(x)), "x"),
     "reciprocal": Unary(np.reciprocal, lambda x, y: -1 / (x * x), "x"),
     "erf": Unary(erf, lambda x, y: 2 / math.sqrt(math.pi) * np.exp(-x * x), "x"),
+    "erfinv": Unary(erfinv, lambda x, y: 0.5 * math.sqrt(math.pi) * np.exp(y * y), "y"),
     "log1p": Unary(np.log1p, lambda x, y: 1 / (1 + x), "x"),
     "expm1": Unary(np.expm1, lambda x, y: y + 1, "y"),
     "log2": Unary(np.log2, lambda x, y: 1 / (x * math.log(2)), "x"),
@@ -206,7 +133,8 @@ def _elementwise(name: str, fn: Callable[[Params, Array], Any],
                  inplace=((0, 0),), aliases=aliases, doc=doc)
 
 
-def _unary_op(name: str, u: Unary) -> OpDef:
+def unary_op(name: str, u: Unary) -> OpDef:
+    """The operator of a unary table row (also for rows kept beside their kin elsewhere)."""
     return _elementwise(name, lambda p, x: u.fn(x), lambda p, g, x, y: g * u.grad(x, y),
                         unary_reads(u), aliases=_UNARY_ALIASES.get(name, ()),
                         doc=f"Elementwise {name.strip('_')}.")
@@ -220,7 +148,7 @@ def _fill_op(name: str, fill: Callable[[Array], Array]) -> OpDef:
 
 
 for _name, _u in UNARY.items():
-    register(_unary_op(_name, _u))
+    register(unary_op(_name, _u))
 register(_fill_op("zeros_like", np.zeros_like))
 register(_fill_op("ones_like", np.ones_like))
 
@@ -334,7 +262,8 @@ def _infer_broadcast(p: Params, in_shapes: list[Shape], out_shapes: list[Shape])
     return in_shapes, [merge(out_shapes[0], broadcast_shape(a, b))]
 
 
-def _binary_ops(key: str, row: Binary) -> tuple[OpDef, OpDef]:
+def binary_ops(key: str, row: Binary) -> tuple[OpDef, OpDef]:
+    """The same-shape and broadcasting operators of a binary table row."""
     def same_shape_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
         a, b = inputs
         if a.shape != b.shape:
@@ -363,7 +292,7 @@ def _binary_ops(key: str, row: Binary) -> tuple[OpDef, OpDef]:
 
 
 for _key, _row in BINARY.items():
-    for _op in _binary_ops(_key, _row):
+    for _op in binary_ops(_key, _row):
         register(_op)
 
 
@@ -386,7 +315,8 @@ _SCALAR_PARAMS = (Param("scalar", "float", 1.0, doc="Scalar input value"),
                   Param("is_int", "bool", True, doc="Indicate whether scalar input is int type"))
 
 
-def _scalar_op(name: str, row: Binary, reverse: bool, alias: str) -> OpDef:
+def scalar_op(name: str, row: Binary, reverse: bool, alias: str) -> OpDef:
+    """The operator of a binary row with a scalar operand (first when `reverse`)."""
     def operands(p: Params, x: Array) -> tuple[Array, Array]:
         s = _like(p.scalar, x)  # MXNet casts the scalar to the input's type
         return (s, x) if reverse else (x, s)
@@ -402,7 +332,7 @@ def _scalar_op(name: str, row: Binary, reverse: bool, alias: str) -> OpDef:
 
 
 for _name, (_key, _reverse, _alias) in SCALAR_OPS.items():
-    register(_scalar_op(_name, BINARY[_key], _reverse, _alias))
+    register(scalar_op(_name, BINARY[_key], _reverse, _alias))
 
 
 # -- add_n and Cast ----------------------------------------------------------------

@@ -17,7 +17,7 @@ FLUENT: dict[str, str] = {
         "take", "pick", "slice_like", "zeros_like", "ones_like", "shape_array", "size_array",
         "depth_to_space", "space_to_depth", "pad", "diag", "argmax_channel",
         "sum", "mean", "max", "min", "prod", "nansum", "nanprod", "norm", "argmax", "argmin",
-        "topk", "sort", "argsort", "softmax",
+        "topk", "sort", "argsort", "softmax", "softmin", "reshape_like",
         "log_softmax", "relu", "sigmoid", "tanh", "exp", "expm1", "log", "log1p", "log2",
         "log10", "sqrt", "rsqrt", "cbrt", "rcbrt", "square", "reciprocal", "abs", "sign",
         "round", "rint", "floor", "ceil", "trunc", "fix", "sin", "cos", "tan", "arcsin",

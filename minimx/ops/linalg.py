@@ -16,20 +16,20 @@ def _matrix_t(m: np.ndarray) -> np.ndarray:
     return m.T
 
 
-def _batch_t(m: np.ndarray) -> np.ndarray:
+def batch_t(m: np.ndarray) -> np.ndarray:
     return np.swapaxes(m, -1, -2)
 
 
-def _oriented(p, lhs: np.ndarray, rhs: np.ndarray, flip: Callable) -> tuple:
+def oriented(p, lhs: np.ndarray, rhs: np.ndarray, flip: Callable) -> tuple:
     """The operands actually multiplied, with transpose_a / transpose_b applied."""
     return (flip(lhs) if p.transpose_a else lhs), (flip(rhs) if p.transpose_b else rhs)
 
 
-def _product_grads(p, lhs, rhs, grad, flip) -> tuple:
-    """Gradients wrt `lhs` and `rhs` of ``matmul(*_oriented(p, lhs, rhs, flip))``."""
-    a, b = _oriented(p, lhs, rhs, flip)
+def product_grads(p, lhs, rhs, grad, flip) -> tuple:
+    """Gradients wrt `lhs` and `rhs` of ``matmul(*oriented(p, lhs, rhs, flip))``."""
+    a, b = oriented(p, lhs, rhs, flip)
     ga, gb = grad @ flip(b), flip(a) @ grad
-    return _oriented(p, ga, gb, flip)
+    return oriented(p, ga, gb, flip)
 
 
 def _dot_rule(p, in_shapes):
@@ -63,15 +63,15 @@ def _dot_matrices(p, a: np.ndarray, b: np.ndarray) -> tuple:
 def _dot_forward(p, ctx, inputs):
     oshape = _dot_rule(p, [x.shape for x in inputs])[0]
     lhs, rhs = _dot_matrices(p, *inputs)
-    a, b = _oriented(p, lhs, rhs, _matrix_t)
+    a, b = oriented(p, lhs, rhs, _matrix_t)
     return (a @ b).reshape(oshape)
 
 
 def _dot_backward(p, ctx, inputs, outputs, out_grads):
     lhs, rhs = _dot_matrices(p, *inputs)
-    a, b = _oriented(p, lhs, rhs, _matrix_t)
+    a, b = oriented(p, lhs, rhs, _matrix_t)
     grad = out_grads[0].reshape(a.shape[0], b.shape[1])
-    grads = _product_grads(p, lhs, rhs, grad, _matrix_t)
+    grads = product_grads(p, lhs, rhs, grad, _matrix_t)
     return [g.reshape(x.shape) for g, x in zip(grads, inputs, strict=True)]
 
 
@@ -109,11 +109,11 @@ def _batch_dot_rule(p, in_shapes):
 
 def _batch_dot_forward(p, ctx, inputs):
     _batch_dot_rule(p, [x.shape for x in inputs])  # ShapeError before numpy's ValueError
-    return np.matmul(*_oriented(p, *inputs, _batch_t))
+    return np.matmul(*oriented(p, *inputs, batch_t))
 
 
 def _batch_dot_backward(p, ctx, inputs, outputs, out_grads):
-    return list(_product_grads(p, *inputs, out_grads[0], _batch_t))
+    return list(product_grads(p, *inputs, out_grads[0], batch_t))
 
 
 register(OpDef(

@@ -1,10 +1,12 @@
 """Normalization operators with MXNet 1.9 parameters: BatchNorm, InstanceNorm,
-LayerNorm, L2Normalization and LRN.
+LayerNorm, GroupNorm, L2Normalization and LRN.
 
 Each returns its hidden outputs (BatchNorm's mean and inverse std, LayerNorm's
 mean and std, ...) as MXNet does, and its gradient reads them back.
 """
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -163,19 +165,26 @@ register(OpDef(
 
 # -- InstanceNorm ------------------------------------------------------------------
 
-def _instance_norm_infer_shape(p: Params, in_shapes: list, out_shapes: list):
-    ins, outs = list(in_shapes), list(out_shapes)
-    data = ins[0]
-    if data is None:
+def _grouped_norm_shape(what: str, groups: Callable[[Params, tuple], int],
+                        stats: tuple[str, str]) -> Callable:
+    """Shape inference of InstanceNorm and GroupNorm: data (N, C, *spatial), gamma and
+    beta (k,), the output data's shape, the statistics `stats` (N, k), for k groups of
+    channels (``groups(p, data)``)."""
+    def infer(p: Params, in_shapes: list, out_shapes: list):
+        ins, outs = list(in_shapes), list(out_shapes)
+        data = ins[0]
+        if data is None:
+            return ins, outs
+        if len(data) < 3:
+            raise ShapeError(f"{what}: data must have at least 3 dimensions, got {data}")
+        k = groups(p, data)
+        merge_at(ins, 1, (k,), "gamma")
+        merge_at(ins, 2, (k,), "beta")
+        merge_at(outs, 0, data, "output")
+        for i, name in enumerate(stats, start=1):
+            merge_at(outs, i, (data[0], k), name)
         return ins, outs
-    if len(data) < 3:
-        raise ShapeError(f"InstanceNorm: data must have at least 3 dimensions, got {data}")
-    merge_at(ins, 1, (data[1],), "gamma")
-    merge_at(ins, 2, (data[1],), "beta")
-    merge_at(outs, 0, data, "output")
-    merge_at(outs, 1, data[:2], "mean")
-    merge_at(outs, 2, data[:2], "var")
-    return ins, outs
+    return infer
 
 
 def _instance_norm_forward(p: Params, ctx: OpContext, inputs: list) -> list:
@@ -209,7 +218,7 @@ register(OpDef(
     inputs=("data", "gamma", "beta"),
     outputs=("output", "mean", "var"),
     visible_outputs=lambda p: 1,
-    infer_shape=_instance_norm_infer_shape,
+    infer_shape=_grouped_norm_shape("InstanceNorm", lambda p, data: data[1], ("mean", "var")),
     doc="""Instance normalization: each (sample, channel) over its spatial axes.
 
     out = gamma * (x - mean) / sqrt(var + eps) + beta; data (N, C, *spatial), gamma/beta (C,).
@@ -271,6 +280,63 @@ register(OpDef(
     infer_shape=_layer_norm_infer_shape,
     doc="""Layer normalization along `axis`: out = gamma * (x - mean) / std + beta,
     std = sqrt(var + eps); gamma/beta have the length of that axis.
+    """,
+))
+
+
+# -- GroupNorm ---------------------------------------------------------------------
+
+def _groups(p: Params, data: tuple) -> int:
+    if p.num_groups < 1 or (data[1] and data[1] % p.num_groups):
+        raise ShapeError(f"GroupNorm: num_groups={p.num_groups} does not divide the "
+                         f"{data[1]} channels of data {data}")
+    # MXNet 1.x scales and shifts each group, not each channel (MXNet 2 changed this).
+    return p.num_groups
+
+
+def _grouped(p: Params, a: np.ndarray) -> np.ndarray:
+    """(N, C, *spatial) data as (N, num_groups, rest): statistics run along the last axis."""
+    return a.reshape(a.shape[0], p.num_groups, -1)
+
+
+def _group_norm_forward(p: Params, ctx: OpContext, inputs: list) -> list:
+    x, gamma, beta = inputs
+    xg = _grouped(p, x)
+    mean = xg.mean(axis=2, keepdims=True)
+    std = np.sqrt(xg.var(axis=2, keepdims=True) + p.eps)
+    out = (xg - mean) / std * _along(gamma, 1, 3) + _along(beta, 1, 3)
+    return [out.reshape(x.shape).astype(x.dtype, copy=False), mean[..., 0], std[..., 0]]
+
+
+def _group_norm_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
+                         out_grads: list) -> list:
+    x, gamma, _ = inputs
+    mean, std = outputs[1][..., None], outputs[2][..., None]
+    g = _grouped(p, out_grads[0])
+    xhat = (_grouped(p, x) - mean) / std
+    dx = _normalized_grad(g * _along(gamma, 1, 3), xhat, 1.0 / std, (2,))
+    return [dx.reshape(x.shape), _param_grad(g * xhat, (0, 2), gamma),
+            _param_grad(g, (0, 2), gamma)]
+
+
+register(OpDef(
+    name="GroupNorm", bfloat16="refuse",
+    forward=_group_norm_forward,
+    backward=_group_norm_backward,
+    backward_reads=GradReads(("data", "gamma"), ("mean", "std")),
+    params=(
+        Param("num_groups", "int", 1, "Total number of groups."),
+        Param("eps", "float", 1e-5, "An epsilon to prevent division by 0."),
+        Param("output_mean_var", "bool", False, "Output the mean and std of each group."),
+    ),
+    inputs=("data", "gamma", "beta"),
+    outputs=("output", "mean", "std"),
+    visible_outputs=lambda p: 3 if p.output_mean_var else 1,
+    infer_shape=_grouped_norm_shape("GroupNorm", _groups, ("mean", "std")),
+    doc="""Group normalization: the channels of each sample split into num_groups
+    groups, each normalized over its channels and positions; out = gamma * (x - mean)
+    / std + beta, std = sqrt(var + eps), with gamma/beta of shape (num_groups,) as in
+    MXNet 1.x.
     """,
 ))
 

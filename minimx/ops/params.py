@@ -177,15 +177,19 @@ class Params(Mapping[str, Any]):
     """The parsed, immutable parameters of one node; values read as attributes.
 
     Like MXNet's NodeAttrs it also carries the node's subgraphs (Symbols), which
-    subgraph operators need to name their inputs and outputs and to run, and a
-    `cache` where operators keep what they derive from these immutable values.
+    subgraph operators need to name their inputs and outputs and to run, a
+    `cache` where operators keep what they derive from these immutable values,
+    and the node's `label` (``name (op)``) for kernels' error messages; neither
+    takes part in equality.
     """
 
-    __slots__ = ("_values", "_key", "subgraphs", "cache")
+    __slots__ = ("_values", "_key", "subgraphs", "cache", "label")
 
-    def __init__(self, values: Mapping[str, Any], subgraphs: tuple = ()) -> None:
+    def __init__(self, values: Mapping[str, Any], subgraphs: tuple = (),
+                 label: str = "") -> None:
         self._values = dict(values)
         self.subgraphs = tuple(subgraphs)
+        self.label = label
         self.cache: dict[str, Any] = {}
         self._key = (tuple(sorted((k, repr(v)) for k, v in self._values.items())),
                      tuple(id(g) for g in self.subgraphs))

@@ -1,6 +1,7 @@
 """Reductions: sum, mean, prod, max, min, nansum and nanprod over axes, as MXNet
-1.9's src/operator/tensor/broadcast_reduce_op.h (axis, keepdims, exclude), and
-norm (the L1 or L2 norm)."""
+1.9's src/operator/tensor/broadcast_reduce_op.h (axis, keepdims, exclude), norm
+(the L1 or L2 norm), moments (mean and variance, nn/moments-inl.h) and the
+cumulative sum (numpy/np_cumsum-inl.h)."""
 from __future__ import annotations
 
 import math
@@ -9,8 +10,8 @@ from collections.abc import Callable
 import numpy as np
 
 from ..base import OperatorError, ShapeError
-from .infer import Dims, checked_axis, from_input
-from .registry import GradReads, OpDef, Param, register
+from .infer import Dims, checked_axis, from_input, merge, merge_dtype, same_shape
+from .registry import GradReads, OpDef, Param, Params, register
 
 
 def _reduced_axes(p, ndim: int) -> Dims:
@@ -19,12 +20,19 @@ def _reduced_axes(p, ndim: int) -> Dims:
     axes not listed."""
     if p.axis is None or p.axis == ():
         return tuple(range(ndim))
-    listed = (p.axis,) if isinstance(p.axis, int) else p.axis
-    axes = sorted(checked_axis(a, ndim, f"reduction (axis={p.axis})") for a in listed)
-    if len(set(axes)) != len(axes):
-        raise ShapeError(f"reduction: axes {p.axis} have duplicates for a {ndim}-d input")
+    axes = _listed_axes(p.axis, ndim)
     if p.get("exclude"):
         return tuple(a for a in range(ndim) if a not in axes)
+    return axes
+
+
+def _listed_axes(axis: int | Dims, ndim: int) -> Dims:
+    """`axis` (one or a tuple) counted from 0 and sorted; `ShapeError` if one is out of
+    range or repeated."""
+    listed = (axis,) if isinstance(axis, int) else axis
+    axes = sorted(checked_axis(a, ndim, f"reduction (axis={axis})") for a in listed)
+    if len(set(axes)) != len(axes):
+        raise ShapeError(f"reduction: axes {axis} have duplicates for a {ndim}-d input")
     return tuple(axes)
 
 
@@ -33,13 +41,16 @@ def kept_shape(axes: Dims, shape: Dims) -> Dims:
     return tuple(1 if i in axes else d for i, d in enumerate(shape))
 
 
+def _reduced_shape(axes: Dims, keepdims: bool, shape: Dims) -> Dims:
+    if keepdims:
+        return kept_shape(axes, shape)
+    # MXNet never returns a 0-d array: a full reduction has shape (1,).
+    return tuple(d for i, d in enumerate(shape) if i not in axes) or (1,)
+
+
 def _reduce_rule(p, in_shapes):
     dshape = in_shapes[0]
-    axes = _reduced_axes(p, len(dshape))
-    if p.keepdims:
-        return [kept_shape(axes, dshape)]
-    # MXNet never returns a 0-d array: a full reduction has shape (1,).
-    return [tuple(d for i, d in enumerate(dshape) if i not in axes) or (1,)]
+    return [_reduced_shape(_reduced_axes(p, len(dshape)), p.keepdims, dshape)]
 
 
 _AXIS = Param("axis", "axis", None, "The axis or axes along which to reduce; None or () "
@@ -159,4 +170,111 @@ register(OpDef(
             _KEEPDIMS),
     infer_shape=from_input(_norm_shape),
     infer_type=_norm_type,
+))
+
+
+# -- moments -------------------------------------------------------------------------------
+
+def _moments_axes(p: Params, ndim: int) -> Dims:
+    if not p.axes:
+        raise OperatorError(f"moments: axes={p.axes} is not supported; for global moments "
+                            "pass every axis, as MXNet asks")
+    return _listed_axes(p.axes, ndim)
+
+
+def _moments_rule(p, in_shapes):
+    dshape = in_shapes[0]
+    small = _reduced_shape(_moments_axes(p, len(dshape)), p.keepdims, dshape)
+    return [small, small]
+
+
+def _moments_forward(p, ctx, inputs):
+    """Mean, then the mean square deviation from that mean rounded to the data's dtype
+    (MXNet's VarBroadcastKernel reads the stored mean)."""
+    x = inputs[0]
+    axes = _moments_axes(p, x.ndim)
+    mean = x.mean(axis=axes, keepdims=True, dtype=np.float64).astype(x.dtype)
+    var = np.square(x - mean, dtype=np.float64).mean(axis=axes, keepdims=True)
+    shape = _reduced_shape(axes, p.keepdims, x.shape)
+    return [mean.reshape(shape), var.astype(x.dtype).reshape(shape)]
+
+
+def _moments_backward(p, ctx, inputs, outputs, out_grads):
+    x = inputs[0]
+    axes = _moments_axes(p, x.ndim)
+    kept = kept_shape(axes, x.shape)
+    count = math.prod(x.shape[a] for a in axes)
+    g_mean, g_var = (g.reshape(kept) for g in out_grads)
+    grad = g_mean / count + g_var * (x - outputs[0].reshape(kept)) * 2 / count
+    return [grad.astype(x.dtype)]
+
+
+register(OpDef(
+    name="moments", doc="The mean and variance of the data over the given axes.",
+    params=(Param("axes", "shape", None, "Axes along which to compute mean and variance "
+                  "(required: MXNet refuses None and ())."),
+            Param("keepdims", "bool", False,
+                  "produce moments with the same dimensionality as the input.")),
+    outputs=("output0", "output1"),
+    forward=_moments_forward, backward=_moments_backward,
+    backward_reads=GradReads(inputs=("data",), outputs=("output0",)),
+    infer_shape=from_input(_moments_rule), bfloat16="refuse",
+))
+
+
+# -- cumsum --------------------------------------------------------------------------------
+
+def _cumsum_out_dtype(p: Params, in_dtype: np.dtype) -> np.dtype:
+    """The dtype parameter, else the input's, except that booleans sum as int64."""
+    if p.dtype is not None:
+        return np.dtype(p.dtype)
+    return np.dtype(np.int64) if in_dtype == np.bool_ else np.dtype(in_dtype)
+
+
+def _cumsum_type(p, in_types, out_types):
+    if in_types[0] is None:
+        # Without the dtype parameter MXNet gives the input the output's dtype.
+        return [None if p.dtype is not None else out_types[0]], out_types
+    return in_types, [merge_dtype(out_types[0], _cumsum_out_dtype(p, in_types[0]))]
+
+
+def _cumsum_shape(p, in_shapes, out_shapes):
+    if p.axis is not None:
+        if in_shapes[0] is not None:
+            checked_axis(p.axis, len(in_shapes[0]), "cumsum")
+        return same_shape(p, in_shapes, out_shapes)
+    dshape = in_shapes[0]
+    if dshape is None or not all(dshape):
+        return in_shapes, out_shapes
+    return in_shapes, [merge(out_shapes[0], (math.prod(dshape),))]
+
+
+def _cumsum_forward(p, ctx, inputs):
+    x = inputs[0]
+    if p.axis is None:
+        return np.cumsum(x.ravel(), dtype=_cumsum_out_dtype(p, x.dtype))
+    return np.cumsum(x, axis=checked_axis(p.axis, x.ndim, "cumsum"),
+                     dtype=_cumsum_out_dtype(p, x.dtype))
+
+
+def _cumsum_backward(p, ctx, inputs, outputs, out_grads):
+    """The sum of the output gradient from each position to the end, in the input's
+    dtype as MXNet's kernel accumulates it."""
+    x, g = inputs[0], out_grads[0]
+    axis = 0 if p.axis is None else checked_axis(p.axis, x.ndim, "cumsum")
+    grad = np.flip(np.cumsum(np.flip(g, axis), axis=axis, dtype=x.dtype), axis)
+    return [grad.reshape(x.shape)]
+
+
+register(OpDef(
+    name="_np_cumsum", aliases=("cumsum",), inputs=("a",),
+    doc="The cumulative sum of the elements along an axis (of the flattened array when "
+        "axis is None).",
+    params=(Param("axis", "int", None, "Axis along which the cumulative sum is computed. The "
+                  "default (None) is to compute the cumsum over the flattened array."),
+            Param("dtype", "dtype", None, "Type of the returned array and of the accumulator "
+                  "(default: the input's; int64 for booleans).",
+                  choices=("float16", "float32", "float64", "int32", "int64", "int8"))),
+    forward=_cumsum_forward, backward=_cumsum_backward, backward_reads=GradReads(),
+    infer_shape=_cumsum_shape, infer_type=_cumsum_type,
 ))

@@ -18,6 +18,8 @@ Kernel contract:
   relu reads its output, Convolution its data and weight, elemwise_add
   nothing); the others come as `Unread` (shape and dtype, no values), so the
   memory planner can free them after forward. Undeclared, it reads everything.
+  A loss layer declares ``out_grads=False``: it ignores its output gradients
+  (zeros come), as MXNet's do, so a graph ending in it needs no head gradient.
 - Stateful operators (subgraph nodes, oneDNN primitives) set
   ``create_state(p, in_shapes, in_dtypes) -> state``; the executor makes one
   state per node and then calls ``forward(state, ctx, inputs)`` and
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -81,10 +84,12 @@ class OpContext:
 
 @dataclass(frozen=True)
 class GradReads:
-    """The inputs and outputs, by name, that an operator's backward reads."""
+    """The inputs and outputs, by name, that an operator's backward reads, and
+    whether it reads its output gradients (a loss layer does not)."""
 
     inputs: tuple[str, ...] = ()
     outputs: tuple[str, ...] = ()
+    out_grads: bool = True
 
 
 class Unread:
@@ -159,6 +164,9 @@ class OpDef:
     resolve: Callable[[Params, list], Params] | None = None
     aliases: tuple[str, ...] = ()
     doc: str = ""
+    # Keyword parameters beyond `params` are kept as their strings (Custom hands
+    # them to the Python operator it runs, as MXNet does).
+    extra_params: bool = False
     bfloat16: str = "float32"   # how its kernel meets bfloat16: float32, native or refuse
 
     def __post_init__(self) -> None:
@@ -187,6 +195,9 @@ class OpDef:
             if is_hidden_attr(key):
                 continue
             spec = self.param(key)
+            if spec is None and self.extra_params:
+                values[key] = str(text)
+                continue
             if spec is None:
                 known = ", ".join(p.name for p in self.params) or "none"
                 raise OperatorError(f"{label}: unknown parameter {key}={text!r} "
@@ -201,7 +212,7 @@ class OpDef:
                     raise OperatorError(f"{label}: required parameter {spec.name} "
                                         f"({spec.type_name}) is missing")
                 values[spec.name] = spec.default
-        return Params(values, subgraphs)
+        return Params(values, subgraphs, label)
 
     # -- inputs and outputs --------------------------------------------------
     def input_names(self, p: Params) -> list[str]:
@@ -223,6 +234,13 @@ class OpDef:
     def num_visible_outputs(self, p: Params) -> int:
         """The outputs a Symbol of this op exposes (BatchNorm: 1 of 3)."""
         return self.visible_outputs(p) if self.visible_outputs else self.num_outputs(p)
+
+    def reads_out_grads(self, p: Params) -> bool:
+        """Whether backward reads the output gradients (False for a loss layer)."""
+        if self.backward_reads is None:
+            return True
+        reads = self.backward_reads(p) if callable(self.backward_reads) else self.backward_reads
+        return reads.out_grads
 
     def grad_reads(self, p: Params, label: str = "") -> tuple[list[bool], list[bool]]:
         """For each input and each output: whether backward reads it."""
@@ -293,11 +311,28 @@ def list_ops() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def contrib_names() -> dict[str, str]:
-    """MXNet's ``contrib`` namespaces (``mx.sym.contrib.box_nms``): each
-    ``_contrib_`` name without its prefix, mapped to the registered name."""
-    prefix = "_contrib_"
+# MXNet's operator namespaces (``mx.sym.contrib.box_nms``, ``mx.nd.linalg.gemm2``) and the
+# prefix of the registered names they hold.
+NAMESPACES = {"contrib": "_contrib_", "linalg": "_linalg_"}
+
+
+def namespace_names(space: str) -> dict[str, str]:
+    """The operators of one of `NAMESPACES`: each registered name with its prefix,
+    by the name without it."""
+    prefix = NAMESPACES[space]
     return {name[len(prefix):]: name for name in _REGISTRY if name.startswith(prefix)}
+
+
+def namespace_modules(package: str, make: Callable[[OpDef, str], Any]) -> dict[str, ModuleType]:
+    """`NAMESPACES` as modules of `package` (``minimx.symbol.linalg``), each holding
+    ``make(op, name)`` (the package's generated function) by the short names."""
+    modules = {}
+    for space, prefix in NAMESPACES.items():
+        module = ModuleType(f"{package}.{space}", f"The {prefix} operators without their prefix.")
+        for short, name in namespace_names(space).items():
+            setattr(module, short, make(get_op(name), name))
+        modules[space] = module
+    return modules
 
 
 def canonical_ops() -> list[OpDef]:
@@ -306,5 +341,5 @@ def canonical_ops() -> list[OpDef]:
 
 
 __all__ = ["GradReads", "OpDef", "OpContext", "Unread", "Param", "Params", "REQUIRED", "register",
-           "get_op", "list_ops", "contrib_names", "canonical_ops", "is_hidden_attr",
-           "zero_gradients"]
+           "get_op", "list_ops", "NAMESPACES", "namespace_names", "namespace_modules",
+           "canonical_ops", "is_hidden_attr", "zero_gradients"]

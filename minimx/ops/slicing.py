@@ -1,5 +1,6 @@
-"""Slices: `slice` (begin, end and step per axis, None for a default) and
-`slice_like` (the leading part of each axis, as long as another array's).
+"""Slices: `slice` (begin, end and step per axis, None for a default),
+`slice_like` (the leading part of each axis, as long as another array's) and the
+legacy `Crop` (a window of an image batch's height and width).
 
 The index rules are MXNet 1.9's (src/operator/tensor/matrix_op-inl.h,
 GetIndexRange): bounds past either end are clamped, negative bounds count
@@ -144,3 +145,53 @@ register(OpDef(
     infer_shape=_infer_slice_like, infer_type=first_input_dtype,
     backward=_slice_like_backward, backward_reads=GradReads(),
     doc="Slices the data like the second input: from 0 to shape_like's length on each axis."))
+
+
+# -- Crop ---------------------------------------------------------------------------
+
+def _crop_window(p: Params, in_shapes: list[Dims]) -> tuple[Dims, Dims]:
+    """Crop's output (height, width), from h_w or the second input, and its offset."""
+    data = in_shapes[0]
+    if p.num_args not in (1, 2) or len(data) != 4:
+        raise ShapeError(f"Crop: takes one or two inputs (num_args={p.num_args}), the first "
+                         f"(N, C, H, W), got {in_shapes}")
+    if p.num_args == 2:
+        if len(in_shapes[1]) != 4:
+            raise ShapeError(f"Crop: crop_like {in_shapes[1]} must be (N, C, H, W)")
+        hw = in_shapes[1][2:]
+    else:
+        hw = p.h_w
+    if len(hw) != 2 or len(p.offset) != 2 or min(hw) < 1:
+        raise ShapeError(f"Crop: h_w={p.h_w} and offset={p.offset} must be two sizes and two "
+                         "offsets (h_w positive with one input)")
+    free = (data[2] - hw[0], data[3] - hw[1])
+    offset = (free[0] // 2, free[1] // 2) if p.center_crop else p.offset
+    if all(data[2:]) and not (0 <= offset[0] <= free[0] and 0 <= offset[1] <= free[1]):
+        raise ShapeError(f"Crop: a {hw} window at offset {offset} does not fit data {data}")
+    return hw, offset
+
+
+def _crop_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    return [in_shapes[0][:2] + _crop_window(p, in_shapes)[0]]
+
+
+def _crop_index(p: Params, inputs: list[Array]) -> Index:
+    (h, w), (top, left) = _crop_window(p, [a.shape for a in inputs])
+    return (slice(None), slice(None), slice(top, top + h), slice(left, left + w))
+
+
+register(OpDef(
+    "Crop", lambda p, ctx, inputs: inputs[0][_crop_index(p, inputs)].copy(),
+    variadic="num_args", bfloat16="refuse",
+    params=(Param("num_args", "int", doc="Number of inputs: the data, and optionally an "
+                  "array whose height and width the output takes."),
+            Param("offset", "shape", (0, 0), "Crop offset coordinate: (y, x)."),
+            Param("h_w", "shape", (0, 0), "Crop height and width: (h, w)."),
+            Param("center_crop", "bool", False, "Crop at the center, ignoring offset.")),
+    infer_shape=from_input(_crop_rule), infer_type=first_input_dtype,
+    backward=lambda p, ctx, inputs, outputs, out_grads: [
+        _scatter_back(inputs[0], _crop_index(p, inputs), out_grads[0]),
+        *(np.zeros(a.shape, a.dtype) for a in inputs[1:])],
+    backward_reads=GradReads(),
+    doc="Crops a (h, w) window of an (N, C, H, W) batch at offset, or at its center; "
+        "(h, w) is h_w, or the height and width of the second input."))

@@ -1,4 +1,4 @@
-"""Shape manipulation: Reshape, Flatten, transpose, expand_dims, Concat,
+"""Shape manipulation: Reshape, reshape_like, Flatten, transpose, expand_dims, Concat,
 SliceChannel (split) and slice_axis.
 
 Parameters, defaults and shape rules are as in MXNet 1.9
@@ -14,7 +14,17 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..base import OperatorError, ShapeError
-from .infer import Dims, Shape, checked_axis, forward_only, from_input, known, merge, merge_all
+from .infer import (
+    Dims,
+    Shape,
+    checked_axis,
+    first_input_dtype,
+    forward_only,
+    from_input,
+    known,
+    merge,
+    merge_all,
+)
 from .registry import REQUIRED, GradReads, OpDef, Param, register
 
 
@@ -198,6 +208,42 @@ register(OpDef(
     ),
     forward=_reshape_forward, backward=_grad_as_input, backward_reads=SHAPES_ONLY,
     infer_shape=_reshape_shape, inplace=((0, 0),),
+))
+
+
+def _like_range(begin: int | None, end: int | None, ndim: int, what: str) -> tuple[int, int]:
+    """reshape_like's [begin, end) of a shape: None is its start / end, negatives count
+    from the end."""
+    b = 0 if begin is None else begin + ndim if begin < 0 else begin
+    e = ndim if end is None else end + ndim if end < 0 else end
+    if not 0 <= b <= e <= ndim:
+        raise ShapeError(f"reshape_like: {what}_begin={begin}, {what}_end={end} is no range "
+                         f"of a {ndim}-d input")
+    return b, e
+
+
+def _reshape_like_rule(p, in_shapes):
+    lhs, rhs = in_shapes
+    lb, le = _like_range(p.lhs_begin, p.lhs_end, len(lhs), "lhs")
+    rb, re = _like_range(p.rhs_begin, p.rhs_end, len(rhs), "rhs")
+    oshape = lhs[:lb] + rhs[rb:re] + lhs[le:]
+    _check_same_size(lhs, oshape)
+    return [oshape]
+
+
+register(OpDef(
+    name="reshape_like", inputs=("lhs", "rhs"), infer_type=first_input_dtype,
+    doc="Reshapes lhs (its axes lhs_begin..lhs_end) to the shape of rhs (its axes "
+        "rhs_begin..rhs_end).",
+    params=tuple(Param(f"{side}_{end}", "int", None, f"Defaults to {default}. The {end} "
+                       f"of the {side} axes to be reshaped; negatives count from the end.")
+                 for side in ("lhs", "rhs")
+                 for end, default in (("begin", 0), ("end", "the number of axes"))),
+    forward=lambda p, ctx, inputs: inputs[0].reshape(_reshape_like_rule(
+        p, [a.shape for a in inputs])[0]),
+    backward=lambda p, ctx, inputs, outputs, out_grads: [
+        out_grads[0].reshape(inputs[0].shape), np.zeros(inputs[1].shape, inputs[1].dtype)],
+    backward_reads=SHAPES_ONLY, infer_shape=from_input(_reshape_like_rule), inplace=((0, 0),),
 ))
 
 

@@ -40,22 +40,28 @@ class _PerElement(Optimizer):
         return tuple(zeros(weight.shape, dtype=weight.dtype) for _ in range(self.states))
 
 
+class _Moments(_PerElement):
+    """A per-element rule with Adam's decay rates of the moments, `beta1` and `beta2`,
+    and its `epsilon` in the denominator."""
+
+    def __init__(self, beta1: float, beta2: float, epsilon: float, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.epsilon = epsilon
+
+
 @register
-class Adam(_PerElement):
+class Adam(_Moments):
     """Adam (Kingma and Ba), with MXNet's defaults."""
 
     def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
                  epsilon: float = 1e-8, lazy_update: bool = True, **kwargs: Any) -> None:
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.beta1 = beta1
-        self.beta2 = beta2
-        self.epsilon = epsilon
+        super().__init__(beta1, beta2, epsilon, learning_rate=learning_rate, **kwargs)
         self.lazy_update = lazy_update   # dense arrays only: nothing is lazy here
 
     def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        t = self._index_update_count[index]
+        lr, wd, t = self._begin_update(index)
         lr *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
         rescale, clip = self.rescale_grad, self._clip()
         beta1, beta2, eps = self.beta1, self.beta2, self.epsilon
@@ -84,8 +90,7 @@ class RMSProp(_PerElement):
         self.states = 3 if centered else 1
 
     def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
+        lr, wd, _ = self._begin_update(index)
         rescale, clip = self.rescale_grad, self._clip()
         gamma1, gamma2, eps = self.gamma1, self.gamma2, self.epsilon
         bound = self.clip_weights if self.clip_weights and self.clip_weights >= 0 else None
@@ -118,8 +123,7 @@ class AdaGrad(_PerElement):
         self.float_stable_eps = eps
 
     def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
+        lr, wd, _ = self._begin_update(index)
         rescale, clip, eps = self.rescale_grad, self._clip(), self.float_stable_eps
 
         def kernel(w: np.ndarray, g: np.ndarray, history: np.ndarray) -> None:
@@ -164,9 +168,8 @@ class Adamax(_PerElement):
         self.beta2 = beta2
 
     def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        lr /= 1.0 - self.beta1 ** self._index_update_count[index]
+        lr, wd, t = self._begin_update(index)
+        lr /= 1.0 - self.beta1 ** t
         rescale, clip, beta1, beta2 = self.rescale_grad, self._clip(), self.beta1, self.beta2
 
         def kernel(w: np.ndarray, g: np.ndarray, m: np.ndarray, u: np.ndarray) -> None:
@@ -178,22 +181,17 @@ class Adamax(_PerElement):
 
 
 @register
-class Nadam(_PerElement):
+class Nadam(_Moments):
     """Nadam (Dozat): Adam with Nesterov momentum, on MXNet's momentum schedule."""
 
     def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
                  epsilon: float = 1e-8, schedule_decay: float = 0.004, **kwargs: Any) -> None:
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.beta1 = beta1
-        self.beta2 = beta2
-        self.epsilon = epsilon
+        super().__init__(beta1, beta2, epsilon, learning_rate=learning_rate, **kwargs)
         self.schedule_decay = schedule_decay
         self.m_schedule = 1.0
 
     def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
-        t = self._index_update_count[index]
+        lr, wd, t = self._begin_update(index)
         mu = self.beta1 * (1.0 - 0.5 * 0.96 ** (t * self.schedule_decay))
         mu_next = self.beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * self.schedule_decay))
         self.m_schedule *= mu

@@ -33,6 +33,9 @@ class Optimizer:
     """The base of update rules. A rule gives `create_state(index, weight)` and
     `update(index, weight, grad, state)`, which changes `weight` and `state` in place."""
 
+    # Parameters decayed by default: names ending so (MXNet's base rule; LARS's differs).
+    DECAYED_SUFFIXES: tuple[str, ...] = ("_weight", "_gamma")
+
     def __init__(self, rescale_grad: float = 1.0, param_idx2name: Mapping[int, str] | None = None,
                  wd: float = 0.0, clip_gradient: float | None = None,
                  learning_rate: float | None = None, lr_scheduler: Any = None,
@@ -89,9 +92,9 @@ class Optimizer:
 
     def set_wd_mult(self, args_wd_mult: Mapping[Any, float]) -> None:
         """Weight-decay multipliers by name or index, over the symbol's ``__wd_mult__``;
-        no decay for names ending in neither _weight nor _gamma."""
+        no decay for names ending in none of `DECAYED_SUFFIXES`."""
         self.wd_mult = {n: 0.0 for n in self.idx2name.values()
-                        if not n.endswith(("_weight", "_gamma"))}
+                        if not n.endswith(self.DECAYED_SUFFIXES)}
         self.wd_mult.update(self._symbol_mults("__wd_mult__"))
         self.wd_mult.update(args_wd_mult)
 
@@ -105,6 +108,12 @@ class Optimizer:
         count = self._index_update_count.get(index, self.begin_num_update) + 1
         self._index_update_count[index] = count
         self.num_update = max(count, self.num_update)
+
+    def _begin_update(self, index: int) -> tuple[float, float, int]:
+        """Count an update of parameter `index`; its learning rate and weight decay for
+        this update, and how many updates it has had (t, from 1)."""
+        self._update_count(index)
+        return self._get_lr(index), self._get_wd(index), self._index_update_count[index]
 
     def _get_lr(self, index: int) -> float:
         return self.learning_rate * self._mult(self.lr_mult, index)

@@ -1,5 +1,7 @@
-"""Stochastic gradient descent, plain or with momentum (`SGD`), and with Nesterov's
-momentum (`NAG`), computed as MXNet 1.9's kernels compute them.
+"""Stochastic gradient descent and its variants, computed as MXNet 1.9's kernels
+and Python rules compute them: `SGD` (plain or with momentum), `NAG` (Nesterov's
+momentum), `Signum` (the sign of the gradient or of its momentum), `DCASGD`
+(delay-compensated) and `SGLD` (Langevin dynamics: SGD plus Gaussian noise).
 
 With g the rescaled (and clipped) gradient, lr and wd the parameter's:
 
@@ -9,21 +11,45 @@ With g the rescaled (and clipped) gradient, lr and wd the parameter's:
   mom -= lr*(g + wd*w')``. MXNet's kernel writes the new weight over the old one
   before it updates the momentum, so the momentum's decay term sees the new
   weight; minimx does the same, so that training matches.
+- Signum: ``mom = momentum*mom - (1-momentum)*(wd*w + g);
+  w = (1 - lr*wd_lh) * w + lr * sign(mom)``; without momentum (signSGD)
+  ``w = (1 - lr*wd) * w - lr * sign(grad)``, the raw gradient's sign (MXNet's
+  kernel neither rescales nor clips it there).
+- DCASGD: ``step = g + wd*w + lamda * g^2 * (w - w_prev); mom = momentum*mom - lr*step;
+  w_prev = w; w += mom`` (without momentum ``mom = -lr*step``). Here a
+  `clip_gradient` of any value clips, as in MXNet's Python rule.
+- SGLD: ``w -= lr/2 * (g + wd*w)``, then ``w += N(0, sqrt(lr))`` drawn from
+  `mx.random.seed`'s generator (MXNet's statistics, not its numbers).
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ..ndarray import NDArray, zeros
+from ..ndarray import NDArray, random, zeros
 from .optimizer import Optimizer, State, clipped, push_update, register
+
+Kernel = tuple[Callable[..., None], str]   # a kernel over numpy buffers, and its name
+
+
+def sgd_step(w: np.ndarray, g: np.ndarray, mom: np.ndarray | None, *, lr: float, wd: float,
+             momentum: float, rescale: float, clip: float | None) -> None:
+    """One SGD update of `w` (and `mom`) in place: MXNet's ``sgd_mom_update`` with a
+    momentum array, its ``sgd_update`` without one."""
+    grad = clipped(rescale * g, clip)
+    if mom is None:
+        w[...] = (1.0 - lr * wd) * w - lr * grad
+        return
+    mom[...] = momentum * mom - lr * wd * w - lr * grad
+    w += mom
 
 
 class _Momentum(Optimizer):
     """A rule whose state is one momentum array, when `momentum` is not zero; without
-    one, plain SGD."""
+    one, the rule's plain step (SGD's, unless the rule says otherwise)."""
 
     def __init__(self, momentum: float = 0.0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -33,20 +59,22 @@ class _Momentum(Optimizer):
         return zeros(weight.shape, dtype=weight.dtype) if self.momentum != 0.0 else None
 
     def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
-        self._update_count(index)
-        lr, wd = self._get_lr(index), self._get_wd(index)
+        lr, wd, _ = self._begin_update(index)
         rescale, clip = self.rescale_grad, self._clip()
-        if state is not None:
+        if state is None:
+            kernel, name = self._plain(lr, wd, rescale, clip)
+        else:
             kernel, name = self._with_momentum(lr, wd, rescale, clip)
-            push_update(kernel, weight, grad, [state], name)
-            return
+        push_update(kernel, weight, grad, [] if state is None else [state], name)
 
-        def plain(w: np.ndarray, g: np.ndarray) -> None:
-            w[...] = (1.0 - lr * wd) * w - lr * clipped(rescale * g, clip)
-        push_update(plain, weight, grad, [], "sgd_update")
+    def _plain(self, lr: float, wd: float, rescale: float, clip: float | None) -> Kernel:
+        """The kernel ``(w, g)`` of one update without momentum, and its name."""
+        def kernel(w: np.ndarray, g: np.ndarray) -> None:
+            sgd_step(w, g, None, lr=lr, wd=wd, momentum=0.0, rescale=rescale, clip=clip)
+        return kernel, "sgd_update"
 
     def _with_momentum(self, lr: float, wd: float, rescale: float, clip: float | None
-                       ) -> tuple[Callable[..., None], str]:
+                       ) -> Kernel:
         """The kernel ``(w, g, mom)`` of one update with momentum, and its name."""
         raise NotImplementedError
 
@@ -70,12 +98,11 @@ class SGD(_Momentum):
         self.lazy_update = lazy_update   # dense arrays only: nothing is lazy here
 
     def _with_momentum(self, lr: float, wd: float, rescale: float, clip: float | None
-                       ) -> tuple[Callable[..., None], str]:
+                       ) -> Kernel:
         momentum = self.momentum
 
         def kernel(w: np.ndarray, g: np.ndarray, mom: np.ndarray) -> None:
-            mom[...] = momentum * mom - lr * wd * w - lr * clipped(rescale * g, clip)
-            w += mom
+            sgd_step(w, g, mom, lr=lr, wd=wd, momentum=momentum, rescale=rescale, clip=clip)
         return kernel, "sgd_mom_update"
 
 
@@ -84,7 +111,7 @@ class NAG(_Momentum):
     """SGD with Nesterov's accelerated gradient (plain SGD without momentum)."""
 
     def _with_momentum(self, lr: float, wd: float, rescale: float, clip: float | None
-                       ) -> tuple[Callable[..., None], str]:
+                       ) -> Kernel:
         momentum = self.momentum
 
         def kernel(w: np.ndarray, g: np.ndarray, mom: np.ndarray) -> None:
@@ -93,3 +120,87 @@ class NAG(_Momentum):
             w[...] = w - mom + (momentum + 1) * (mom - lr * (grad + wd * w))
             mom -= lr * (grad + wd * w)
         return kernel, "nag_mom_update"
+
+
+@register
+class Signum(_Momentum):
+    """Signum (Bernstein et al.): steps of size lr along the sign of the momentum;
+    signSGD without momentum. `wd_lh` is a decoupled weight decay.
+
+    >>> import minimx as mx
+    >>> opt = Signum(learning_rate=0.1, momentum=0.0)
+    >>> w = mx.nd.array([1.0, 1.0])
+    >>> opt.update(0, w, mx.nd.array([3.0, -0.5]), opt.create_state(0, w))
+    >>> [round(float(v), 6) for v in w.asnumpy()]
+    [0.9, 1.1]
+    """
+
+    def __init__(self, learning_rate: float = 0.01, momentum: float = 0.9, wd_lh: float = 0.0,
+                 **kwargs: Any) -> None:
+        super().__init__(momentum, learning_rate=learning_rate, **kwargs)
+        self.wd_lh = wd_lh
+
+    def _plain(self, lr: float, wd: float, rescale: float, clip: float | None) -> Kernel:
+        def kernel(w: np.ndarray, g: np.ndarray) -> None:
+            w[...] = (1.0 - lr * wd) * w - lr * np.sign(g)
+        return kernel, "signsgd_update"
+
+    def _with_momentum(self, lr: float, wd: float, rescale: float, clip: float | None
+                       ) -> Kernel:
+        momentum, wd_lh = self.momentum, self.wd_lh
+
+        def kernel(w: np.ndarray, g: np.ndarray, mom: np.ndarray) -> None:
+            mom[...] = momentum * mom - (1.0 - momentum) * (wd * w + clipped(rescale * g, clip))
+            w[...] = (1.0 - lr * wd_lh) * w + lr * np.sign(mom)
+        return kernel, "signum_update"
+
+
+@register
+class DCASGD(Optimizer):
+    """DCASGD (Zheng et al.): SGD whose gradient is compensated, through `lamda`, for
+    the change of the weight since the previous update. Its state is (momentum or
+    None, the previous weight)."""
+
+    def __init__(self, momentum: float = 0.0, lamda: float = 0.04, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.momentum = momentum
+        self.lamda = lamda
+
+    def create_state(self, index: int, weight: NDArray) -> State:
+        mom = zeros(weight.shape, dtype=weight.dtype) if self.momentum != 0.0 else None
+        return mom, weight.copy()
+
+    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+        lr, wd, _ = self._begin_update(index)
+        rescale, clip, momentum, lamda = (self.rescale_grad, self.clip_gradient,
+                                          self.momentum, self.lamda)
+        mom, previous = state
+
+        def kernel(w: np.ndarray, g: np.ndarray, prev: np.ndarray, *moms: np.ndarray) -> None:
+            grad = clipped(rescale * g, clip)
+            step = -lr * (grad + wd * w + lamda * grad * grad * (w - prev))
+            for m in moms:   # the momentum, if the rule keeps one
+                m[...] = momentum * m + step
+                step = m
+            prev[...] = w
+            w += step
+        push_update(kernel, weight, grad, [previous] + ([] if mom is None else [mom]),
+                    "dcasgd_update")
+
+
+@register
+class SGLD(Optimizer):
+    """Stochastic gradient Langevin dynamics (Welling and Teh): half an SGD step, then
+    Gaussian noise of variance lr, so that the weights sample a posterior."""
+
+    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+        lr, wd, _ = self._begin_update(index)
+        rescale, clip = self.rescale_grad, self.clip_gradient
+        # Drawn here, in update order, so that a seed gives the same noise however
+        # the engine schedules the kernels.
+        noise = random.normal(0.0, math.sqrt(lr), shape=weight.shape, dtype=weight.dtype)
+
+        def kernel(w: np.ndarray, g: np.ndarray, n: np.ndarray) -> None:
+            w -= lr / 2 * (clipped(rescale * g, clip) + wd * w)
+            w += n
+        push_update(kernel, weight, grad, [noise], "sgld_update")

@@ -3,10 +3,9 @@
 One function per registered operator (and alias) is generated here from the
 registry, e.g. ``mx.sym.Convolution``.
 """
-from types import ModuleType
 from typing import Any
 
-from ..ops import contrib_names, get_op, list_ops
+from ..ops import get_op, list_ops, namespace_modules
 from .functions import arange, full, maximum, minimum, ones, pow, power, zeros
 from .json_format import load, load_json
 from .register import Group, Variable, make_op_function, var
@@ -16,14 +15,13 @@ for _name in list_ops():
     globals()[_name] = make_op_function(get_op(_name), _name)
 del _name
 
-# mx.sym.contrib: the _contrib_ operators by MXNet's short names (mx.sym.contrib.box_nms).
-contrib = ModuleType(f"{__name__}.contrib", "The _contrib_ operators without their prefix.")
-for _short, _name in contrib_names().items():
-    setattr(contrib, _short, make_op_function(get_op(_name), _name))
-del _short, _name
+# mx.sym.contrib and mx.sym.linalg: the _contrib_ and _linalg_ operators by MXNet's short
+# names (mx.sym.contrib.box_nms, mx.sym.linalg.gemm2).
+globals().update(namespace_modules(__name__, make_op_function))
 
-__all__ = ["NotImplementedForSymbol", "Symbol", "contrib", "Variable", "var", "Group", "load",
-           "load_json", "zeros", "ones", "full", "arange", "maximum", "minimum", "power", "pow"]
+__all__ = ["NotImplementedForSymbol", "Symbol", "contrib", "linalg", "Variable", "var",
+           "Group", "load", "load_json", "zeros", "ones", "full", "arange", "maximum",
+           "minimum", "power", "pow"]
 
 
 def __getattr__(name: str) -> Any:

@@ -4,8 +4,9 @@ finite differences of the executor's own forward, in float64.
 `tests/ops/gradcheck.py` checks each kernel pair in isolation; this checks the
 path users take: bind, forward, backward (the gradient pass, the memory plan,
 the runner's copies). The objective is ``sum(output * cotangent)`` over the
-outputs; for SoftmaxOutput, whose backward is its loss gradient whatever the
-head gradient, it is the cross-entropy ``-sum(log(out[i, label[i]]))``.
+outputs; for a loss head (SoftmaxOutput, the regression outputs, SVMOutput,
+MakeLoss), whose backward is its loss gradient whatever the head gradient, it
+is that loss (`LOSSES`).
 """
 from __future__ import annotations
 
@@ -47,6 +48,13 @@ CASES: list[tuple[str, dict[str, Any], list, dict[str, Any]]] = [
     ("SliceChannel", {"num_outputs": 2, "axis": 1}, [(2, 4)], {}),
     ("SoftmaxActivation", {}, [(2, 3)], {}),
     ("SoftmaxOutput", {}, [(3, 4), ("index", (3,), 4)], {}),
+    # Loss heads: their backward is the gradient of the loss named in LOSSES.
+    ("LinearRegressionOutput", {"grad_scale": 0.5}, [(3, 2), ("index", (3, 2), 3)], {}),
+    ("LogisticRegressionOutput", {}, [(3, 2), ("index", (3, 2), 2)], {}),
+    ("MAERegressionOutput", {}, [(3, 2), ("index", (3, 2), 3)], {}),
+    ("SVMOutput", {"margin": 0.5}, [(3, 4), ("index", (3,), 4)], {}),
+    ("MakeLoss", {"grad_scale": 2.0, "normalization": "batch"}, [(3, 2)], {}),
+    ("Custom", {"op_type": "fixture_scaled_relu", "scale": 1.5}, [("away", (2, 3))], {}),
     ("UpSampling", {"scale": 2, "sample_type": "nearest"}, [(1, 2, 2, 2)], {}),
     ("_copy", {}, [(2, 3)], {}),
     ("_div_scalar", {"scalar": 1.5}, [(2, 3)], {}),
@@ -155,18 +163,62 @@ CASES: list[tuple[str, dict[str, Any], list, dict[str, Any]]] = [
     ("RNN", {"mode": "lstm", "state_size": 2, "num_layers": 1, "bidirectional": True,
              "state_outputs": True}, [(3, 2, 2)], {}),
     ("_rnn_param_concat", {"num_args": 2, "dim": 0}, [(3,), (2,)], {}),
+    # Operators added after issue 15 (indices distinct where a repeat would overwrite).
+    ("softmin", {"axis": 0}, [(2, 3)], {}),
+    ("softsign", {}, [(2, 3)], {}),
+    ("_hypot", {}, [("away", (2, 3)), (2, 3)], {}),
+    ("broadcast_hypot", {}, [("away", (2, 3)), (1, 3)], {}),
+    ("_hypot_scalar", {"scalar": 0.5}, [(2, 3)], {}),
+    ("GroupNorm", {"num_groups": 2}, [(2, 4, 3)], {}),
+    ("gather_nd", {}, [(3, 4), ("index", (1, 2, 2), 3)], {}),
+    ("scatter_nd", {"shape": (9, 3)}, [(2, 3), ("index", (1, 2), 9)], {}),
+    ("reshape_like", {"lhs_begin": 1}, [(2, 6), (3, 2)], {}),
+    ("_ravel_multi_index", {"shape": (3, 4)}, [("index", (2, 3), 3)], {}),
+    ("_unravel_index", {"shape": (3, 4)}, [("index", (3,), 12)], {}),
+    ("_contrib_index_copy", {}, [(9, 2), ("index", (2,), 9), (2, 2)], {}),
+    ("Crop", {"num_args": 1, "h_w": (2, 2), "offset": (1, 0)}, [(1, 1, 3, 4)], {}),
+    ("_linalg_gemm", {"transpose_a": True, "alpha": 1.5, "beta": 0.5},
+     [(3, 2), (3, 4), (2, 4)], {}),
+    ("_linalg_gemm2", {"axis": 0}, [(2, 3, 4), (4, 3, 2)], {}),
+    ("_linalg_potri", {}, [("pos", (2, 2))], {}),
+    ("_linalg_trsm", {"rightside": True, "lower": False}, [("pos", (3, 3)), (2, 3)], {}),
+    ("_linalg_trmm", {"transpose": True}, [(3, 3), (3, 2)], {}),
+    ("_linalg_syrk", {"alpha": 0.5}, [(2, 3)], {}),
+    ("_linalg_inverse", {}, [("pos", (2, 2))], {}),
+    ("_linalg_det", {}, [(2, 3, 3)], {}),
+    ("_linalg_slogdet", {}, [(3, 3)], {}),
+    ("_linalg_sumlogdiag", {}, [("pos", (2, 2))], {}),
+    ("_linalg_extractdiag", {"offset": 1}, [(3, 3)], {}),
+    ("_linalg_makediag", {"offset": -1}, [(2, 2)], {}),
+    ("_np_cumsum", {"axis": 1}, [(2, 3)], {}),
+    ("_np_cumsum", {}, [(2, 3)], {}),
+    ("moments", {"axes": (0, 2)}, [(2, 3, 2)], {}),
+    ("moments", {"axes": (1,), "keepdims": True}, [(2, 3)], {}),
+    # Grid positions and displacements land between pixels, away from the kinks.
+    ("GridGenerator", {"transform_type": "affine", "target_shape": (3, 4)}, [(2, 6)], {}),
+    ("GridGenerator", {"transform_type": "warp"}, [(1, 2, 3, 4)], {}),
+    ("BilinearSampler", {}, [(1, 2, 4, 5), ("range", (1, 2, 3, 3), -1.3, 1.3)], {}),
+    ("SpatialTransformer", {"target_shape": (3, 2), "transform_type": "affine",
+                            "sampler_type": "bilinear"},
+     [(2, 2, 4, 3), ("range", (2, 6), -0.9, 0.9)], {}),
+    ("Correlation", {"kernel_size": 3, "max_displacement": 1, "pad_size": 1},
+     [(1, 2, 3, 4), (1, 2, 3, 4)], {}),
+    ("Correlation", {"max_displacement": 2, "stride2": 2, "is_multiply": False},
+     [(1, 2, 5, 5), (1, 2, 5, 5)], {}),
 ]
 # Operators holding a subgraph differentiate through their inner graph; the
 # partitioner's properties (tests/subgraph) compare their gradients.
 # BlockGrad's zero gradient is no derivative of its (identity) forward, and the int64
 # outputs of shape_array and size_array take no float head gradients; tests/ops checks
-# their (zero) gradients.
+# their (zero) gradients. potrf's gradient is MXNet's, for a symmetric input
+# (tests/ops/test_la_op.py checks it along symmetric directions).
 NOT_HERE = {op.name for op in canonical_ops()
             if op.name == "_subgraph_op" or op.name.startswith("_sg_")} | {
-    "BlockGrad", "shape_array", "size_array"}
+    "BlockGrad", "shape_array", "size_array", "_linalg_potrf"}
 # The elementwise tables: each row not above, on inputs inside its domain.
 _DOMAINS = {"arcsin": (-0.9, 0.9), "arccos": (-0.9, 0.9), "arctanh": (-0.9, 0.9),
-            "arccosh": (1.2, 3.0), "tan": (-1.2, 1.2), "log1p": (-0.5, 2.0)}
+            "arccosh": (1.2, 3.0), "tan": (-1.2, 1.2), "log1p": (-0.5, 2.0),
+            "erfinv": (-0.9, 0.9)}
 _POSITIVE = {"rsqrt", "rcbrt", "cbrt", "reciprocal", "log2", "log10", "gamma", "gammaln"}
 _CASE_NAMES = {c[0] for c in CASES}
 CASES += [(name, {}, [("range", (2, 3), *_DOMAINS[name]) if name in _DOMAINS
@@ -178,6 +230,28 @@ CASES += [(name, {}, [("pos", (2, 3)) if key == "power" else (2, 3), shape], {})
 CASES += [(name, {"scalar": 1.5 if name == "_rpower_scalar" else 0.3},
            [("pos", (2, 3)) if name == "_power_scalar" else (2, 3)], {})
           for name in sorted(SCALAR_OPS) if name not in _CASE_NAMES]
+
+
+def _cross_entropy(out: np.ndarray, label: np.ndarray) -> float:
+    return -float(np.sum(np.log(out[np.arange(len(label)), label.astype(int)])))
+
+
+def _svm_l2(out: np.ndarray, label: np.ndarray, margin: float = 0.5) -> float:
+    is_label = np.arange(out.shape[1]) == label.astype(int)[:, None]
+    return float(np.sum(np.maximum(0, margin - np.where(is_label, out, -out)) ** 2))
+
+
+# The loss each loss head's backward is the gradient of, as a function of its output
+# and label (the cases' parameters are built in: grad_scale, 2 outputs per sample).
+LOSSES = {
+    "SoftmaxOutput": _cross_entropy,
+    "LinearRegressionOutput": lambda out, label: 0.5 / 2 * float(np.sum((out - label) ** 2)) / 2,
+    "LogisticRegressionOutput": lambda out, label: -float(np.sum(
+        label * np.log(out) + (1 - label) * np.log(1 - out))) / 2,
+    "MAERegressionOutput": lambda out, label: float(np.sum(np.abs(out - label))) / 2,
+    "SVMOutput": _svm_l2,
+    "MakeLoss": lambda out, label: 2.0 * float(np.sum(out)) / len(out),
+}
 
 
 def draw(spec: Any, rng: np.random.Generator) -> tuple[np.ndarray, bool]:
@@ -223,7 +297,7 @@ def test_gradient_matches_finite_differences(op_name, params, specs, options):
                          type_dict={n: "float64" for n in sym.list_arguments()}, **shapes)
     for name, shape in zip(sym.list_auxiliary_states(), aux_shapes, strict=True):
         ex.aux_dict[name][:] = rng.uniform(0.5, 1.5, shape)
-    loss = op_name == "SoftmaxOutput"
+    loss = LOSSES.get(op_name)
     cotangents = [rng.normal(size=o.shape) for o in ex.outputs]
 
     def objective() -> float:
@@ -231,8 +305,7 @@ def test_gradient_matches_finite_differences(op_name, params, specs, options):
             ex.arg_dict[name][:] = value
         outs = [o.asnumpy() for o in ex.forward(is_train=is_train)]
         if loss:
-            label = values["in1"].astype(int)
-            return -float(np.sum(np.log(outs[0][np.arange(len(label)), label])))
+            return loss(outs[0], values.get("in1"))
         return sum(float(np.sum(o * c)) for o, c in zip(outs, cotangents, strict=True))
 
     objective()

@@ -52,7 +52,9 @@ def _save_case(tmp_path: Path, name: str, sym, inputs: dict) -> list[np.ndarray]
 @pytest.mark.skipif(not MXNET_PYTHON.exists(), reason="no MXNet 1.9.1 virtualenv")
 def test_files_written_here_run_in_mxnet(tmp_path):
     expected = {}
-    for op, build in CASES.items():
+    # A Custom node runs Python code registered in the process, which MXNet's has not
+    # (tests/test_operator.py checks Custom against MXNet's own run of the same code).
+    for op, build in ((op, b) for op, b in CASES.items() if op != "Custom"):
         sym = build()
         expected[op] = _save_case(tmp_path, op, sym, _inputs(sym))
     net = mx.models.get_model("squeezenet1.1", classes=10)

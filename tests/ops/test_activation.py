@@ -9,10 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+import minimx as mx
 from minimx.base import OperatorError, ShapeError
 from minimx.ops import get_op
-from minimx.ops.activation import erf
 from minimx.ops.registry import OpContext
+from minimx.ops.special import erf
 
 from gradcheck import check_gradient
 from ops_support import SHAPES, floats, nonzero, run, vectorized
@@ -282,6 +283,21 @@ def test_softmax_output_probability_labels_and_out_grad():
     label = np.array([0.0, 3.0, 1.0])
     out, (dx, _) = softmax_output_backward({"out_grad": "True"}, x, label, g)
     np.testing.assert_allclose(dx, softmax_output_grad(out, label) * g)
+
+
+def test_softmax_output_out_grad_reads_the_head_gradient_in_an_executor():
+    """out_grad=True multiplies by the head gradient; otherwise it is ignored (a loss)."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    label = np.array([0.0, 2.0], np.float32)
+    head = rng.uniform(1, 3, (2, 3)).astype(np.float32)
+    for out_grad, scale in ((True, head), (False, 1.0)):
+        sym = mx.sym.SoftmaxOutput(mx.sym.var("data"), name="sm", out_grad=out_grad)
+        ex = sym.simple_bind(mx.cpu(), data=x.shape)
+        out = ex.forward(is_train=True, data=x, sm_label=label)[0].asnumpy()
+        ex.backward([mx.nd.array(head)])
+        np.testing.assert_allclose(ex.grad_dict["data"].asnumpy(),
+                                   softmax_output_grad(out, label) * scale, rtol=1e-6)
 
 
 def test_softmax_output_shape_inference():

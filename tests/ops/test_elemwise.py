@@ -127,6 +127,21 @@ def test_gamma_poles_and_reflection_as_mxnet():
                                          5.2958155], rtol=1e-6)
 
 
+def test_erfinv_inverts_erf_to_float64_and_has_mxnet_edges():
+    y = np.concatenate([np.linspace(-0.999999, 0.999999, 201), [1e-300, -3e-9]])
+    np.testing.assert_allclose(vectorized(math.erf)(run("erfinv", {}, y)), y, rtol=1e-14,
+                               atol=1e-15)
+    # Where erf(x) rounds to 1, erfc tells the tail apart.
+    near_one = 1 - np.array([1e-7, 1e-12, 2.0**-52, 2.0**-53])
+    np.testing.assert_allclose(vectorized(math.erfc)(run("erfinv", {}, near_one)), 1 - near_one,
+                               rtol=1e-12)
+    edges = np.array([-1, 1, 1.5, -2, np.nan], np.float32)
+    out = run("erfinv", {}, edges)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, [-np.inf, np.inf, np.nan, np.nan, np.nan])
+    check_gradient("erfinv", {}, [np.linspace(-0.95, 0.95, 7)], rtol=1e-6)
+
+
 def test_rounding_ties_as_mxnet():
     # MXNet 1.9.1's outputs: round takes halves away from zero, rint to the floor.
     x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.7, -2.7], np.float32)

@@ -1,6 +1,8 @@
-"""Issue 15's tensor operators against MXNet 1.9.1's own outputs and gradients.
+"""Issue 15's tensor operators, and those added after it, against MXNet 1.9.1's own
+outputs and gradients.
 
-Fixture group tensor_ops (tools/mxnet_fixtures.py): each case runs one operator
+Fixture groups tensor_ops and more_ops (tools/mxnet_fixtures.py; their case names
+differ): each case runs one operator
 on fixed inputs chosen where MXNet's rules are easy to get wrong (clamped and
 negative-step slices, ties in sorts and in maximum's gradient, out-of-range
 and float indices, hidden outputs). Outputs must match in shape, dtype and
@@ -17,14 +19,19 @@ import pytest
 from minimx.ops import get_op
 from minimx.ops.registry import OpContext
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tensor_ops"
-CASES = json.loads((FIXTURES / "cases.json").read_text())
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+GROUPS = ("tensor_ops", "more_ops")
+CASES = {case: spec for group in GROUPS
+         for case, spec in json.loads((FIXTURES / group / "cases.json").read_text()).items()}
 
 
 @pytest.fixture(scope="module")
 def recorded():
-    with np.load(FIXTURES / "cases.npz") as npz:
-        return {k: npz[k] for k in npz.files}
+    arrays = {}
+    for group in GROUPS:
+        with np.load(FIXTURES / group / "cases.npz") as npz:
+            arrays.update({k: npz[k] for k in npz.files})
+    return arrays
 
 
 def _series(recorded: dict, case: str, kind: str) -> list[np.ndarray]:

@@ -465,6 +465,40 @@ def test_norm_output_type_and_bad_order():
         infer("norm", [(2, 3)], [None], ord=3)
 
 
+def test_moments_are_mean_and_variance_and_need_axes():
+    x = rand(2, 3, 4)
+    mean, var = run("moments", [x], axes=(0, -1), keepdims=True)
+    np.testing.assert_allclose(mean, x.mean(axis=(0, 2), keepdims=True), rtol=1e-12)
+    np.testing.assert_allclose(var, x.var(axis=(0, 2), keepdims=True), rtol=1e-12)
+    assert infer("moments", [(2, 3, 4)], [None, None], axes=(0, 1, 2)) \
+        == ([(2, 3, 4)], [(1,), (1,)])
+    for axes in ("None", "()"):
+        with pytest.raises(OperatorError, match="pass every axis"):
+            infer("moments", [(2, 3)], [None, None], axes=axes)
+    with pytest.raises(ShapeError, match="axis 3"):
+        infer("moments", [(2, 3)], [None, None], axes=(3,))
+
+
+def test_cumsum_shapes_dtypes_and_reverse_gradient():
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    np.testing.assert_array_equal(run("cumsum", [x])[0], [0, 1, 3, 6, 10, 15])
+    (y,) = run("cumsum", [x], axis=0, dtype="float64")
+    np.testing.assert_array_equal(y, [[0, 1, 2], [3, 5, 7]])
+    assert y.dtype == np.float64
+    assert infer("cumsum", [(2, 3)], [None]) == ([(2, 3)], [(6,)])
+    assert infer("cumsum", [None], [(2, 3)], axis=1) == ([(2, 3)], [(2, 3)])
+    op, p = params("cumsum")
+    assert op.infer_type(p, [np.dtype(bool)], [None])[1] == [np.dtype(np.int64)]
+    assert op.infer_type(p, [None], [np.dtype(np.float16)])[0] == [np.dtype(np.float16)]
+    with pytest.raises(ShapeError, match="axis 2"):
+        infer("cumsum", [(2, 3)], [None], axis=2)
+    # Each input feeds the outputs from its position on: the gradient sums them.
+    op, p = params("cumsum", axis=1)
+    g = np.array([[1.0, 2.0, 4.0], [8.0, 16.0, 32.0]])
+    (dx,) = op.backward(p, OpContext(), *op.backward_view(p, [rand(2, 3)], [g]), [g])
+    np.testing.assert_array_equal(dx, [[7, 6, 4], [56, 48, 32]])
+
+
 def test_max_min_gradient_goes_to_every_tied_position():
     op, p = params("max", axis=1)
     x = np.array([[1.0, 3.0, 3.0], [5.0, 2.0, 0.0]])

@@ -2,12 +2,15 @@
 
 tests/fixtures/training/ (tools/mxnet_fixtures.py, group training) holds, for
 each case of OPTIMIZER_CASES, a weight, the gradients of a few updates and
-MXNet's weight after each (so momentum and moment states are checked too), and
-the lr / wd multipliers an optimizer takes from a symbol's attributes.
+MXNet's weight after each (so momentum and moment states are checked too), with
+the parameter's name, lr_mult and lr_scheduler where the case gives them; SGLD's
+updates with their noise taken off; and the lr / wd multipliers an optimizer
+takes from a symbol's attributes.
 """
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -20,10 +23,23 @@ RECORD = json.loads((FIXTURES / "training.json").read_text())
 ARRAYS = np.load(FIXTURES / "training-arrays.npz")
 
 
+def _optimizer(spec: dict) -> mx.optimizer.Optimizer:
+    """A case's optimizer, for parameter 0 named and scheduled as its setup says."""
+    setup, extra = spec["setup"], {}
+    if "param" in setup:
+        extra["param_idx2name"] = {0: setup["param"]}
+    if "scheduler" in setup:
+        extra["lr_scheduler"] = eval(setup["scheduler"])  # noqa: S307  (the fixture's table)
+    opt = mx.optimizer.create(spec["optimizer"], **spec["kwargs"], **extra)
+    if "lr_mult" in setup:
+        opt.set_lr_mult({setup["param"]: setup["lr_mult"]})
+    return opt
+
+
 @pytest.mark.parametrize("case", sorted(RECORD["optimizers"]))
 def test_updates_equal_mxnets(case: str) -> None:
     spec = RECORD["optimizers"][case]
-    updater = mx.optimizer.get_updater(mx.optimizer.create(spec["optimizer"], **spec["kwargs"]))
+    updater = mx.optimizer.get_updater(_optimizer(spec))
     weight = mx.nd.array(ARRAYS[f"{case}:weight"])
     for k in range(spec["updates"]):
         updater(0, mx.nd.array(ARRAYS[f"{case}:grad_{k}"]), weight)
@@ -45,3 +61,41 @@ def test_multipliers_come_from_symbol_attributes_and_names() -> None:
                               param_idx2name=dict(enumerate(names)))
     np.testing.assert_allclose([opt._get_lr(i) for i in range(len(names))], want["lr"])
     np.testing.assert_allclose([opt._get_wd(i) for i in range(len(names))], want["wd"])
+
+
+def test_sgld_without_its_noise_equals_mxnets() -> None:
+    """Each update draws its noise with mx.nd.random.normal after the seed: drawn again
+    after the same seed, it comes off the weight, leaving MXNet's deterministic part."""
+    spec = RECORD["sgld"]
+    lr = spec["kwargs"]["learning_rate"]
+    updater = mx.optimizer.get_updater(mx.optimizer.create("sgld", **spec["kwargs"]))
+    weight = mx.nd.array(ARRAYS["sgld:weight"])
+    for k in range(spec["updates"]):
+        mx.random.seed(k)
+        noise = mx.nd.random.normal(0, math.sqrt(lr), shape=weight.shape)
+        mx.random.seed(k)
+        updater(0, mx.nd.array(ARRAYS[f"sgld:grad_{k}"]), weight)
+        weight -= noise
+        np.testing.assert_allclose(weight.asnumpy(), ARRAYS[f"sgld:after_{k}"],
+                                   rtol=1e-5, atol=1e-6, err_msg=f"update {k}")
+    # MXNet's noise has the standard deviation sqrt(lr), as minimx's.
+    np.testing.assert_allclose(spec["noise_std"], math.sqrt(lr), rtol=0.15)
+
+
+def test_sgld_noise_is_gaussian_with_variance_lr() -> None:
+    lr, shape = 0.09, (200, 100)
+    mx.random.seed(3)
+    opt = mx.optimizer.SGLD(learning_rate=lr)
+    updater = mx.optimizer.get_updater(opt)
+    weight = mx.nd.zeros(shape)
+    updater(0, mx.nd.zeros(shape), weight)   # a zero gradient: the step is the noise
+    first = weight.asnumpy().astype(np.float64).ravel()
+    updater(0, mx.nd.zeros(shape), weight)
+    second = weight.asnumpy().astype(np.float64).ravel() - first
+    for noise in (first, second):
+        assert abs(noise.mean()) < 4 * math.sqrt(lr / noise.size)
+        assert noise.std() == pytest.approx(math.sqrt(lr), rel=0.02)
+        # Gaussian: about 68.3% within one standard deviation, kurtosis 3
+        assert np.mean(np.abs(noise) < math.sqrt(lr)) == pytest.approx(0.6827, abs=0.01)
+        assert np.mean(noise ** 4) / noise.var() ** 2 == pytest.approx(3.0, abs=0.15)
+    assert abs(np.corrcoef(first, second)[0, 1]) < 0.02   # fresh noise each update

@@ -11,6 +11,7 @@ import minimx as mx
 from minimx.ops import get_op
 from minimx.ops.elemwise import BINARY, SCALAR_OPS, UNARY
 from minimx.ops.quantization import OPERATORS as QUANTIZATION_OPS
+from tests import custom_ops  # noqa: F401  (registers the custom_op fixture's operators)
 
 D = mx.sym.Variable("data")   # (2, 4, 6, 6)
 V = mx.sym.Variable("vec")    # (2, 4)
@@ -38,6 +39,12 @@ CASES = {
     "SliceChannel": lambda: S.SliceChannel(D, num_outputs=2),
     "SoftmaxActivation": lambda: S.SoftmaxActivation(V),
     "SoftmaxOutput": lambda: S.SoftmaxOutput(V),
+    "LinearRegressionOutput": lambda: S.LinearRegressionOutput(V, grad_scale=0.5),
+    "LogisticRegressionOutput": lambda: S.LogisticRegressionOutput(V),
+    "MAERegressionOutput": lambda: S.MAERegressionOutput(V),
+    "SVMOutput": lambda: S.SVMOutput(V, margin=0.5, use_linear=True),
+    "MakeLoss": lambda: S.MakeLoss(D, normalization="valid", valid_thresh=0.1),
+    "Custom": lambda: S.Custom(D, op_type="fixture_scaled_relu", scale=2),
     "UpSampling": lambda: S.UpSampling(D, scale=2, sample_type="nearest"),
     "_copy": lambda: S._copy(D),
     "_div_scalar": lambda: S._div_scalar(D, scalar=2.0),
@@ -161,6 +168,56 @@ CASES = {
     "_rnn_param_concat": lambda: S._rnn_param_concat(S.Reshape(V, shape=(-1,)),
                                                      S.Reshape(D, shape=(-1,)), num_args=2,
                                                      dim=0),
+    "_np_cumsum": lambda: S.cumsum(D, axis=2, dtype="float64"),
+    "moments": lambda: S.moments(D, axes=(0, 2), keepdims=True),
+    "GridGenerator": lambda: S.GridGenerator(_affine(), transform_type="affine",
+                                             target_shape=(3, 4)),
+    "BilinearSampler": lambda: S.BilinearSampler(
+        D, S.GridGenerator(S.slice_axis(D, axis=1, begin=0, end=2), transform_type="warp")),
+    "SpatialTransformer": lambda: S.SpatialTransformer(D, _affine(), target_shape=(5, 4),
+                                                       transform_type="affine",
+                                                       sampler_type="bilinear"),
+    "Correlation": lambda: S.Correlation(D, S.exp(D), kernel_size=3, max_displacement=2,
+                                         stride2=2, pad_size=1, is_multiply=False),
+    # Operators added after issue 15.
+    "softmin": lambda: S.softmin(V, axis=0),
+    "softsign": lambda: S.softsign(D),
+    "_hypot": lambda: S._hypot(D, S.exp(D)),
+    "broadcast_hypot": lambda: S.broadcast_hypot(D, S.Reshape(V, shape=(2, 4, 1, 1))),
+    "_hypot_scalar": lambda: S._hypot_scalar(D, scalar=0.5),
+    "GroupNorm": lambda: S.GroupNorm(D, num_groups=2, eps=1e-3),
+    "gather_nd": lambda: S.gather_nd(D, _coords()),
+    "scatter_nd": lambda: S.scatter_nd(S.Reshape(S.slice_axis(V, axis=0, begin=0, end=1),
+                                                 shape=(-1,)), _coords(), shape=(2, 2)),
+    "batch_take": lambda: S.batch_take(V, S.Cast(S.slice_axis(V, axis=1, begin=0, end=1) * 4,
+                                              dtype="int32")),
+    "reshape_like": lambda: S.reshape_like(D, S.Reshape(D, shape=(4, 2, -1)), lhs_end=2,
+                                           rhs_end=2),
+    "_ravel_multi_index": lambda: S.ravel_multi_index(_coords(), shape=(2, 2)),
+    "_unravel_index": lambda: S.unravel_index(S.floor(S.Reshape(V, shape=(-1,)) * 4),
+                                              shape=(2, 2)),
+    "_contrib_index_copy": lambda: S.contrib.index_copy(
+        S.Reshape(D, shape=(8, -1)), S.floor(S.slice_axis(S.Reshape(V, shape=(-1,)), axis=0,
+                                                          begin=0, end=2) * 8),
+        S.slice_axis(S.Reshape(D, shape=(8, -1)), axis=0, begin=0, end=2)),
+    "Crop": lambda: S.Crop(D, h_w=(3, 4), offset=(1, 2), num_args=1),
+    "khatri_rao": lambda: S.khatri_rao(V, S.exp(V), num_args=2),
+    "all_finite": lambda: S.all_finite(D),
+    "multi_all_finite": lambda: S.multi_all_finite(D, V, num_arrays=2),
+    "multi_sum_sq": lambda: S.multi_sum_sq(D, V, num_arrays=2),
+    "_linalg_gemm": lambda: S.linalg.gemm(D, D, D, transpose_b=True, alpha=0.5, beta=2.0),
+    "_linalg_gemm2": lambda: S.linalg.gemm2(D, D, transpose_b=True, axis=1),
+    "_linalg_potrf": lambda: S.linalg.potrf(_spd()),
+    "_linalg_potri": lambda: S.linalg.potri(S.linalg.potrf(_spd())),
+    "_linalg_trsm": lambda: S.linalg.trsm(_spd(), D, rightside=True),
+    "_linalg_trmm": lambda: S.linalg.trmm(D, D, lower=False, alpha=2.0),
+    "_linalg_syrk": lambda: S.linalg.syrk(D, transpose=True),
+    "_linalg_inverse": lambda: S.linalg.inverse(_spd()),
+    "_linalg_det": lambda: S.linalg.det(_spd()),
+    "_linalg_slogdet": lambda: S.linalg.slogdet(D),
+    "_linalg_sumlogdiag": lambda: S.linalg.sumlogdiag(D),
+    "_linalg_extractdiag": lambda: S.linalg.extractdiag(D, offset=1),
+    "_linalg_makediag": lambda: S.linalg.makediag(V, offset=-1),
 }
 # The table-driven elementwise families: every row once, on the same inputs.
 CASES.update({name: (lambda n=name: getattr(S, n)(D)) for name in UNARY if name not in CASES})
@@ -185,6 +242,21 @@ def _rois():
 def _lengths():
     """Lengths 1 or 2 (int(1.2 .. 3)) for a batch of 2."""
     return S.Reshape(S.slice_axis(V, axis=1, begin=0, end=1), shape=(-1,)) * 2.0 + 1.0
+
+
+def _affine():
+    """(2, 6) affine maps from the data."""
+    return S.slice_axis(S.Reshape(D, shape=(2, -1)), axis=1, begin=0, end=6)
+
+
+def _coords():
+    """(2, 4) coordinates 0 or 1 into the data's first two axes."""
+    return S.floor(V * 2)
+
+
+def _spd():
+    """(2, 4, 6, 6) symmetric positive definite matrices from the data."""
+    return S.linalg.syrk(D) + S.linalg.makediag(S.ones_like(S.linalg.extractdiag(D)))
 
 
 def _qkv():

@@ -1,0 +1,399 @@
+"""MXNet's linear-algebra operators (src/operator/tensor/la_op.h): `_linalg_gemm`,
+`gemm2`, `potrf`, `potri`, `trsm`, `trmm`, `syrk`, `inverse`, `det`, `slogdet`,
+`sumlogdiag`, `extractdiag`, `makediag` (aliases `linalg_<name>`; `mx.nd.linalg.<name>`),
+and `khatri_rao`.
+
+Every operator works on the last two axes (gemm and gemm2: the rows on `axis`)
+of float32 or float64 arrays, batched over the leading ones, and computes in
+float64. potrf, potri, trsm and trmm read only the triangle they are given
+(`lower`; potrf and potri the lower one), as LAPACK does; potrf's gradient is
+MXNet's, the symmetric one. A 2-D input to det, slogdet or sumlogdiag gives shape
+(1,), as in MXNet. Unlike MXNet, det and slogdet have no hidden LU outputs.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from functools import reduce
+
+import numpy as np
+
+from ..base import DTypeError, OperatorError, ShapeError
+from .infer import Dims, from_input, merge, same_dtype
+from .linalg import batch_t, oriented, product_grads
+from .params import Params
+from .registry import GradReads, OpContext, OpDef, Param, Unread, register
+
+Array = np.ndarray
+_FLOATS = (np.dtype("float32"), np.dtype("float64"))
+
+
+def _float_types(p: Params, in_types: list, out_types: list):
+    """One dtype for all, float32 or float64 (MXNet's LAPACK kernels take no other)."""
+    ins, outs = same_dtype(p, in_types, out_types)
+    if outs and outs[0] is not None and outs[0] not in _FLOATS:
+        raise DTypeError(f"linear algebra operators take float32 or float64, got {outs[0]}")
+    return ins, outs
+
+
+def _square(what: str, shape: Dims) -> int:
+    """The size of the square matrices in `shape`'s last two axes."""
+    if len(shape) < 2 or (shape[-1] and shape[-2] and shape[-1] != shape[-2]):
+        raise ShapeError(f"{what}: input {shape} must hold square matrices in its last two "
+                         "axes")
+    return shape[-1] or shape[-2]
+
+
+def _scalars(shape: Dims) -> Dims:
+    """The shape of one value per matrix: the batch axes, or (1,) for one matrix."""
+    return shape[:-2] or (1,)
+
+
+def _tri(a: Array, lower: bool) -> Array:
+    return np.tril(a) if lower else np.triu(a)
+
+
+def _solved(what: str, fn: Callable[..., Array], *args: Array) -> Array:
+    """`fn(*args)` of numpy's linalg; a singular or indefinite matrix is an OperatorError."""
+    try:
+        return fn(*args)
+    except np.linalg.LinAlgError as exc:
+        raise OperatorError(f"{what}: {exc} (the input matrix must be "
+                            f"{'positive definite' if 'potrf' in what else 'invertible'})"
+                            ) from None
+
+
+def _linalg(name: str, forward: Callable, backward: Callable, rule: Callable, *,
+            inputs: tuple[str, ...] = ("A",), params: tuple[Param, ...] = (),
+            outputs: tuple[str, ...] = ("output",), reads: GradReads | None = None,
+            doc: str) -> OpDef:
+    """An operator of the family, computed in float64 and returned in the input's dtype."""
+    def run(p: Params, ctx: OpContext, arrays: list[Array]) -> list[Array]:
+        shapes = rule(p, [a.shape for a in arrays])   # ShapeError before numpy's errors
+        result = forward(p, *(a.astype(np.float64) for a in arrays))
+        return [np.asarray(r).reshape(s).astype(arrays[0].dtype) for r, s in zip(
+            result if isinstance(result, tuple) else (result,), shapes, strict=True)]
+
+    def grad(p: Params, ctx: OpContext, ins: list, outs: list, out_grads: list) -> list:
+        wide = [a if isinstance(a, Unread) else a.astype(np.float64) for a in (*ins, *outs)]
+        grads = backward(p, *wide[:len(ins)], *wide[len(ins):],
+                         *(g.astype(np.float64) for g in out_grads))
+        return [g.reshape(a.shape).astype(a.dtype) for g, a in zip(grads, ins, strict=True)]
+
+    return OpDef(f"_linalg_{name}", run, inputs=inputs, outputs=outputs, params=params,
+                 aliases=(f"linalg_{name}",), infer_shape=from_input(rule),
+                 infer_type=_float_types, bfloat16="refuse",
+                 backward=grad, backward_reads=reads, doc=doc)
+
+
+# -- gemm and gemm2 ------------------------------------------------------------------------
+
+_GEMM_PARAMS = (
+    Param("transpose_a", "bool", False, "Multiply with transposed of first input (A)."),
+    Param("transpose_b", "bool", False, "Multiply with transposed of second input (B)."),
+    Param("alpha", "float", 1.0, "Scalar factor multiplied with A*B."),
+    Param("axis", "int", -2, "Axis corresponding to the matrix rows."),
+)
+
+
+def _rows_last(p: Params, shape: Dims) -> Dims:
+    """`shape` with the row axis moved next to the last (column) axis."""
+    if not -len(shape) <= p.axis < len(shape) or p.axis % len(shape) == len(shape) - 1:
+        raise ShapeError(f"linalg gemm: axis={p.axis} is no row axis of a {len(shape)}-d input")
+    axis = p.axis % len(shape)
+    return shape[:axis] + shape[axis + 1:-1] + (shape[axis], shape[-1])
+
+
+def _rows_back(p: Params, shape: Dims) -> Dims:
+    axis = p.axis % len(shape)
+    return shape[:axis] + (shape[-2],) + shape[axis:-2] + shape[-1:]
+
+
+def _gemm_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    a, b = (_rows_last(p, s) for s in in_shapes[:2])
+    ka, kb = a[-2] if p.transpose_a else a[-1], b[-1] if p.transpose_b else b[-2]
+    if len(a) != len(b) or (ka and kb and ka != kb):
+        raise ShapeError(f"linalg gemm: A {in_shapes[0]} and B {in_shapes[1]} do not multiply "
+                         f"(transpose_a={p.transpose_a}, transpose_b={p.transpose_b}, "
+                         f"axis={p.axis})")
+    out = _rows_back(p, merge(a[:-2], b[:-2]) + (a[-1] if p.transpose_a else a[-2],
+                                                 b[-2] if p.transpose_b else b[-1]))
+    if len(in_shapes) == 3:
+        merge(out, in_shapes[2])
+    return [out]
+
+
+def _matrices(p: Params, a: Array) -> Array:
+    return np.moveaxis(a, p.axis, -2)
+
+
+def _gemm_forward(p: Params, a: Array, b: Array, c: Array | None = None) -> Array:
+    out = p.alpha * np.matmul(*oriented(p, _matrices(p, a), _matrices(p, b), batch_t))
+    return np.moveaxis(out if c is None else out + p.beta * _matrices(p, c), -2, p.axis)
+
+
+def _gemm_backward(p: Params, a: Array, b: Array, *rest: Array) -> list:
+    g = _matrices(p, rest[-1])
+    ga, gb = product_grads(p, _matrices(p, a), _matrices(p, b), p.alpha * g, batch_t)
+    grads = [np.moveaxis(ga, -2, p.axis), np.moveaxis(gb, -2, p.axis)]
+    return grads + [p.beta * rest[-1]] if len(rest) == 3 else grads
+
+
+register(_linalg(
+    "gemm", _gemm_forward, _gemm_backward, _gemm_rule, inputs=("A", "B", "C"),
+    params=_GEMM_PARAMS[:3] + (Param("beta", "float", 1.0, "Scalar factor multiplied with C."),
+                               _GEMM_PARAMS[3]),
+    reads=GradReads(("A", "B")),
+    doc="alpha * op(A) * op(B) + beta * C on the last two axes (rows on `axis`)."))
+register(_linalg(
+    "gemm2", _gemm_forward, _gemm_backward, _gemm_rule, inputs=("A", "B"),
+    params=_GEMM_PARAMS, reads=GradReads(("A", "B")),
+    doc="alpha * op(A) * op(B) on the last two axes (rows on `axis`)."))
+
+
+# -- triangular: potrf, potri, trmm, trsm ------------------------------------------------
+
+def _same_square(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    _square("linalg", in_shapes[0])
+    return [in_shapes[0]]
+
+
+def _potrf_backward(p: Params, a: Array, low: Array, g: Array) -> list:
+    # MXNet's (and Murray's) formula: the gradient of a symmetric A, split evenly
+    # between A[i, j] and A[j, i].
+    phi = np.tril(batch_t(low) @ g)
+    phi -= 0.5 * np.eye(a.shape[-1]) * phi
+    inv = np.linalg.inv(low)
+    s = batch_t(inv) @ phi @ inv
+    return [0.5 * (s + batch_t(s))]
+
+
+register(_linalg(
+    "potrf", lambda p, a: _solved("linalg potrf", np.linalg.cholesky,
+                                  np.tril(a) + batch_t(np.tril(a, -1))),
+    _potrf_backward, _same_square, reads=GradReads(outputs=("output",)),
+    doc="The lower Cholesky factor L of a symmetric positive definite A = L * L^T (A's "
+        "lower triangle is read)."))
+
+
+def _potri_forward(p: Params, a: Array) -> Array:
+    low = np.tril(a)
+    return _solved("linalg potri", np.linalg.inv, low @ batch_t(low))
+
+
+def _potri_backward(p: Params, a: Array, y: Array, g: Array) -> list:
+    return [np.tril(-y @ (g + batch_t(g)) @ y @ np.tril(a))]
+
+
+register(_linalg(
+    "potri", _potri_forward, _potri_backward, _same_square,
+    reads=GradReads(("A",), ("output",)),
+    doc="The inverse of L * L^T from its lower Cholesky factor L (A's lower triangle)."))
+
+_TRIANGULAR_PARAMS = (
+    Param("transpose", "bool", False, "Use transposed of the triangular matrix."),
+    Param("rightside", "bool", False, "Multiply triangular matrix from the right to "
+          "non-triangular one."),
+    Param("lower", "bool", True, "True if the triangular matrix is lower triangular, false "
+          "if it is upper triangular."),
+    Param("alpha", "float", 1.0, "Scalar factor to be applied to the result."),
+)
+
+
+def _triangular_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    a, b = in_shapes
+    n = _square("linalg trmm/trsm", a)
+    side = 0 if len(b) != len(a) else b[-1] if p.rightside else b[-2]
+    if len(b) != len(a) or (n and side and n != side):
+        raise ShapeError(f"linalg trmm/trsm: triangular A {a} does not fit B {b} "
+                         f"(rightside={p.rightside})")
+    return [merge(b, a[:-2] + b[-2:])]
+
+
+def _op_t(p: Params, a: Array) -> Array:
+    """op(A): the triangle `lower` names, transposed if asked."""
+    t = _tri(a, p.lower)
+    return batch_t(t) if p.transpose else t
+
+
+def _from_op_t(p: Params, grad: Array) -> Array:
+    """The gradient of A from the gradient of op(A)."""
+    return _tri(batch_t(grad) if p.transpose else grad, p.lower)
+
+
+def _trmm_forward(p: Params, a: Array, b: Array) -> Array:
+    t = _op_t(p, a)
+    return p.alpha * (b @ t if p.rightside else t @ b)
+
+
+def _trmm_backward(p: Params, a: Array, b: Array, out: Array, g: Array) -> list:
+    t, g = _op_t(p, a), p.alpha * g
+    if p.rightside:
+        return [_from_op_t(p, batch_t(b) @ g), g @ batch_t(t)]
+    return [_from_op_t(p, g @ batch_t(b)), batch_t(t) @ g]
+
+
+def _trsm_forward(p: Params, a: Array, b: Array) -> Array:
+    t = _op_t(p, a)
+    if p.rightside:   # B * inv(T) = inv(T^T) * B^T, transposed
+        return p.alpha * batch_t(_solved("linalg trsm", np.linalg.solve, batch_t(t),
+                                          batch_t(b)))
+    return p.alpha * _solved("linalg trsm", np.linalg.solve, t, b)
+
+
+def _trsm_backward(p: Params, a: Array, b: Array, out: Array, g: Array) -> list:
+    t = _op_t(p, a)
+    if p.rightside:
+        gb = batch_t(np.linalg.solve(t, batch_t(g)))   # g * inv(T)^T
+        return [_from_op_t(p, -batch_t(out) @ gb), p.alpha * gb]
+    gb = np.linalg.solve(batch_t(t), g)                 # inv(T)^T * g
+    return [_from_op_t(p, -gb @ batch_t(out)), p.alpha * gb]
+
+
+register(_linalg(
+    "trmm", _trmm_forward, _trmm_backward, _triangular_rule, inputs=("A", "B"),
+    params=_TRIANGULAR_PARAMS, reads=GradReads(("A", "B")),
+    doc="alpha * op(A) * B (or B * op(A) with rightside) for triangular A."))
+register(_linalg(
+    "trsm", _trsm_forward, _trsm_backward, _triangular_rule, inputs=("A", "B"),
+    params=_TRIANGULAR_PARAMS, reads=GradReads(("A",), ("output",)),
+    doc="Solves op(A) * X = alpha * B (or X * op(A) = alpha * B with rightside) for "
+        "triangular A."))
+
+
+# -- syrk, inverse, det, slogdet, sumlogdiag ----------------------------------------------
+
+def _syrk_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    a = in_shapes[0]
+    if len(a) < 2:
+        raise ShapeError(f"linalg syrk: input {a} must have at least 2 axes")
+    n = a[-1] if p.transpose else a[-2]
+    return [a[:-2] + (n, n)]
+
+
+def _syrk_backward(p: Params, a: Array, y: Array, g: Array) -> list:
+    sym = p.alpha * (g + batch_t(g))
+    return [a @ sym if p.transpose else sym @ a]
+
+
+register(_linalg(
+    "syrk", lambda p, a: p.alpha * (batch_t(a) @ a if p.transpose else a @ batch_t(a)),
+    _syrk_backward, _syrk_rule, reads=GradReads(("A",)),
+    params=(Param("transpose", "bool", False, "Use transpose of input matrix."),
+            Param("alpha", "float", 1.0, "Scalar factor to be applied to the result.")),
+    doc="alpha * A * A^T (or alpha * A^T * A with transpose)."))
+
+register(_linalg(
+    "inverse", lambda p, a: _solved("linalg inverse", np.linalg.inv, a),
+    lambda p, a, y, g: [-batch_t(y) @ g @ batch_t(y)], _same_square,
+    reads=GradReads(outputs=("output",)), doc="The inverse of each square matrix."))
+
+
+def _one_per_matrix(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    _square("linalg", in_shapes[0])
+    return [_scalars(in_shapes[0])]
+
+
+def _inverse_t(a: Array) -> Array:
+    return batch_t(_solved("linalg det", np.linalg.inv, a))
+
+
+def _per_matrix(g: Array, a: Array) -> Array:
+    """One value per matrix (shape (1,) for a single one) broadcast over its elements."""
+    return g.reshape(a.shape[:-2] + (1, 1))
+
+
+register(_linalg(
+    "det", lambda p, a: np.linalg.det(a),
+    lambda p, a, y, g: [_per_matrix(g * y, a) * _inverse_t(a)], _one_per_matrix,
+    doc="The determinant of each square matrix."))
+register(_linalg(
+    "slogdet", lambda p, a: np.linalg.slogdet(a),
+    lambda p, a, sign, logdet, gsign, glog: [_per_matrix(glog, a) * _inverse_t(a)],
+    lambda p, in_shapes: _one_per_matrix(p, in_shapes) * 2,
+    outputs=("sign", "logdet"), reads=GradReads(("A",)),
+    doc="The sign and the natural logarithm of the absolute value of the determinant of "
+        "each square matrix."))
+
+
+def _diagonal(a: Array, offset: int = 0) -> Array:
+    return np.diagonal(a, offset, -2, -1)
+
+
+def _sumlogdiag_backward(p: Params, a: Array, y: Array, g: Array) -> list:
+    grad = np.zeros_like(a)
+    n = a.shape[-1]
+    grad[..., range(n), range(n)] = _per_matrix(g, a)[..., 0] / _diagonal(a)
+    return [grad]
+
+
+register(_linalg(
+    "sumlogdiag", lambda p, a: np.log(_diagonal(a)).sum(axis=-1), _sumlogdiag_backward,
+    _one_per_matrix, reads=GradReads(("A",)),
+    doc="The sum of the natural logarithms of the diagonal of each square matrix."))
+
+
+# -- extractdiag and makediag ------------------------------------------------------------
+
+_OFFSET = (Param("offset", "int", 0, "Offset of the diagonal versus the main diagonal. 0 "
+                 "corresponds to the main diagonal, a negative/positive value to diagonals "
+                 "below/above the main diagonal."),)
+
+
+def _extract_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    a = in_shapes[0]
+    n = _square("linalg extractdiag", a)
+    if n and n <= abs(p.offset):
+        raise ShapeError(f"linalg extractdiag: offset={p.offset} is outside matrices of "
+                         f"size {n}")
+    return [a[:-2] + (n - abs(p.offset) if n else 0,)]
+
+
+def _make_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    a = in_shapes[0]
+    if not a:
+        raise ShapeError("linalg makediag: input must have at least one axis")
+    n = a[-1] + abs(p.offset) if a[-1] else 0
+    return [a[:-1] + (n, n)]
+
+
+def _make_diag(p: Params, a: Array) -> Array:
+    n = a.shape[-1] + abs(p.offset)
+    out = np.zeros(a.shape[:-1] + (n, n), a.dtype)
+    rows = np.arange(a.shape[-1]) + max(-p.offset, 0)
+    out[..., rows, rows + p.offset] = a
+    return out
+
+
+register(_linalg(
+    "extractdiag", lambda p, a: _diagonal(a, p.offset),
+    lambda p, a, y, g: [_make_diag(p, g)], _extract_rule, params=_OFFSET, reads=GradReads(),
+    doc="The diagonal (at `offset`) of each square matrix."))
+register(_linalg(
+    "makediag", _make_diag, lambda p, a, y, g: [_diagonal(g, p.offset)], _make_rule,
+    params=_OFFSET, reads=GradReads(),
+    doc="Square matrices with the input's last axis as their diagonal (at `offset`)."))
+
+
+# -- khatri_rao --------------------------------------------------------------------------
+
+def _khatri_rao_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    cols = {s[1] for s in in_shapes if len(s) == 2 and s[1]}
+    if any(len(s) != 2 for s in in_shapes) or len(cols) > 1:
+        raise ShapeError(f"khatri_rao: inputs {in_shapes} must be matrices with one number "
+                         "of columns")
+    return [(math.prod(s[0] for s in in_shapes), cols.pop() if cols else 0)]
+
+
+def _khatri_rao_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
+    _khatri_rao_rule(p, [a.shape for a in inputs])
+    return reduce(lambda x, y: (x[:, None, :] * y[None, :, :]).reshape(-1, x.shape[1]),
+                  inputs)
+
+
+register(OpDef(
+    "khatri_rao", _khatri_rao_forward, variadic="num_args", bfloat16="refuse",
+    params=(Param("num_args", "int", doc="Number of input matrices."),),
+    infer_shape=from_input(_khatri_rao_rule),
+    doc="The column-wise Kronecker product of matrices with one number of columns: "
+        "(m1, n), (m2, n) ... -> (m1 * m2 * ..., n)."))

@@ -1,0 +1,60 @@
+"""Whole-array summaries that optimizers and AMP's loss scaling read: `all_finite`,
+`multi_all_finite` and `multi_sum_sq`, with MXNet 1.9's parameters
+(src/operator/contrib/all_finite.cc, multi_sum_sq.cc). Their float32 results take
+no gradient; bfloat16 inputs are refused, as by MXNet 1.9.1.
+
+MXNet's ``init_output=False`` ANDs into what its output array already holds;
+minimx's kernels never read their outputs, so it is refused.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..base import OperatorError
+from .infer import merge, merge_dtype
+from .params import Params
+from .registry import OpContext, OpDef, Param, register
+
+Array = np.ndarray
+_FLOAT32 = np.dtype("float32")
+
+
+def _all_finite(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
+    if not p.init_output:
+        raise OperatorError("all_finite: init_output=False (AND into the output's previous "
+                            "value) is not supported")
+    return np.array([all(np.isfinite(a).all() for a in inputs)], _FLOAT32)
+
+
+def _one_value(p: Params, in_shapes: list, out_shapes: list):
+    return in_shapes, [merge(out_shapes[0], (1,))]
+
+
+def _float32_out(p: Params, in_types: list, out_types: list):
+    return in_types, [merge_dtype(out_types[0], _FLOAT32)]
+
+
+_INIT = Param("init_output", "bool", True, "Initialize output to 1.")
+_DOC = "1 if every element of the input{} is finite, else 0 (shape (1,), float32)."
+
+register(OpDef(
+    "all_finite", _all_finite, params=(_INIT,), infer_shape=_one_value, bfloat16="refuse",
+    infer_type=_float32_out, doc=_DOC.format("")))
+register(OpDef(
+    "multi_all_finite", _all_finite, variadic="num_arrays", bfloat16="refuse",
+    params=(Param("num_arrays", "int", 1, "Number of arrays."), _INIT),
+    infer_shape=_one_value, infer_type=_float32_out, doc=_DOC.format("s")))
+
+
+def _sum_sq_shape(p: Params, in_shapes: list, out_shapes: list):
+    return in_shapes, [merge(out_shapes[0], (p.num_arrays,))]
+
+
+register(OpDef(
+    "multi_sum_sq",
+    lambda p, ctx, inputs: np.array([np.sum(np.square(a, dtype=np.float64)) for a in inputs],
+                                    _FLOAT32),
+    variadic="num_arrays", bfloat16="refuse",
+    params=(Param("num_arrays", "int", doc="Number of arrays."),),
+    infer_shape=_sum_sq_shape, infer_type=_float32_out,
+    doc="The sum of the squares of each input's elements, one float32 value per input."))

@@ -1,0 +1,109 @@
+"""The loss heads (regression outputs, SVMOutput, MakeLoss) against MXNet 1.9.1.
+
+Fixture group loss_ops (tools/mxnet_fixtures.py): each case binds one loss head
+with gradients for every input, runs a training forward and a backward without
+head gradients, and records the output and the input gradients. Here the same
+bind must give the same values, the same gradients when head gradients are
+given (they are ignored), MXNet's label names and label shapes, and MXNet's
+refusals.
+"""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import minimx as mx
+from minimx.base import ShapeError
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "loss_ops"
+CASES = json.loads((FIXTURES / "cases.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    with np.load(FIXTURES / "cases.npz") as npz:
+        return {k: npz[k] for k in npz.files}
+
+
+def _bind(case: str, recorded: dict) -> mx.executor.Executor:
+    spec = CASES[case]
+    names = ["data", "label"][:len(spec["label"])]
+    inputs = [recorded[f"{case}:in_{i}"] for i in range(len(names))]
+    sym = getattr(mx.sym, spec["op"])(*[mx.sym.var(n) for n in names], name=case,
+                                      **spec["attrs"])
+    return sym.bind(mx.cpu(), {n: mx.nd.array(a) for n, a in zip(names, inputs, strict=True)},
+                    args_grad={n: mx.nd.zeros(a.shape) for n, a in zip(names, inputs,
+                                                                        strict=True)})
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_output_and_gradients_match_mxnet(case, recorded):
+    ex = _bind(case, recorded)
+    ex.forward(is_train=True)
+    ex.backward()
+    np.testing.assert_allclose(ex.outputs[0].asnumpy(), recorded[f"{case}:out_0"],
+                               rtol=1e-6, atol=1e-7)
+    for i, name in enumerate(["data", "label"][:len(CASES[case]["label"])]):
+        np.testing.assert_allclose(ex.grad_dict[name].asnumpy(), recorded[f"{case}:grad_{i}"],
+                                   rtol=1e-6, atol=1e-7, err_msg=f"{case} {name}")
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_head_gradients_are_ignored(case, recorded):
+    ex = _bind(case, recorded)
+    ex.forward(is_train=True)
+    ex.backward(mx.nd.full(ex.outputs[0].shape, 7.0))
+    np.testing.assert_allclose(ex.grad_dict["data"].asnumpy(), recorded[f"{case}:grad_0"],
+                               rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("op", ["LinearRegressionOutput", "LogisticRegressionOutput",
+                                "MAERegressionOutput", "SVMOutput"])
+def test_label_is_named_and_shaped_as_in_mxnet(op):
+    head = getattr(mx.sym, op)(mx.sym.var("data"), name="h")
+    assert head.list_arguments() == ["data", "h_label"]
+    assert head.list_outputs() == ["h_output"]
+    column = (4,) if op == "SVMOutput" else (4, 3)
+    assert head.infer_shape(data=(4, 3))[0] == [(4, 3), column]
+    assert head.infer_shape(data=(4, 1))[0] == [(4, 1), (4,)]
+    with pytest.raises(ShapeError, match="h"):
+        head.infer_shape(data=(4, 3), h_label=(2, 6))
+
+
+def test_make_loss_has_no_label():
+    loss = mx.sym.MakeLoss(mx.sym.square(mx.sym.var("x")), name="l2")
+    assert loss.list_arguments() == ["x"] and loss.list_outputs() == ["l2_output"]
+
+
+def test_bad_normalization_is_refused_naming_the_node():
+    with pytest.raises(mx.MinimxError, match=r"ml \(MakeLoss\).*normalization"):
+        mx.sym.MakeLoss(mx.sym.var("x"), normalization="sum", name="ml")
+
+
+def test_make_loss_of_a_square_trains_through_the_graph():
+    # d/dx sum(x^2) * grad_scale / batch: the loss's gradient flows back into the square.
+    x = np.array([[1.0, -2.0], [3.0, 0.5]], np.float32)
+    loss = mx.sym.MakeLoss(mx.sym.square(mx.sym.var("x")), grad_scale=3.0,
+                           normalization="batch")
+    ex = loss.bind(mx.cpu(), {"x": mx.nd.array(x)}, args_grad={"x": mx.nd.zeros((2, 2))})
+    ex.forward(is_train=True)
+    ex.backward()
+    np.testing.assert_allclose(ex.grad_dict["x"].asnumpy(), 2 * x * 3.0 / 2)
+
+
+def test_module_fit_learns_a_linear_map_with_linear_regression_output():
+    rng = np.random.RandomState(0)
+    x = rng.uniform(-1, 1, (64, 3)).astype(np.float32)
+    w_true = np.array([[2.0, -1.0, 0.5]], np.float32)
+    y = (x @ w_true.T + 0.3).reshape(-1)
+    it = mx.io.NDArrayIter(x, y, batch_size=16, label_name="lin_reg_label")
+    fc = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=1, name="fc")
+    net = mx.sym.LinearRegressionOutput(fc, name="lin_reg")
+    mod = mx.mod.Module(net, label_names=("lin_reg_label",))
+    mod.fit(it, num_epoch=60, optimizer="sgd", optimizer_params={"learning_rate": 0.5},
+            initializer=mx.init.Zero(), eval_metric="mse")
+    args, _ = mod.get_params()
+    np.testing.assert_allclose(args["fc_weight"].asnumpy(), w_true, atol=1e-3)
+    np.testing.assert_allclose(args["fc_bias"].asnumpy(), [0.3], atol=1e-3)
+    assert mod.score(it, "mse")[0][1] < 1e-6
