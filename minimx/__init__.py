@@ -11,6 +11,7 @@ from . import (
     backends,  # noqa: F401  (registers the built-in subgraph backends: default, DNNL)
     callback,
     contrib,  # quantization (calibration)
+    feedforward,  # mx.model.FeedForward, MXNet 1.x's legacy model API (set below)
     initializer,
     io,
     kvstore,
@@ -26,15 +27,28 @@ from . import (
     operator,  # mx.operator: Python custom operators
     optimizer,
     profiler,
+    recordio,  # mx.recordio: MXNet's .rec / .idx files
     rnn,  # mx.rnn: symbolic RNN cells, BucketSentenceIter
     subgraph,
     symbol,
+    test_utils,  # mx.test_utils: the checks users' tests call
     viz,
 )
 from .attribute import AttrScope
-from .base import BackendError, DTypeError, GraphFormatError, MinimxError, OperatorError, ShapeError
+from .base import (
+    BackendError,
+    DataFileError,
+    DTypeError,
+    GraphFormatError,
+    MinimxError,
+    OperatorError,
+    ShapeError,
+)
 from .context import Context, cpu, current_context, gpu
 from .executor import Executor
+
+# FeedForward is built on Module, a layer above model, so it joins mx.model from here.
+setattr(model, "FeedForward", feedforward.FeedForward)  # noqa: B010
 
 nd = ndarray
 sym = symbol
@@ -47,9 +61,10 @@ visualization = viz
 
 __version__ = "0.1.0"
 
-__all__ = ["AttrScope", "BackendError", "Context", "DTypeError", "Executor", "GraphFormatError",
-           "MinimxError", "OperatorError", "ShapeError", "attribute", "callback", "contrib", "cpu",
-           "current_context", "gpu", "init", "initializer", "io", "kv", "kvstore", "lr_scheduler",
-           "metric", "mod", "model", "models", "module", "mon", "monitor", "name", "nd", "ndarray",
-           "onnx", "operator", "optimizer", "profiler", "random", "rnn", "subgraph", "sym",
-           "symbol", "visualization", "viz"]
+__all__ = ["AttrScope", "BackendError", "Context", "DataFileError", "DTypeError", "Executor",
+           "GraphFormatError", "MinimxError", "OperatorError", "ShapeError", "attribute",
+           "callback", "contrib", "cpu", "current_context", "gpu", "init", "initializer", "io",
+           "kv", "kvstore", "lr_scheduler", "metric", "mod", "model", "models", "module", "mon",
+           "monitor", "name", "nd", "ndarray", "onnx", "operator", "optimizer", "profiler",
+           "random", "recordio", "rnn", "subgraph", "sym", "symbol", "test_utils", "visualization",
+           "viz"]

@@ -47,6 +47,11 @@ class BackendError(MinimxError):
     """A subgraph backend problem, or the native library missing or failing."""
 
 
+class DataFileError(MinimxError, OSError):
+    """A data file that cannot be read as asked: missing, or not a RecordIO, MNIST idx or
+    image file (bad magic number, truncated or corrupt record)."""
+
+
 def node_label(name: str, op: str | None) -> str:
     """How every message names a node: ``conv0 (Convolution)``."""
     return f"{name} ({op or 'Variable'})"

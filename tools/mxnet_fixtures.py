@@ -32,6 +32,8 @@ Then, from the repository root:
   entropy calibration ranges of a small conv-relu-fc net over three batches.
 - ``more_ops``: like ``tensor_ops``, for the operators added after issue 15 (softmin,
   GroupNorm, gather_nd, the linalg family, Crop ...).
+- ``extra_ops``: like ``more_ops``, for CTCLoss, im2col / col2im and the linalg gelqf,
+  syevd, extracttrian and maketrian.
 - ``model_ops``: issue 15's model operators (boxes, ROI, resizing, sequences, attention,
   RNN), the spatial transformer operators and Correlation on fixed inputs, with MXNet's
   outputs and some input gradients.
@@ -64,9 +66,21 @@ Then, from the repository root:
   with MXNet's outputs and the input gradients they send back.
 - ``custom_op``: a small net of two Python custom operators (``mx.operator``): symbol,
   arguments, MXNet's output and gradients, and one ``mx.nd.Custom`` call.
+- ``test_utils`` and ``feedforward`` (``tools/mxnet_legacy_fixtures.py``): what
+  ``mx.test_utils`` decides on fixed inputs, and a short deterministic
+  ``mx.model.FeedForward`` run.
+- ``detection_ops``: like ``model_ops``, the contrib operators of MXNet's detection examples
+  (SSD's MultiBox*, Faster R-CNN's Proposal, R-FCN's PSROIPooling, SyncBatchNorm,
+  BatchNormWithReLU), cases in ``tools/mxnet_detection_fixtures.py``.
+- ``random_ops``: like ``more_ops``, for the densities ``_random_pdf_*`` and the modulo family
+  (``tools/mxnet_random_fixtures.py``); the samplers' values cannot be MXNet's.
 - ``rnn_cells``: ``mx.rnn`` cells unrolled (argument names and shapes, node names, outputs
   on seeded inputs) and a small LSTM language model trained by ``mx.mod.BucketingModule``
   (``tools/mxnet_rnn_fixtures.py``).
+- ``recordio``: RecordIO files written by ``mx.recordio`` (raw and packed records, split
+  ones included), and ``mx.io.MNISTIter`` / ``mx.io.ImageRecordIter`` batches on small
+  synthetic idx and PNG / JPEG record files (``tools/mxnet_recordio_fixtures.py``; needs
+  ``pillow`` installed beside MXNet to encode the images).
 
 ``.npz`` convention (shared with ``--check-minimx-params``): a list file's arrays are
 ``arr_0, arr_1, ...`` (``np.savez(path, *arrays)``); a dict file's are keyed by name, in
@@ -103,6 +117,10 @@ from mxnet.contrib import amp  # noqa: E402
 from mxnet.gluon.model_zoo import vision  # noqa: E402
 from mxnet.gluon.model_zoo.vision.densenet import DenseNet  # noqa: E402
 from mxnet.gluon.model_zoo.vision.resnet import BasicBlockV1, BottleneckV2, ResNetV1, ResNetV2  # noqa: E402
+from mxnet_detection_fixtures import detection_op_cases  # noqa: E402  (tools/, beside this script)
+from mxnet_legacy_fixtures import write_feedforward, write_test_utils  # noqa: E402  (tools/)
+from mxnet_random_fixtures import random_op_cases  # noqa: E402  (tools/, beside this script)
+from mxnet_recordio_fixtures import write_recordio  # noqa: E402  (tools/, beside this script)
 from mxnet_rnn_fixtures import write_rnn_cells  # noqa: E402  (tools/, beside this script)
 
 SAVE_DTYPES = ["float32", "float64", "float16", "uint8", "int8", "int32", "int64", "bool"]
@@ -1126,8 +1144,9 @@ def _scan_and_moment_cases(rng: np.random.RandomState
 
 
 def _nd_function(op: str) -> Callable:
-    for space in (mx.nd, mx.nd._internal, mx.nd.contrib):
-        fn = getattr(space, op.removeprefix("_contrib_") if space is mx.nd.contrib else op, None)
+    for space, prefix in ((mx.nd, ""), (mx.nd._internal, ""), (mx.nd.contrib, "_contrib_"),
+                          (mx.nd.linalg, "_linalg_")):
+        fn = getattr(space, op.removeprefix(prefix), None)
         if fn is not None:
             return fn
     raise KeyError(op)
@@ -1213,10 +1232,60 @@ def _more_op_cases(rng: np.random.RandomState) -> list[tuple[str, str, dict, lis
 
 
 # Operators MXNet gives no gradient (backward raises), and cases whose MXNet gradient
-# is wrong (gather_nd's backward writes outside the array for a negative index): their
-# cases record outputs only.
+# is wrong (gather_nd's backward writes outside the array for a negative index) or
+# unwritten (CTCLoss of labels that cannot fit): their cases record outputs only.
 UNGRADED = {"batch_take", "khatri_rao", "all_finite", "multi_all_finite", "multi_sum_sq",
-            "gather_nd_negative"}
+            "gather_nd_negative", "ctc_infeasible"}
+
+
+def _extra_op_cases(rng: np.random.RandomState) -> list[tuple[str, str, dict, list[np.ndarray]]]:
+    """(case, operator, attributes, inputs) of CTCLoss (repeated labels, padding, both
+    blank positions, lengths), im2col / col2im (2-D: MXNet 1.9.1 fails on 1-D and 3-D
+    when it runs them) and the linalg gelqf, syevd, extracttrian and maketrian."""
+    def floats(*shape: int) -> np.ndarray:
+        return rng.uniform(-2, 2, shape).astype("float32")
+
+    def symmetric(*shape: int) -> np.ndarray:
+        m = floats(*shape)
+        return (m + np.swapaxes(m, -1, -2)) / 2
+
+    def labels(rows: list) -> np.ndarray:
+        return np.array(rows, "float32")
+
+    cols = {"kernel": "(2, 3)", "stride": "(2, 1)", "dilate": "(1, 2)", "pad": "(1, 1)"}
+    return [
+        ("ctc_first", "CTCLoss", {},
+         [floats(6, 3, 5), labels([[1, 2, 2, 0], [3, 0, 0, 0], [4, 1, 3, 2]])]),
+        ("ctc_last", "CTCLoss", {"blank_label": "last"},
+         [floats(6, 3, 5), labels([[0, 0, 1, -1], [2, -1, -1, -1], [3, 3, 3, -1]])]),
+        ("ctc_lengths", "CTCLoss", {"use_data_lengths": "True", "use_label_lengths": "True"},
+         [floats(6, 3, 5), labels([[1, 2, 3, 3], [2, 2, 1, 4], [4, 4, 1, 2]]),
+          np.array([6, 4, 5], "float32"), np.array([2, 1, 3], "float32")]),
+        ("ctc_data_lengths_last", "ctc_loss", {"use_data_lengths": "True",
+                                               "blank_label": "last"},
+         [floats(5, 2, 4), labels([[0, 1, 0], [2, 2, -1]]), np.array([3, 5], "float32")]),
+        ("ctc_empty_label", "_contrib_CTCLoss", {}, [floats(4, 2, 3), labels([[0, 0], [2, 0]])]),
+        ("ctc_infeasible", "CTCLoss", {}, [floats(3, 2, 4), labels([[1, 1, 2], [1, 0, 0]])]),
+        ("im2col_2d", "im2col", cols, [floats(2, 3, 5, 6)]),
+        ("im2col_plain", "im2col", {"kernel": "(3, 3)"}, [floats(1, 2, 4, 5)]),
+        ("col2im_2d", "col2im", {"output_size": "(5, 6)", **cols}, [floats(2, 18, 12)]),
+        ("col2im_overlap", "col2im", {"output_size": "(4, 4)", "kernel": "(3, 2)",
+                                      "pad": "(1, 0)"}, [floats(1, 12, 12)]),
+        ("linalg_gelqf", "linalg_gelqf", {}, [floats(2, 3, 5)]),
+        ("linalg_gelqf_square", "linalg_gelqf", {}, [floats(3, 3)]),
+        ("linalg_syevd", "_linalg_syevd", {}, [symmetric(2, 4, 4)]),
+        ("linalg_syevd_lower", "_linalg_syevd", {}, [floats(3, 3)]),
+        ("linalg_extracttrian", "linalg_extracttrian", {}, [floats(2, 4, 4)]),
+        ("linalg_extracttrian_upper", "linalg_extracttrian", {"lower": "False"},
+         [floats(4, 4)]),
+        ("linalg_extracttrian_offset", "linalg_extracttrian", {"offset": "1"},
+         [floats(2, 4, 4)]),
+        ("linalg_extracttrian_below", "linalg_extracttrian", {"offset": "-2", "lower": "False"},
+         [floats(4, 4)]),
+        ("linalg_maketrian", "linalg_maketrian", {"lower": "False"}, [floats(2, 6)]),
+        ("linalg_maketrian_offset", "linalg_maketrian", {"offset": "-1"}, [floats(10)]),
+        ("linalg_maketrian_above", "linalg_maketrian", {"offset": "2"}, [floats(2, 3)]),
+    ]
 
 
 def write_tensor_ops(out: Path, make_cases: Callable = _tensor_op_cases) -> None:
@@ -1460,14 +1529,14 @@ def _mx_nd_op(name: str) -> Callable:
     return getattr(mx.nd._internal if name.startswith("_") else mx.nd, name)
 
 
-def write_model_ops(out: Path) -> None:
-    """Each case of `_model_op_cases()`: `<case>.npz` with inputs `in_<i>`, MXNet's outputs
+def write_model_ops(out: Path, make_cases: Callable = _model_op_cases) -> None:
+    """Each case of `make_cases()`: `<case>.npz` with inputs `in_<i>`, MXNet's outputs
     `out_<i>` and, for cases with gradients, head gradients `head_<i>` and MXNet's input
     gradients `grad_<i>`; `cases.json` gives each case's operator and attributes."""
     out.mkdir(parents=True, exist_ok=True)
     cases = {}
     rng = np.random.RandomState(15)
-    for case, op, attrs, inputs, with_grad in _model_op_cases(rng):
+    for case, op, attrs, inputs, with_grad in make_cases(rng):
         nds = [_nd(a) for a in inputs]
         for x in nds:
             x.attach_grad()
@@ -2068,6 +2137,16 @@ def write_onnx(out: Path) -> None:
 
 
 GROUP_NOTES = {
+    "test_utils": "`test_utils.json` / `test_utils.npz` (tools/mxnet_legacy_fixtures.py): "
+                  "MXNet's almost_equal and assert_almost_equal (message up to the "
+                  "arrays) on fixed pairs, check_numeric_gradient's verdict on right and "
+                  "wrong custom gradients, the rand_* helpers after np.random.seed(5), and "
+                  "a seeded check_symbolic_backward with grad_req 'add'.",
+    "feedforward": "`feedforward.npz` / `feedforward.json` "
+                   "(tools/mxnet_legacy_fixtures.py): an MLP trained by "
+                   "mx.model.FeedForward from fixed parameters on unshuffled data (SGD "
+                   "with momentum; and with epoch_size): trained parameters, predictions, "
+                   "the callbacks' epochs and batch numbers, validation accuracies, score.",
     "rnn_cells": "`rnn_cells.json`: per case of `CELL_CASES` (tools/mxnet_rnn_fixtures.py) "
                  "the cell expression, unroll arguments, argument names and shapes, outputs, "
                  "internals and state_info; `lm`: the corpus, settings, per-batch training "
@@ -2075,6 +2154,12 @@ GROUP_NOTES = {
                  "`rnn_cells.npz`: `<case>:in:<arg>`, `<case>:out:<k>` (MXNet's outputs, then "
                  "states), fused cases' `:unpacked:<name>` and `:init_one`; `lm:init:<p>`, "
                  "`lm:trained:<p>`.",
+    "recordio": "`raw.rec` / `raw.idx`: `mx.recordio.MXIndexedRecordIO` of the raw and "
+                "packed records listed (hex) in `cases.json`; `mnist-*-ubyte`: a synthetic "
+                "idx pair; `<name>.rec` / `.idx`: PNG (JPEG for `jpeg`) image records; "
+                "`mean.nd`: a mean image. `cases.json` lists each MNISTIter and "
+                "ImageRecordIter case (arguments, pads per epoch); `batches.npz` holds "
+                "`<case>:<epoch>:<batch>:data` / `:label` (tools/mxnet_recordio_fixtures.py).",
     "loss_ops": "`cases.npz`: each case of `_loss_op_cases()` in the script (the regression "
                 "outputs, SVMOutput, MakeLoss) bound by MXNet: inputs `<case>:in_<i>`, the "
                 "output `:out_0` and the input gradients `:grad_<i>` of a backward without "
@@ -2157,12 +2242,22 @@ GROUP_NOTES = {
                 "gather_nd / scatter_nd and the other coordinate indexing, the `_linalg_` "
                 "family, khatri_rao, all_finite, multi_sum_sq, Crop); no gradients for the "
                 "operators and cases of `UNGRADED`.",
+    "extra_ops": "`cases.npz` and `cases.json` as in `more_ops/`, for the cases of "
+                 "`_extra_op_cases()` in the script (CTCLoss, im2col / col2im, linalg gelqf, "
+                 "syevd, extracttrian, maketrian).",
     "model_ops": "One `<case>.npz` per case of `_model_op_cases()` in the script (issue 15's "
                  "detection, resizing, sequence, attention and RNN operators; GridGenerator, "
                  "BilinearSampler, SpatialTransformer, Correlation): inputs `in_<i>`, "
                  "MXNet's outputs `out_<i>`, and for some cases head gradients `head_<i>` and "
                  "MXNet's input gradients `grad_<i>`; `cases.json` gives each case's operator and "
                  "attributes.",
+    "random_ops": "`cases.npz` and `cases.json` as in `more_ops/`, for the cases of "
+                  "`random_op_cases()` in `tools/mxnet_random_fixtures.py` (the densities "
+                  "`_random_pdf_*`, `_mod`, `broadcast_mod`, `_mod_scalar`, `_rmod_scalar`).",
+    "detection_ops": "As `model_ops/`, for the cases of `detection_op_cases()` in "
+                     "tools/mxnet_detection_fixtures.py: the contrib operators of MXNet's SSD, "
+                     "Faster R-CNN and R-FCN examples (MultiBox*, Proposal, MultiProposal, "
+                     "PSROIPooling, SyncBatchNorm, BatchNormWithReLU).",
     "legacy": "`legacy08-symbol.json`: MXNet 0.8-style JSON written by hand (`legacy_json()` "
               "in the script). `legacy08-expected.json`: what MXNet 1.9.1 makes of it "
               "(names, attr_dict, shapes, upgraded JSON). `legacy08-0000.params` (arg:/aux: "
@@ -2262,10 +2357,15 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "quantization": write_quantization, "int8_agreement": write_int8_agreement,
           "families": write_families, "tensor_ops": write_tensor_ops,
           "more_ops": partial(write_tensor_ops, make_cases=_more_op_cases),
-          "model_ops": write_model_ops, "amp": write_amp, "training": write_training,
+          "extra_ops": partial(write_tensor_ops, make_cases=_extra_op_cases),
+          "model_ops": write_model_ops,
+          "detection_ops": partial(write_model_ops, make_cases=detection_op_cases),
+          "random_ops": partial(write_tensor_ops, make_cases=random_op_cases),
+          "amp": write_amp, "training": write_training,
           "quantized_plain": write_quantized_plain, "viz": write_viz, "onnx": write_onnx,
           "loss_ops": write_loss_ops, "custom_op": write_custom_op,
-          "rnn_cells": write_rnn_cells}
+          "rnn_cells": write_rnn_cells, "test_utils": write_test_utils,
+          "feedforward": write_feedforward, "recordio": write_recordio}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,7 +1,9 @@
 """`mx.io`: MXNet 1.x's data iterators - the `DataIter` / `DataBatch` / `DataDesc`
 protocol that `Module`-style loops and calibration read, `NDArrayIter` over
-arrays in memory, `CSVIter` over CSV files, `ResizeIter` (a fixed number of batches per epoch) and
-`PrefetchingIter` (batches read ahead on a thread).
+arrays in memory, `CSVIter` over CSV files, `MNISTIter` over MNIST idx files,
+`ImageRecordIter` over RecordIO files of images (decoded with the optional Pillow),
+`ResizeIter` (a fixed number of batches per epoch) and `PrefetchingIter` (batches read
+ahead on a thread).
 
 >>> import minimx as mx, numpy as np
 >>> it = mx.io.NDArrayIter(np.ones((10, 3)), batch_size=4, last_batch_handle="discard")
@@ -9,10 +11,12 @@ arrays in memory, `CSVIter` over CSV files, `ResizeIter` (a fixed number of batc
 [(4, 3), (4, 3)]
 """
 from .csv_iter import CSVIter
+from .image_record import ImageRecordIter
+from .mnist import MNISTIter
 from .ndarray_iter import NDArrayIter
 from .prefetch import PrefetchingIter
 from .protocol import DataBatch, DataDesc, DataIter
 from .resize import ResizeIter
 
-__all__ = ["CSVIter", "DataBatch", "DataDesc", "DataIter", "NDArrayIter", "PrefetchingIter",
-           "ResizeIter"]
+__all__ = ["CSVIter", "DataBatch", "DataDesc", "DataIter", "ImageRecordIter", "MNISTIter",
+           "NDArrayIter", "PrefetchingIter", "ResizeIter"]

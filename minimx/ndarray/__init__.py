@@ -5,10 +5,11 @@ The functions ``mx.nd.<Op>`` are generated from the operator registry.
 from typing import Any
 
 from ..ops import get_op, list_ops, namespace_modules
-from .creation import arange, array, eye, full, linspace, ones, random, zeros
+from .creation import arange, array, eye, full, linspace, ones, zeros
 from .functions import maximum, minimum, pow, power
 from .imperative import invoke, invoke_by_name, make_op_function
 from .ndarray import NDArray, empty, waitall
+from .random_namespace import RandomFunctions
 from .serialization import load, save
 
 for _name in list_ops():
@@ -18,6 +19,8 @@ del _name
 # mx.nd.contrib and mx.nd.linalg: the _contrib_ and _linalg_ operators by MXNet's short
 # names (mx.nd.contrib.box_nms, mx.nd.linalg.gemm2).
 globals().update(namespace_modules(__name__, make_op_function))
+# mx.nd.random: the samplers by MXNet's names; also mx.random (its seed).
+random = RandomFunctions(NDArray, make_op_function, imperative=True)
 
 __all__ = ["NDArray", "contrib", "linalg", "array", "empty", "zeros", "ones", "full", "arange",
            "linspace", "eye", "random",

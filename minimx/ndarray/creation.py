@@ -1,4 +1,5 @@
-"""Making NDArrays: from data, filled, ranges, the identity and random values."""
+"""Making NDArrays: from data, filled, ranges and the identity (random values:
+`random_namespace`)."""
 from __future__ import annotations
 
 import math
@@ -98,52 +99,6 @@ def _count(value: Any, name: str, what: str) -> int:
     return int(value)
 
 
-class _Random:
-    """`mx.nd.random`: seeded by `mx.random.seed`."""
-
-    def __init__(self) -> None:
-        self.rng = np.random.default_rng()
-
-    def seed(self, seed: int) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def uniform(self, low: float = 0.0, high: float = 1.0, shape: Shape = (1,),
-                ctx: Context | None = None, dtype: Any = None, **kwargs: Any) -> NDArray:
-        what = "mx.nd.random.uniform"
-        low, high = _real(low, "low", what), _real(high, "high", what)
-        if low > high:  # as MXNet; numpy would swap them silently
-            raise OperatorError(f"{what}: low={low} must not exceed high={high}")
-        out = allocate(shape, dtype, what, ctx)
-        out._data[...] = self.rng.uniform(low, high, out.shape)
-        return out
-
-    def normal(self, loc: float = 0.0, scale: float = 1.0, shape: Shape = (1,),
-               ctx: Context | None = None, dtype: Any = None, **kwargs: Any) -> NDArray:
-        what = "mx.nd.random.normal"
-        loc, scale = _real(loc, "loc", what), _real(scale, "scale", what)
-        if scale < 0:
-            raise OperatorError(f"{what}: scale={scale} must not be negative")
-        out = allocate(shape, dtype, what, ctx)
-        out._data[...] = self.rng.normal(loc, scale, out.shape)
-        return out
-
-
-    def randint(self, low: int, high: int, shape: Shape = (1,), ctx: Context | None = None,
-                dtype: Any = "int32", **kwargs: Any) -> NDArray:
-        """Integers drawn uniformly from [low, high), as int32 or int64."""
-        what = "mx.nd.random.randint"
-        for name, value in (("low", low), ("high", high)):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise OperatorError(f"{what}: {name}={value!r} must be an integer")
-        if low >= high:
-            raise OperatorError(f"{what}: low={low} must be below high={high}")
-        if as_dtype(dtype) not in (np.dtype(np.int32), np.dtype(np.int64)):
-            raise DTypeError(f"{what}: dtype {dtype!r} must be int32 or int64, as MXNet's")
-        out = allocate(shape, dtype, what, ctx)
-        out._data[...] = self.rng.integers(low, high, out.shape)
-        return out
-
-
 def _real(value: Any, name: str, what: str) -> float:
     """A finite real distribution parameter."""
     try:
@@ -154,5 +109,3 @@ def _real(value: Any, name: str, what: str) -> float:
         raise OperatorError(f"{what}: {name}={value!r} must be a finite number")
     return number
 
-
-random = _Random()

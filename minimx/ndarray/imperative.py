@@ -15,7 +15,7 @@ from .. import engine
 from ..base import DTypeError, MinimxError, ShapeError, node_label
 from ..ops.calling import split_call
 from ..ops.infer import known
-from ..ops.registry import OpContext, OpDef, get_op
+from ..ops.registry import GENERATOR, OpContext, OpDef, get_op
 from .ndarray import NDArray, allocate
 
 
@@ -69,7 +69,8 @@ def invoke(op: OpDef, inputs: Sequence[NDArray], attrs: Mapping[str, str],
     aux = set(op.aux_indices(p))
     run = _kernel(op, p, [a._data for a in inputs], [o._data for o in outs], is_train)
     engine.push(run, [a._var for i, a in enumerate(inputs) if i not in aux],
-                [o._var for o in outs] + [inputs[i]._var for i in aux], name=op.name)
+                [o._var for o in outs] + [inputs[i]._var for i in aux]
+                + ([GENERATOR.var] if op.draws else []), name=op.name)
     visible = outs[:op.num_visible_outputs(p)]
     return visible[0] if len(visible) == 1 else visible
 

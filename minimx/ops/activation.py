@@ -160,7 +160,7 @@ def _leaky_reads(p: Params) -> GradReads:
 
 register(OpDef(
     "LeakyReLU", _leaky_forward, backward=_leaky_backward, infer_shape=_infer_leaky,
-    backward_reads=_leaky_reads,
+    backward_reads=_leaky_reads, draws=True,   # rrelu's slopes
     inputs=lambda p: ("data", "gamma") if p.act_type == "prelu" else ("data",),
     outputs=lambda p: ("output", "mask") if p.act_type == "rrelu" else ("output",),
     visible_outputs=lambda p: 1,
@@ -419,7 +419,7 @@ def _infer_dropout(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
 
 register(OpDef(
     "Dropout", _dropout_forward, outputs=("output", "mask"), visible_outputs=lambda p: 1,
-    bfloat16="refuse",
+    bfloat16="refuse", draws=True,
     backward=lambda p, ctx, inputs, outputs, out_grads: [
         (out_grads[0] * outputs[1]).astype(inputs[0].dtype, copy=False)],
     backward_reads=GradReads(outputs=("mask",)),

@@ -10,6 +10,7 @@ kernels do, so suppression decisions at the threshold agree with MXNet's.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -121,23 +122,32 @@ def _top(index: Array, scores: Array, k: int) -> Array:
     return np.sort(np.concatenate([index[above], index[tied]]))
 
 
+def greedy_nms(count: int, hits: Callable[[int], Array]) -> Array:
+    """The greedy pass of every NMS here (box_nms, MultiBoxDetection, Proposal): of
+    `count` boxes sorted best first, each one still alive removes the later boxes
+    ``hits(i)`` marks (a mask over rows i+1:). Returns the mask of the survivors."""
+    alive = np.ones(count, bool)
+    for i in range(count):
+        if alive[i]:
+            alive[i + 1:] &= ~hits(i)
+    return alive
+
+
 def _suppress(p: Params, rows: Array) -> Array:
-    """The greedy pass: each kept box, best first, removes later boxes (of its class
-    unless force_suppress) whose IoU with it exceeds overlap_thresh."""
+    """box_nms's pass: a kept box removes later boxes (of its class unless
+    force_suppress) whose IoU with it exceeds overlap_thresh."""
     boxes = rows[:, p.coord_start:p.coord_start + 4]
     areas = box_area(boxes, p.in_format)
     classes = rows[:, p.id_index].astype(np.int64) if p.id_index >= 0 else None
-    alive = np.ones(len(rows), bool)
-    for i in range(len(rows)):
-        if not alive[i]:
-            continue
+
+    def hits(i: int) -> Array:
         inter = intersection(boxes[i], boxes[i + 1:], p.in_format)
         with np.errstate(invalid="ignore", divide="ignore"):  # 0/0: no overlap, kept
             hit = inter / (areas[i] + areas[i + 1:] - inter) > p.overlap_thresh
         if classes is not None and not p.force_suppress:
             hit &= classes[i + 1:] == classes[i]
-        alive[i + 1:] &= ~hit
-    return alive
+        return hit
+    return greedy_nms(len(rows), hits)
 
 
 def _nms_forward(p, ctx, inputs):

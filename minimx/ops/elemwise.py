@@ -199,6 +199,19 @@ def _zero_grads(g: Array, a: Array, b: Array) -> tuple[Any, Any]:
     return np.zeros(g.shape), np.zeros(g.shape)
 
 
+def mod(a: Array, b: Array) -> Array:
+    """MXNet's modulo: the sign of the divisor (Python's %, not C's fmod) for floats and
+    integers alike, and 0 where the divisor is 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(b == 0, np.zeros((), np.result_type(a, b)), np.mod(a, b))
+
+
+def _mod_grads(g: Array, a: Array, b: Array) -> tuple[Any, Any]:
+    # MXNet's mod_rgrad, -floor(a / b), unguarded at b == 0 as there.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return g.copy(), -g * np.floor(a / b)
+
+
 BINARY: dict[str, Binary] = {
     "add": Binary(np.add, lambda g, a, b: (g.copy(), g.copy()), False),
     "sub": Binary(np.subtract, lambda g, a, b: (g.copy(), -g), False),
@@ -209,6 +222,7 @@ BINARY: dict[str, Binary] = {
     "minimum": Binary(np.minimum, lambda g, a, b: (g * (a <= b), g * (a > b)), True),
     "power": Binary(np.power, lambda g, a, b: (g * b * a ** (b - 1), g * a ** b * np.log(a)),
                     True),
+    "mod": Binary(mod, _mod_grads, True),
     # Comparisons and logical operators give 1 or 0 in the input's type; no gradient flows.
     "equal": Binary(np.equal, _zero_grads, False),
     "not_equal": Binary(np.not_equal, _zero_grads, False),
@@ -307,6 +321,7 @@ SCALAR_OPS: dict[str, tuple[str, bool, str]] = {
     "_div_scalar": ("div", False, "_DivScalar"),
     "_rdiv_scalar": ("div", True, "_RDivScalar"),
     "_rpower_scalar": ("power", True, "_RPowerScalar"),
+    "_rmod_scalar": ("mod", True, "_RModScalar"),
     # the rest follow one pattern: _greater_equal_scalar, alias _GreaterEqualScalar
     **{f"_{key}_scalar": (key, False, "_" + key.title().replace("_", "") + "Scalar")
        for key in BINARY if key not in ("add", "sub", "mul", "div")},

@@ -1,13 +1,14 @@
 """MXNet's linear-algebra operators (src/operator/tensor/la_op.h): `_linalg_gemm`,
-`gemm2`, `potrf`, `potri`, `trsm`, `trmm`, `syrk`, `inverse`, `det`, `slogdet`,
-`sumlogdiag`, `extractdiag`, `makediag` (aliases `linalg_<name>`; `mx.nd.linalg.<name>`),
-and `khatri_rao`.
+`gemm2`, `potrf`, `potri`, `trsm`, `trmm`, `syrk`, `gelqf`, `syevd`, `inverse`, `det`,
+`slogdet`, `sumlogdiag`, `extractdiag`, `makediag`, `extracttrian`, `maketrian` (aliases
+`linalg_<name>` but for syevd, as in MXNet; `mx.nd.linalg.<name>`), and `khatri_rao`.
 
 Every operator works on the last two axes (gemm and gemm2: the rows on `axis`)
 of float32 or float64 arrays, batched over the leading ones, and computes in
 float64. potrf, potri, trsm and trmm read only the triangle they are given
 (`lower`; potrf and potri the lower one), as LAPACK does; potrf's gradient is
-MXNet's, the symmetric one. A 2-D input to det, slogdet or sumlogdiag gives shape
+MXNet's, the symmetric one; syevd reads the lower triangle and gives MXNet's
+eigenvector signs. A 2-D input to det, slogdet or sumlogdiag gives shape
 (1,), as in MXNet. Unlike MXNet, det and slogdet have no hidden LU outputs.
 """
 from __future__ import annotations
@@ -66,7 +67,7 @@ def _solved(what: str, fn: Callable[..., Array], *args: Array) -> Array:
 def _linalg(name: str, forward: Callable, backward: Callable, rule: Callable, *,
             inputs: tuple[str, ...] = ("A",), params: tuple[Param, ...] = (),
             outputs: tuple[str, ...] = ("output",), reads: GradReads | None = None,
-            doc: str) -> OpDef:
+            alias: bool = True, doc: str) -> OpDef:
     """An operator of the family, computed in float64 and returned in the input's dtype."""
     def run(p: Params, ctx: OpContext, arrays: list[Array]) -> list[Array]:
         shapes = rule(p, [a.shape for a in arrays])   # ShapeError before numpy's errors
@@ -81,7 +82,7 @@ def _linalg(name: str, forward: Callable, backward: Callable, rule: Callable, *,
         return [g.reshape(a.shape).astype(a.dtype) for g, a in zip(grads, ins, strict=True)]
 
     return OpDef(f"_linalg_{name}", run, inputs=inputs, outputs=outputs, params=params,
-                 aliases=(f"linalg_{name}",), infer_shape=from_input(rule),
+                 aliases=(f"linalg_{name}",) if alias else (), infer_shape=from_input(rule),
                  infer_type=_float_types, bfloat16="refuse",
                  backward=grad, backward_reads=reads, doc=doc)
 
@@ -283,6 +284,79 @@ register(_linalg(
             Param("alpha", "float", 1.0, "Scalar factor to be applied to the result.")),
     doc="alpha * A * A^T (or alpha * A^T * A with transpose)."))
 
+# -- gelqf and syevd ---------------------------------------------------------------------
+
+def _gelqf_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    a = in_shapes[0]
+    if len(a) < 2 or (a[-2] and a[-1] and a[-2] > a[-1]):
+        raise ShapeError(f"linalg gelqf: input {a} must hold matrices with no more rows than "
+                         "columns")
+    return [a, a[:-1] + (a[-2],)]
+
+
+def _gelqf_forward(p: Params, a: Array) -> tuple[Array, Array]:
+    # LAPACK's gelqf of A is its geqrf of A^T (same reflectors, so the same signs):
+    # A^T = Q' R gives A = L Q with L = R^T, Q = Q'^T.
+    q, r = np.linalg.qr(batch_t(a))
+    return batch_t(q), batch_t(r)
+
+
+def _copy_lower_to_upper(m: Array) -> Array:
+    return np.tril(m) + batch_t(np.tril(m, -1))
+
+
+def _gelqf_backward(p: Params, a: Array, q: Array, low: Array, dq: Array, dlow: Array
+                    ) -> list:
+    # MXNet's: dA = L^-T (dQ + copyLTU(L^T dL - dQ Q^T) Q).
+    m = _copy_lower_to_upper(batch_t(low) @ dlow - dq @ batch_t(q))
+    return [_solved("linalg gelqf", np.linalg.solve, batch_t(low), dq + m @ q)]
+
+
+register(_linalg(
+    "gelqf", _gelqf_forward, _gelqf_backward, _gelqf_rule, outputs=("output0", "output1"),
+    reads=GradReads(outputs=("output0", "output1")),
+    doc="The LQ factorization A = L * Q of matrices with no more rows than columns: outputs "
+        "Q (row-orthonormal, A's shape) and L (lower triangular, square)."))
+
+
+def _syevd_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    n = _square("linalg syevd", in_shapes[0])
+    return [in_shapes[0], in_shapes[0][:-2] + (n,)]
+
+
+def _syevd_forward(p: Params, a: Array) -> tuple[Array, Array]:
+    lam, v = np.linalg.eigh(a, "L")
+    u = batch_t(v)   # MXNet's U holds the eigenvectors in its rows
+    # MXNet's deterministic sign: each row's largest entry in magnitude (the first of
+    # ties) is positive.
+    top = np.take_along_axis(u, np.argmax(np.abs(u), axis=-1)[..., None], axis=-1)
+    return np.where(top < 0, -u, u), lam
+
+
+# MXNet's floor on eigenvalue gaps (its float32 value; the gradient of repeated
+# eigenvalues is undefined anyway).
+_EIGEN_GAP = 1e-30
+
+
+def _syevd_backward(p: Params, a: Array, u: Array, lam: Array, du: Array, dlam: Array
+                    ) -> list:
+    # MXNet's: dA = U^T Y U, Y symmetric with Y_ij = (X_ij - X_ji) / (2 (lam_i - lam_j))
+    # for i > j (X = dU U^T) and dlam on its diagonal.
+    x = du @ batch_t(u)
+    gap = np.maximum(lam[..., :, None] - lam[..., None, :], _EIGEN_GAP)
+    y = np.tril((x - batch_t(x)) / (2 * gap), -1)
+    y = y + batch_t(y) + dlam[..., None] * np.eye(lam.shape[-1])
+    return [batch_t(u) @ y @ u]
+
+
+register(_linalg(
+    "syevd", _syevd_forward, _syevd_backward, _syevd_rule, outputs=("output0", "output1"),
+    reads=GradReads(outputs=("output0", "output1")), alias=False,
+    doc="The eigendecomposition U * A = diag(L) * U of symmetric matrices (the lower "
+        "triangle is read): outputs U (eigenvectors in its rows) and L (eigenvalues, "
+        "ascending)."))
+
+
 register(_linalg(
     "inverse", lambda p, a: _solved("linalg inverse", np.linalg.inv, a),
     lambda p, a, y, g: [-batch_t(y) @ g @ batch_t(y)], _same_square,
@@ -340,13 +414,17 @@ _OFFSET = (Param("offset", "int", 0, "Offset of the diagonal versus the main dia
                  "below/above the main diagonal."),)
 
 
-def _extract_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
-    a = in_shapes[0]
-    n = _square("linalg extractdiag", a)
+def _inner_size(what: str, p: Params, shape: Dims) -> int:
+    """The length of the diagonal at `offset` of the square matrices of `shape` (0 while
+    their size is unknown)."""
+    n = _square(what, shape)
     if n and n <= abs(p.offset):
-        raise ShapeError(f"linalg extractdiag: offset={p.offset} is outside matrices of "
-                         f"size {n}")
-    return [a[:-2] + (n - abs(p.offset) if n else 0,)]
+        raise ShapeError(f"{what}: offset={p.offset} is outside matrices of size {n}")
+    return n - abs(p.offset) if n else 0
+
+
+def _extract_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    return [in_shapes[0][:-2] + (_inner_size("linalg extractdiag", p, in_shapes[0]),)]
 
 
 def _make_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
@@ -373,6 +451,62 @@ register(_linalg(
     "makediag", _make_diag, lambda p, a, y, g: [_diagonal(g, p.offset)], _make_rule,
     params=_OFFSET, reads=GradReads(),
     doc="Square matrices with the input's last axis as their diagonal (at `offset`)."))
+
+
+# -- extracttrian and maketrian ----------------------------------------------------------
+
+_TRIAN = _OFFSET + (Param("lower", "bool", True, "Refer to the lower triangular matrix if "
+                          "lower=true, refer to the upper otherwise. Only relevant when "
+                          "offset=0"),)
+
+
+def _trian_index(p: Params, n: int) -> tuple[Array, Array]:
+    """Rows and columns of the triangle `offset` and `lower` name, in MXNet's order: a
+    lower triangle row by row, an upper one column by column (the lower one of A^T)."""
+    if p.offset < 0 or (p.offset == 0 and p.lower):
+        return np.tril_indices(n, p.offset)
+    cols, rows = np.tril_indices(n, -p.offset)
+    return rows, cols
+
+
+def _extract_trian_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    k = _inner_size("linalg extracttrian", p, in_shapes[0])
+    return [in_shapes[0][:-2] + (k * (k + 1) // 2,)]
+
+
+def _make_trian_rule(p: Params, in_shapes: list[Dims]) -> list[Dims]:
+    a = in_shapes[0]
+    if not a:
+        raise ShapeError("linalg maketrian: input must have at least one axis")
+    k = (math.isqrt(8 * a[-1] + 1) - 1) // 2
+    if k * (k + 1) // 2 != a[-1]:
+        raise ShapeError(f"linalg maketrian: input {a}: {a[-1]} is not the size of a "
+                         "triangle (k * (k + 1) / 2)")
+    n = k + abs(p.offset) if a[-1] else 0
+    return [a[:-1] + (n, n)]
+
+
+def _extract_trian(p: Params, a: Array) -> Array:
+    return a[(..., *_trian_index(p, a.shape[-1]))]
+
+
+def _make_trian(p: Params, a: Array) -> Array:
+    n = _make_trian_rule(p, [a.shape])[0][-1]
+    out = np.zeros(a.shape[:-1] + (n, n), a.dtype)
+    out[(..., *_trian_index(p, n))] = a
+    return out
+
+
+register(_linalg(
+    "extracttrian", _extract_trian, lambda p, a, y, g: [_make_trian(p, g)],
+    _extract_trian_rule, params=_TRIAN, reads=GradReads(),
+    doc="The triangle of each square matrix as a vector: below (offset < 0, or 0 with "
+        "lower) or above the diagonal at `offset`."))
+register(_linalg(
+    "maketrian", _make_trian, lambda p, a, y, g: [_extract_trian(p, g)], _make_trian_rule,
+    params=_TRIAN, reads=GradReads(),
+    doc="Square matrices whose triangle (as extracttrian takes it) is the input's last "
+        "axis, zeros elsewhere."))
 
 
 # -- khatri_rao --------------------------------------------------------------------------

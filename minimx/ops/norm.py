@@ -11,9 +11,9 @@ from collections.abc import Callable
 import numpy as np
 
 from ..base import OperatorError, ShapeError, compute_dtype
-from .infer import merge_at, merge_dtype
+from .infer import merge, merge_at, merge_dtype
 from .reduce import kept_shape
-from .registry import GradReads, OpContext, OpDef, Param, Params, register
+from .registry import GradReads, OpContext, OpDef, Param, Params, get_op, register
 
 
 def _axis(op: str, axis: int, ndim: int) -> int:
@@ -57,12 +57,17 @@ def _normalized_grad(dxhat: np.ndarray, xhat: np.ndarray, inv_std: np.ndarray,
 _BN_INPUTS = ("data", "gamma", "beta", "moving_mean", "moving_var")
 
 
+def _bn_axis(p: Params, ndim: int) -> int:
+    """The channel axis; SyncBatchNorm has no axis parameter: its channels are axis 1."""
+    return _axis("BatchNorm", p.get("axis", 1), ndim)
+
+
 def _bn_infer_shape(p: Params, in_shapes: list, out_shapes: list):
     ins, outs = list(in_shapes), list(out_shapes)
     data = ins[0] if ins[0] is not None else outs[0]
     if data is None:
         return ins, outs
-    channels = data[_axis("BatchNorm", p.axis, len(data))]
+    channels = data[_bn_axis(p, len(data))]
     for i, name in enumerate(_BN_INPUTS[1:], start=1):
         merge_at(ins, i, (channels,), name)
     merge_at(outs, 0, data, "output")
@@ -89,7 +94,7 @@ def _bn_training(p: Params, ctx: OpContext) -> bool:
 
 def _bn_forward(p: Params, ctx: OpContext, inputs: list) -> list:
     x, gamma, beta, moving_mean, moving_var = inputs
-    axis = _axis("BatchNorm", p.axis, x.ndim)
+    axis = _bn_axis(p, x.ndim)
     axes = tuple(i for i in range(x.ndim) if i != axis)
     xa = x.astype(gamma.dtype, copy=False)
     if _bn_training(p, ctx):
@@ -113,7 +118,7 @@ def _bn_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
                  out_grads: list) -> list:
     x, gamma = inputs[0], inputs[1]
     _, mean, inv_std = outputs  # batch statistics when training, moving ones otherwise
-    axis = _axis("BatchNorm", p.axis, x.ndim)
+    axis = _bn_axis(p, x.ndim)
     axes = tuple(i for i in range(x.ndim) if i != axis)
     g = out_grads[0].astype(gamma.dtype, copy=False)
     inv_std_b = _along(inv_std, axis, x.ndim)
@@ -127,6 +132,14 @@ def _bn_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
     return [dx.astype(x.dtype, copy=False), dgamma, _param_grad(g, axes, gamma), None, None]
 
 
+_BN_COMMON = (
+    Param("eps", "float", 1e-3, "Epsilon to prevent division by 0."),
+    Param("momentum", "float", 0.9, "Momentum for the moving averages."),
+    Param("fix_gamma", "bool", True, "Fix gamma at 1 (its gradient is 0)."),
+    Param("use_global_stats", "bool", False, "Use the moving statistics in training "
+          "too, making batch norm a scale-shift operator."),
+    Param("output_mean_var", "bool", False, "Output the mean and inverse std."),
+)
 register(OpDef(
     name="BatchNorm",
     forward=_bn_forward,
@@ -136,12 +149,7 @@ register(OpDef(
     # reads it), so this saves memory where it is safe, in inference.
     inplace=((0, 0),),
     params=(
-        Param("eps", "float", 1e-3, "Epsilon to prevent division by 0."),
-        Param("momentum", "float", 0.9, "Momentum for the moving averages."),
-        Param("fix_gamma", "bool", True, "Fix gamma at 1 (its gradient is 0)."),
-        Param("use_global_stats", "bool", False, "Use the moving statistics in training "
-              "too, making batch norm a scale-shift operator."),
-        Param("output_mean_var", "bool", False, "Output the mean and inverse std."),
+        *_BN_COMMON,
         Param("axis", "int", 1, "The channel axis."),
         Param("cudnn_off", "bool", False, "Ignored (cuDNN only)."),
         Param("min_calib_range", "float", None, "Calibrated minimum of the output, for "
@@ -160,6 +168,67 @@ register(OpDef(
     Training (without use_global_stats) uses the batch statistics and updates
     moving_mean / moving_var in place: moving = moving*momentum + batch*(1-momentum).
     """,
+))
+
+
+# -- SyncBatchNorm and BatchNormWithReLU -----------------------------------------------
+# On one device SyncBatchNorm's statistics are BatchNorm's (ndev and key only name the
+# devices to synchronize), so it runs BatchNorm's kernel. One difference stays: MXNet's
+# hidden third output is the batch variance there, the inverse std here.
+
+register(OpDef(
+    name="_contrib_SyncBatchNorm", bfloat16="refuse",
+    forward=_bn_forward, backward=_bn_backward,
+    backward_reads=GradReads(("data", "gamma"), ("mean", "var")),
+    params=(
+        *_BN_COMMON,
+        Param("ndev", "int", 1, "The count of GPU devices"),
+        Param("key", "str", doc="Hash key for synchronization, please set the same hash key "
+              "for same layer, Block.prefix is typically used as in "
+              ":class:`gluon.nn.contrib.SyncBatchNorm`."),
+    ),
+    inputs=_BN_INPUTS, outputs=("output", "mean", "var"),
+    visible_outputs=lambda p: 3 if p.output_mean_var else 1,
+    aux=("moving_mean", "moving_var"),
+    infer_shape=_bn_infer_shape, infer_type=_bn_infer_type,
+    doc="Batch normalization synchronized across devices (one device here: BatchNorm "
+        "over every axis but 1).",
+))
+
+
+def _bn_relu_shape(p: Params, in_shapes: list, out_shapes: list):
+    ins, outs = _bn_infer_shape(p, in_shapes, out_shapes[:3])
+    return ins, [*outs, merge(out_shapes[3], outs[0])]  # the ReLU mask: the data's shape
+
+
+def _bn_relu_type(p: Params, in_types: list, out_types: list):
+    ins, outs = _bn_infer_type(p, in_types, out_types[:3])
+    return ins, [*outs, merge_dtype(out_types[3], outs[1])]
+
+
+def _bn_relu_forward(p: Params, ctx: OpContext, inputs: list) -> list:
+    out, mean, inv_std = _bn_forward(p, ctx, inputs)
+    mask = out > 0
+    return [np.where(mask, out, out.dtype.type(0)), mean, inv_std, mask.astype(mean.dtype)]
+
+
+def _bn_relu_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
+                      out_grads: list) -> list:
+    through = out_grads[0] * outputs[3].astype(out_grads[0].dtype)  # ReLU passes where > 0
+    return _bn_backward(p, ctx, inputs, outputs[:3], [through, *out_grads[1:3]])
+
+
+register(OpDef(
+    name="_contrib_BatchNormWithReLU",
+    forward=_bn_relu_forward, backward=_bn_relu_backward,
+    backward_reads=GradReads(("data", "gamma"), ("mean", "var", "workspace")),
+    params=get_op("BatchNorm").params,
+    inputs=_BN_INPUTS, outputs=("output", "mean", "var", "workspace"),
+    visible_outputs=lambda p: 3 if p.output_mean_var else 1,
+    aux=("moving_mean", "moving_var"),
+    infer_shape=_bn_relu_shape, infer_type=_bn_relu_type,
+    doc="BatchNorm followed by ReLU (MXNet's oneDNN fusion); the hidden workspace output "
+        "is the ReLU's mask.",
 ))
 
 

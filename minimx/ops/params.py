@@ -78,6 +78,16 @@ def _optional_ints(text: str) -> tuple[int | None, ...]:
     return tuple(None if v is None else _integer(v) for v in value)
 
 
+def _floats(text: str) -> tuple[float, ...]:
+    """A tuple of floats (MXNet's Tuple<float>, e.g. MultiBoxPrior's sizes); one number
+    is a tuple of one, as dmlc reads it."""
+    value = ast.literal_eval(text.strip())
+    value = value if isinstance(value, (tuple, list)) else (value,)
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        raise ParamParseError("not a tuple of numbers")
+    return tuple(float(v) for v in value)
+
+
 def _axis(text: str) -> int | tuple[int, ...]:
     """An axis parameter: one integer or a tuple of them (``()`` means all)."""
     value = ast.literal_eval(text.strip())
@@ -101,11 +111,11 @@ def _dtype(text: str) -> np.dtype:
 PARSERS: dict[str, Callable[[str], Any]] = {
     "int": _int, "float": _float, "boolean": _bool, "Shape(tuple)": _shape,
     "int or tuple of int": _axis, "string": _str, "dtype": _dtype,
-    "tuple of int or None": _optional_ints,
+    "tuple of int or None": _optional_ints, "tuple of <float>": _floats,
 }
 _KIND_NAMES = {"int": "int", "float": "float", "bool": "boolean", "shape": "Shape(tuple)",
                "axis": "int or tuple of int", "str": "string", "dtype": "dtype",
-               "optional_ints": "tuple of int or None"}
+               "optional_ints": "tuple of int or None", "floats": "tuple of <float>"}
 
 
 def format_value(value: Any) -> str:
@@ -125,7 +135,7 @@ def format_value(value: Any) -> str:
 class Param:
     """One operator parameter: name, kind, default and documentation.
 
-    kind is one of int, float, bool, shape, axis, str, dtype, optional_ints. A parameter
+    kind is one of int, float, bool, shape, axis, str, dtype, optional_ints, floats. A parameter
     whose default is None, or that is `nullable` (None is a value besides the default,
     like slice_axis's required ``end`` or topk's ``axis=-1``), also accepts ``"None"``.
     """

@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import engine
 from ..base import OperatorError, node_label
 from . import bfloat16 as bf16
 from .infer import same_dtype, same_shape
@@ -58,7 +59,21 @@ InferFn = Callable[[Params, list, list], tuple[list, list]]
 Names = Sequence[str] | Callable[[Params], Sequence[str]]
 
 
-_RNG = np.random.default_rng()  # one generator: making one per call costs ~20 us
+class SeededGenerator:
+    """The one generator of the random operators (and Dropout), reseeded by
+    `mx.random.seed`; one for all calls, since making one per call costs ~20 us.
+    Imperative calls of operators that draw (`OpDef.draws`) write its engine variable,
+    so that they draw in call order, as MXNet's random resource makes them."""
+
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng()
+        self.var = engine.new_variable("random generator")
+
+    def seed(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+
+
+GENERATOR = SeededGenerator()
 
 
 @dataclass
@@ -77,7 +92,7 @@ class OpContext:
     """
 
     is_train: bool = False
-    rng: np.random.Generator = field(default_factory=lambda: _RNG)
+    rng: np.random.Generator = field(default_factory=lambda: GENERATOR.rng)
     input_versions: Sequence[int | None] | None = None
     outputs: Sequence[np.ndarray] | None = None
 
@@ -168,6 +183,7 @@ class OpDef:
     # them to the Python operator it runs, as MXNet does).
     extra_params: bool = False
     bfloat16: str = "float32"   # how its kernel meets bfloat16: float32, native or refuse
+    draws: bool = False   # draws from GENERATOR (random operators, Dropout)
 
     def __post_init__(self) -> None:
         if self.bfloat16 not in ("float32", "native", "refuse"):
@@ -340,6 +356,6 @@ def canonical_ops() -> list[OpDef]:
     return sorted({id(op): op for op in _REGISTRY.values()}.values(), key=lambda o: o.name)
 
 
-__all__ = ["GradReads", "OpDef", "OpContext", "Unread", "Param", "Params", "REQUIRED", "register",
-           "get_op", "list_ops", "NAMESPACES", "namespace_names", "namespace_modules",
+__all__ = ["GENERATOR", "GradReads", "OpDef", "OpContext", "Unread", "Param", "Params", "REQUIRED",
+           "register", "get_op", "list_ops", "NAMESPACES", "namespace_names", "namespace_modules",
            "canonical_ops", "is_hidden_attr", "zero_gradients"]

@@ -337,7 +337,7 @@ def _rnn_backward(p, ctx, inputs, outputs, out_grads):
 
 
 register(OpDef(
-    name="RNN", inputs=_inputs, outputs=_outputs,
+    name="RNN", inputs=_inputs, outputs=_outputs, draws=True,   # inter-layer dropout
     doc="A stack of recurrent layers (LSTM, GRU, tanh or relu RNN) over (T, N, input) "
         "data, with all weights in one packed parameter vector.",
     params=(

@@ -246,3 +246,107 @@ register(OpDef(
     backward_reads=GradReads((), ("maxidx",)),
     infer_shape=_roi_shape("ROIPooling", lambda p, c: c, 2), infer_type=_pool_type,
 ))
+
+
+# -- PSROIPooling ------------------------------------------------------------------------------
+# R-FCN's position-sensitive average pooling: output bin (i, j) of channel d averages, over
+# the bin's cells, input channel (d * group + gi) * group + gj, (gi, gj) the bin's group.
+# Every bin of every roi is a rectangle sum, read from (and, backward, spread through) a
+# summed-area table in float64, so the pass is vectorized over rois and bins.
+
+def _ps_group(p: Params) -> int:
+    return p.group_size or p.pooled_size
+
+
+def _ps_shape(p, in_shapes, out_shapes):
+    dshape, rshape = in_shapes
+    _check_inputs("PSROIPooling", dshape, rshape)
+    if not 0 <= p.spatial_scale <= 1:
+        raise OperatorError(f"spatial_scale={p.spatial_scale} exceeds the bound [0, 1]")
+    if p.pooled_size <= 0 or p.output_dim <= 0 or _ps_group(p) <= 0:
+        raise OperatorError(f"pooled_size ({p.pooled_size}), output_dim ({p.output_dim}) and "
+                            f"group_size ({p.group_size}) must be positive")
+    need = p.output_dim * _ps_group(p) ** 2
+    if dshape is not None and 0 < dshape[1] < need:
+        raise ShapeError(f"PSROIPooling: data has {dshape[1]} channels, output_dim x "
+                         f"group_size^2 = {need} needed")
+    if rshape is None:
+        return in_shapes, out_shapes
+    oshape = (rshape[0], p.output_dim, p.pooled_size, p.pooled_size)
+    return in_shapes, [merge(out_shapes[0], oshape)]
+
+
+def _round_half_away_array(x: Array) -> Array:
+    """C's round, in float64 (exact for float32 inputs)."""
+    x = x.astype(np.float64)
+    return np.copysign(np.floor(np.abs(x) + 0.5), x)
+
+
+def _ps_bins(p: Params, rois: Array, shape: tuple[int, ...], dtype: np.dtype
+             ) -> tuple[tuple[Array, ...], Array]:
+    """The index arrays (batch, channel, row0, col0, row1, col1), broadcasting to (R, D, P,
+    P), of every output bin's rectangle, and the bins' areas in `dtype` (MXNet's math)."""
+    batch_size, _, height, width = shape
+    t, size, group = dtype.type, p.pooled_size, _ps_group(p)
+    batch = rois[:, 0].astype(np.int64)
+    if len(batch) and not (0 <= batch.min() and batch.max() < batch_size):
+        raise OperatorError(f"{p.label}: rois name images {sorted(set(batch.tolist()))}, the "
+                            f"data has {batch_size}")
+    scale = t(np.float32(p.spatial_scale))
+    corners = _round_half_away_array(rois[:, 1:5])
+    start = corners[:, :2].astype(dtype) * scale
+    end = (corners[:, 2:] + 1).astype(dtype) * scale
+    bin_size = np.maximum(end - start, t(0.1)) / t(size)
+    steps = np.arange(size + 1, dtype=dtype)
+    edges = steps[None, :, None] * bin_size[:, None, :] + start[:, None, :]  # (R, P+1, xy)
+    lo = np.floor(edges[:, :-1]).astype(np.int64)
+    hi = np.ceil(edges[:, 1:]).astype(np.int64)
+    limit = np.array([width, height])
+    lo, hi = np.clip(lo, 0, limit), np.clip(hi, 0, limit)
+    cell = np.clip(np.floor(steps[:-1] * t(group) / t(size)).astype(np.int64), 0, group - 1)
+    channel = ((np.arange(p.output_dim)[:, None, None] * group + cell[:, None]) * group
+               + cell[None, :])                                             # (D, P, P)
+    rows = (lo[:, None, :, None, 1], hi[:, None, :, None, 1])
+    cols = (lo[:, None, None, :, 0], hi[:, None, None, :, 0])
+    area = ((rows[1] - rows[0]) * (cols[1] - cols[0])).astype(dtype)
+    return (batch[:, None, None, None], channel[None], rows[0], cols[0], rows[1], cols[1]), area
+
+
+def _ps_forward(p, ctx, inputs):
+    data, rois = inputs
+    _ps_shape(p, [data.shape, rois.shape], [None])
+    (b, c, r0, c0, r1, c1), area = _ps_bins(p, rois, data.shape, data.dtype)
+    table = np.zeros(data.shape[:2] + (data.shape[2] + 1, data.shape[3] + 1))
+    table[:, :, 1:, 1:] = data.astype(np.float64).cumsum(2).cumsum(3)
+    sums = table[b, c, r1, c1] - table[b, c, r0, c1] - table[b, c, r1, c0] + table[b, c, r0, c0]
+    sums = sums.astype(data.dtype)
+    return np.divide(sums, area, out=np.zeros(sums.shape, data.dtype), where=area > 0)
+
+
+def _ps_backward(p, ctx, inputs, outputs, out_grads):
+    data, rois = inputs
+    grad = out_grads[0]
+    (b, c, r0, c0, r1, c1), area = _ps_bins(p, rois, data.shape, grad.dtype)
+    share = np.divide(grad, area, out=np.zeros(grad.shape, grad.dtype), where=area > 0)
+    spread = np.zeros(data.shape[:2] + (data.shape[2] + 1, data.shape[3] + 1))
+    for rows, cols, sign in ((r0, c0, 1), (r0, c1, -1), (r1, c0, -1), (r1, c1, 1)):
+        np.add.at(spread, (b, c, rows, cols), sign * share.astype(np.float64))
+    total = spread.cumsum(2).cumsum(3)[:, :, :-1, :-1]
+    return [total.astype(grad.dtype), np.zeros(rois.shape, rois.dtype)]
+
+
+register(OpDef(
+    name="_contrib_PSROIPooling", inputs=("data", "rois"), bfloat16="refuse",
+    doc="Position-sensitive ROI average pooling (R-FCN): (N, output_dim * group_size^2, H, "
+        "W) maps and (R, 5) rois give (R, output_dim, pooled_size, pooled_size).",
+    params=(
+        Param("spatial_scale", "float", doc="Ratio of input feature map height (or w) to raw "
+              "image height (or w). Equals the reciprocal of total stride in convolutional "
+              "layers"),
+        Param("output_dim", "int", doc="fix output dim"),
+        Param("pooled_size", "int", doc="fix pooled size"),
+        Param("group_size", "int", 0, "fix group size (0: pooled_size)"),
+    ),
+    forward=_ps_forward, backward=_ps_backward, backward_reads=GradReads(("rois",)),
+    infer_shape=_ps_shape,
+))

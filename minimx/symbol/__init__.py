@@ -5,6 +5,7 @@ registry, e.g. ``mx.sym.Convolution``.
 """
 from typing import Any
 
+from ..ndarray.random_namespace import RandomFunctions
 from ..ops import get_op, list_ops, namespace_modules
 from .functions import arange, full, maximum, minimum, ones, pow, power, zeros
 from .json_format import load, load_json
@@ -18,8 +19,10 @@ del _name
 # mx.sym.contrib and mx.sym.linalg: the _contrib_ and _linalg_ operators by MXNet's short
 # names (mx.sym.contrib.box_nms, mx.sym.linalg.gemm2).
 globals().update(namespace_modules(__name__, make_op_function))
+# mx.sym.random: the samplers by MXNet's names.
+random = RandomFunctions(Symbol, make_op_function, imperative=False)
 
-__all__ = ["NotImplementedForSymbol", "Symbol", "contrib", "linalg", "Variable", "var",
+__all__ = ["NotImplementedForSymbol", "Symbol", "contrib", "linalg", "random", "Variable", "var",
            "Group", "load", "load_json", "zeros", "ones", "full", "arange", "maximum",
            "minimum", "power", "pow"]
 

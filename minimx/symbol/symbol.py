@@ -357,6 +357,8 @@ class Symbol:
     def __rmul__(self, o): return self._binary(o, "_Mul", "_MulScalar")
     def __truediv__(self, o): return self._binary(o, "_Div", "_DivScalar")
     def __rtruediv__(self, o): return self._binary(o, "_Div", "_RDivScalar", True)
+    def __mod__(self, o): return self._binary(o, "_Mod", "_ModScalar")
+    def __rmod__(self, o): return self._binary(o, "_Mod", "_RModScalar", True)
     def __neg__(self): return self._binary(-1.0, "_Mul", "_MulScalar")
     def __pow__(self, o): return self._binary(o, "_Power", "_PowerScalar")
     def __rpow__(self, o): return self._binary(o, "_Power", "_RPowerScalar", True)

@@ -21,7 +21,7 @@ from minimx.ops.registry import canonical_ops
 
 # Input kinds: a shape draws normal values; ("away", shape) keeps |x| > 0.2 (kinks
 # of relu, abs, leaky ...); ("pos", shape) draws from [0.5, 2]; ("index", shape, n)
-# integers below n, which get no gradient.
+# integers below n, which get no gradient; ("const", shape, v) v everywhere, no gradient.
 CASES: list[tuple[str, dict[str, Any], list, dict[str, Any]]] = [
     ("Activation", {"act_type": "relu"}, [("away", (2, 3))], {}),
     ("Activation", {"act_type": "softsign"}, [(2, 3)], {}),
@@ -190,6 +190,14 @@ CASES: list[tuple[str, dict[str, Any], list, dict[str, Any]]] = [
     ("_linalg_sumlogdiag", {}, [("pos", (2, 2))], {}),
     ("_linalg_extractdiag", {"offset": 1}, [(3, 3)], {}),
     ("_linalg_makediag", {"offset": -1}, [(2, 2)], {}),
+    ("_linalg_gelqf", {}, [(2, 2, 3)], {}),
+    ("_linalg_extracttrian", {"offset": 1}, [(3, 3)], {}),
+    ("_linalg_maketrian", {"lower": False}, [(2, 6)], {}),
+    ("CTCLoss", {"blank_label": "last"}, [(5, 2, 4), ("index", (2, 2), 3)], {}),
+    ("CTCLoss", {}, [(4, 3, 3), ("index", (3, 2), 3)], {}),
+    ("im2col", {"kernel": (2, 2), "stride": (1, 2), "pad": (1, 0)}, [(1, 2, 3, 4)], {}),
+    ("im2col", {"kernel": (2,), "dilate": (2,)}, [(2, 1, 5)], {}),
+    ("col2im", {"output_size": (3, 4), "kernel": (2, 2), "dilate": (1, 2)}, [(1, 8, 4)], {}),
     ("_np_cumsum", {"axis": 1}, [(2, 3)], {}),
     ("_np_cumsum", {}, [(2, 3)], {}),
     ("moments", {"axes": (0, 2)}, [(2, 3, 2)], {}),
@@ -205,16 +213,62 @@ CASES: list[tuple[str, dict[str, Any], list, dict[str, Any]]] = [
      [(1, 2, 3, 4), (1, 2, 3, 4)], {}),
     ("Correlation", {"max_displacement": 2, "stride2": 2, "is_multiply": False},
      [(1, 2, 5, 5), (1, 2, 5, 5)], {}),
+    # The detection examples' contrib operators. MultiBox* and the proposals have zero
+    # gradients in MXNet: their inputs are index-valued here, so only the pass is checked.
+    ("_contrib_MultiBoxPrior", {"sizes": (0.5, 0.25), "ratios": (1, 2)},
+     [("index", (1, 1, 2, 3), 1)], {}),
+    ("_contrib_MultiBoxDetection", {}, [("index", (1, 3, 4), 2), ("index", (1, 16), 2),
+                                        ("index", (1, 4, 4), 2)], {}),
+    ("_contrib_MultiBoxTarget", {}, [("index", (1, 4, 4), 2), ("index", (1, 2, 5), 2),
+                                     ("index", (1, 3, 4), 2)], {}),
+    ("_contrib_Proposal", {"scales": (2,), "ratios": (1,), "feature_stride": 4,
+                           "rpn_post_nms_top_n": 3},
+     [("index", (1, 2, 2, 2), 2), ("index", (1, 4, 2, 2), 2), ("index", (1, 3), 2)], {}),
+    ("_contrib_MultiProposal", {"scales": (2,), "ratios": (1,), "rpn_post_nms_top_n": 2},
+     [("index", (2, 2, 2, 2), 2), ("index", (2, 4, 2, 2), 2), ("index", (2, 3), 2)], {}),
+    ("_contrib_PSROIPooling", {"spatial_scale": 1.0, "output_dim": 1, "pooled_size": 2},
+     [(3, 4, 3, 3), ("index", (3, 5), 3)], {}),
+    ("_contrib_SyncBatchNorm", {"fix_gamma": False, "key": "bn"}, [(2, 3, 2)],
+     {"is_train": True}),
+    ("_contrib_BatchNormWithReLU", {"fix_gamma": False}, [("away", (2, 3, 2))],
+     {"is_train": True}),
+    # The samplers send zero gradients (their parameters are constants here, since
+    # finite differences of fresh draws mean nothing), so only the pass is checked; the
+    # densities differentiate in all their inputs.
+    *[(f"_random_{d}", {"shape": (2, 3)}, [], {}) for d in (
+        "uniform", "normal", "gamma", "exponential", "poisson", "negative_binomial",
+        "generalized_negative_binomial")],
+    ("_random_randint", {"low": -2, "high": 3, "shape": (4,)}, [], {}),
+    *[(f"_random_{d}_like", {}, [("index", (2, 3), 3)], {}) for d in (
+        "uniform", "normal", "gamma", "exponential", "poisson", "negative_binomial",
+        "generalized_negative_binomial")],
+    *[(f"_sample_{d}", {"shape": (2,), "dtype": "float64"},
+       [("const", (3,), 0.5)] * count, {}) for d, count in (
+        ("uniform", 2), ("normal", 2), ("gamma", 2), ("exponential", 1), ("poisson", 1),
+        ("negative_binomial", 2), ("generalized_negative_binomial", 2))],
+    ("_sample_multinomial", {"shape": (4,), "get_prob": True, "dtype": "float64"},
+     [("const", (2, 4), 0.25)], {}),
+    ("_random_pdf_uniform", {}, [(2, 3), ("range", (2,), -4, -3), ("range", (2,), 3, 4)], {}),
+    ("_random_pdf_normal", {"is_log": True}, [(2, 3), (2,), ("pos", (2,))], {}),
+    ("_random_pdf_normal", {}, [(2, 3, 2), (2, 3), ("pos", (2, 3))], {}),
+    ("_random_pdf_gamma", {}, [("pos", (2, 3)), ("pos", (2,)), ("pos", (2,))], {}),
+    ("_random_pdf_exponential", {"is_log": True}, [("pos", (2, 3)), ("pos", (2,))], {}),
+    ("_random_pdf_poisson", {}, [("index", (2, 3), 5), ("pos", (2,))], {}),
+    ("_random_pdf_negative_binomial", {}, [("index", (2, 3), 5), ("pos", (2,)),
+                                           ("range", (2,), 0.2, 0.8)], {}),
+    ("_random_pdf_generalized_negative_binomial", {"is_log": True},
+     [("index", (2, 3), 5), ("pos", (2,)), ("pos", (2,))], {}),
+    ("_random_pdf_dirichlet", {}, [("range", (2, 2, 3), 0.1, 0.6), ("pos", (2, 3))], {}),
 ]
 # Operators holding a subgraph differentiate through their inner graph; the
 # partitioner's properties (tests/subgraph) compare their gradients.
 # BlockGrad's zero gradient is no derivative of its (identity) forward, and the int64
 # outputs of shape_array and size_array take no float head gradients; tests/ops checks
-# their (zero) gradients. potrf's gradient is MXNet's, for a symmetric input
-# (tests/ops/test_la_op.py checks it along symmetric directions).
+# their (zero) gradients. The gradients of potrf and syevd are MXNet's, for a symmetric
+# input (tests/ops/test_la_op.py checks them along symmetric directions).
 NOT_HERE = {op.name for op in canonical_ops()
             if op.name == "_subgraph_op" or op.name.startswith("_sg_")} | {
-    "BlockGrad", "shape_array", "size_array", "_linalg_potrf"}
+    "BlockGrad", "shape_array", "size_array", "_linalg_potrf", "_linalg_syevd"}
 # The elementwise tables: each row not above, on inputs inside its domain.
 _DOMAINS = {"arcsin": (-0.9, 0.9), "arccos": (-0.9, 0.9), "arctanh": (-0.9, 0.9),
             "arccosh": (1.2, 3.0), "tan": (-1.2, 1.2), "log1p": (-0.5, 2.0),
@@ -266,6 +320,8 @@ def draw(spec: Any, rng: np.random.Generator) -> tuple[np.ndarray, bool]:
         return rng.uniform(0.5, 2.0, size=shape), True
     if kind == "range":
         return rng.uniform(spec[2], spec[3], size=shape), True
+    if kind == "const":
+        return np.full(shape, spec[2], np.float64), False
     return rng.integers(0, spec[2], size=shape).astype(np.float64), False
 
 

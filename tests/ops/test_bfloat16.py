@@ -114,9 +114,17 @@ REFUSED = ["BilinearSampler", "Correlation", "Dropout", "GridGenerator", "Instan
            "UpSampling", "batch_dot", "dot", "moments"]
 # Operators added after issue 15, and the whole linalg family (float32 and float64 only).
 REFUSED += ["Crop", "GroupNorm", "all_finite", "khatri_rao", "multi_all_finite", "multi_sum_sq",
-            "softmin", *(f"_linalg_{name}" for name in (
-                "det", "extractdiag", "gemm", "gemm2", "inverse", "makediag", "potrf", "potri",
-                "slogdet", "sumlogdiag", "syrk", "trmm", "trsm"))]
+            "softmin", "CTCLoss", "im2col", "col2im", *(f"_linalg_{name}" for name in (
+                "det", "extractdiag", "extracttrian", "gelqf", "gemm", "gemm2", "inverse",
+                "makediag", "maketrian", "potrf", "potri", "slogdet", "sumlogdiag", "syevd",
+                "syrk", "trmm", "trsm"))]
+# The random operators: the densities, the multinomial and the *_like samplers ("Unknown
+# type enum 12"); the _sample_* samplers and _shuffle take bfloat16, and so does modulo.
+REFUSED += ["_sample_multinomial", *(f"_random_{d}_like" for d in (
+    "uniform", "normal", "gamma", "exponential", "poisson", "negative_binomial",
+    "generalized_negative_binomial")), *(f"_random_pdf_{d}" for d in (
+        "uniform", "normal", "gamma", "exponential", "poisson", "negative_binomial",
+        "generalized_negative_binomial", "dirichlet"))]
 
 
 def test_the_operators_mxnet_has_no_bfloat16_kernel_for_refuse_it() -> None:

@@ -1,6 +1,7 @@
-"""The `_linalg_` family's namespaces, potrf's (symmetric) gradient, and the refusals
-of the linalg and coordinate-indexing operators; values are checked against MXNet in
-test_mxnet_tensor_ops.py (fixture group more_ops)."""
+"""The `_linalg_` family's namespaces, the (symmetric) gradients of potrf and syevd, the
+factorizations and triangles, and the refusals of the linalg and coordinate-indexing
+operators; values are checked against MXNet in test_mxnet_tensor_ops.py (fixture groups
+more_ops and extra_ops)."""
 import numpy as np
 import pytest
 
@@ -14,27 +15,31 @@ from ops_support import infer, run
 
 def test_linalg_namespaces_hold_every_linalg_operator():
     names = [n for n in mx.ops.list_ops() if n.startswith("_linalg_")]
-    assert len(names) == 13
+    assert len(names) == 17
     for name in names:
         short = name.removeprefix("_linalg_")
         assert getattr(mx.nd.linalg, short).__name__ == name
         assert getattr(mx.sym.linalg, short).__name__ == name
-        assert get_op(f"linalg_{short}") is get_op(name)
+        if short != "syevd":   # MXNet 1.9.1 registers no linalg_syevd
+            assert get_op(f"linalg_{short}") is get_op(name)
+    assert "linalg_syevd" not in mx.ops.list_ops()
 
 
-def test_potrf_gradient_is_the_derivative_along_symmetric_directions():
+@pytest.mark.parametrize("name", ["_linalg_potrf", "_linalg_syevd"])
+def test_gradient_is_the_derivative_along_symmetric_directions(name):
     rng = np.random.default_rng(3)
     m = rng.normal(size=(3, 3))
     a = m @ m.T + 3 * np.eye(3)
-    op = get_op("_linalg_potrf")
+    op = get_op(name)
     p = op.parse_params({})
-    head = rng.normal(size=(3, 3))
+    outputs = op.forward(p, OpContext(), [a])
+    heads = [rng.normal(size=o.shape) for o in outputs]
 
     def objective(x: np.ndarray) -> float:
-        return float(np.sum(op.forward(p, OpContext(), [x])[0] * head))
+        return sum(float(np.sum(o * h)) for o, h in zip(
+            op.forward(p, OpContext(), [x]), heads, strict=True))
 
-    low = op.forward(p, OpContext(), [a])
-    grad = op.backward(p, OpContext(), *op.backward_view(p, [a], low), [head])[0]
+    grad = op.backward(p, OpContext(), *op.backward_view(p, [a], outputs), heads)[0]
     np.testing.assert_allclose(grad, grad.T)
     for i, j in [(0, 0), (1, 0), (2, 1), (2, 2)]:
         step = np.zeros((3, 3))
@@ -48,6 +53,9 @@ def test_potrf_gradient_is_the_derivative_along_symmetric_directions():
     ("_linalg_inverse", {}, [np.zeros((2, 2))], OperatorError, "invertible"),
     ("_linalg_det", {}, [np.zeros((2, 3))], ShapeError, "square matrices"),
     ("_linalg_extractdiag", {"offset": 2}, [np.zeros((2, 2))], ShapeError, "offset=2"),
+    ("_linalg_extracttrian", {"offset": -2}, [np.zeros((2, 2))], ShapeError, "offset=-2"),
+    ("_linalg_maketrian", {}, [np.zeros(4)], ShapeError, "not the size of a triangle"),
+    ("_linalg_gelqf", {}, [np.zeros((3, 2))], ShapeError, "no more rows than columns"),
     ("gather_nd", {}, [np.zeros((2, 3)), np.array([[0, 1], [3, 0]])], OperatorError,
      "index 3 is out of bounds for axis 1 with size 3"),
     ("gather_nd", {}, [np.zeros((2, 3)), np.array([[-3], [0]])], OperatorError,
@@ -89,3 +97,33 @@ def test_linalg_takes_float32_and_float64_only():
     assert mx.sym.linalg.det(x).infer_type(x="float64")[1] == [np.float64]
     with pytest.raises(DTypeError, match="float32 or float64"):
         mx.sym.linalg.det(x).infer_type(x="float16")
+
+
+def test_gelqf_and_syevd_give_factors_that_rebuild_their_input():
+    rng = np.random.default_rng(4)
+    a = rng.normal(size=(2, 3, 5))
+    q, low = run("_linalg_gelqf", {}, a)
+    np.testing.assert_allclose(low @ q, a, atol=1e-12)
+    np.testing.assert_allclose(q @ np.swapaxes(q, -1, -2), np.broadcast_to(np.eye(3), (2, 3, 3)),
+                               atol=1e-12)
+    assert np.all(np.triu(low, 1) == 0)
+    # syevd reads the lower triangle only, as MXNet's LAPACK call does.
+    s = np.tril(rng.normal(size=(4, 4)))
+    u, lam = run("_linalg_syevd", {}, s + np.triu(rng.normal(size=(4, 4)), 1))
+    full = s + np.tril(s, -1).T
+    np.testing.assert_allclose(u @ full, lam[:, None] * u, atol=1e-12)
+    assert np.all(np.diff(lam) > 0)
+    rows = np.arange(4)
+    assert np.all(u[rows, np.argmax(np.abs(u), axis=1)] > 0)   # MXNet's sign rule
+
+
+@pytest.mark.parametrize("offset, lower", [(0, True), (0, False), (2, True), (-1, False)])
+def test_maketrian_inverts_extracttrian(offset, lower):
+    a = np.arange(50.0).reshape(2, 5, 5)
+    params = {"offset": offset, "lower": lower}
+    [tri] = run("_linalg_extracttrian", params, a)
+    [made] = run("_linalg_maketrian", params, tri)
+    keep = (np.tril if offset < 0 or (offset == 0 and lower) else np.triu)(np.ones((5, 5)),
+                                                                         offset)
+    np.testing.assert_array_equal(made, a * keep)
+    assert tri.shape == (2, int(keep.sum()))

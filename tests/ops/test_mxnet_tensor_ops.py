@@ -1,8 +1,8 @@
 """Issue 15's tensor operators, and those added after it, against MXNet 1.9.1's own
 outputs and gradients.
 
-Fixture groups tensor_ops and more_ops (tools/mxnet_fixtures.py; their case names
-differ): each case runs one operator
+Fixture groups tensor_ops, more_ops and extra_ops (tools/mxnet_fixtures.py; their
+case names differ): each case runs one operator
 on fixed inputs chosen where MXNet's rules are easy to get wrong (clamped and
 negative-step slices, ties in sorts and in maximum's gradient, out-of-range
 and float indices, hidden outputs). Outputs must match in shape, dtype and
@@ -20,7 +20,7 @@ from minimx.ops import get_op
 from minimx.ops.registry import OpContext
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-GROUPS = ("tensor_ops", "more_ops")
+GROUPS = ("tensor_ops", "more_ops", "extra_ops", "random_ops")
 CASES = {case: spec for group in GROUPS
          for case, spec in json.loads((FIXTURES / group / "cases.json").read_text()).items()}
 

@@ -218,6 +218,77 @@ CASES = {
     "_linalg_sumlogdiag": lambda: S.linalg.sumlogdiag(D),
     "_linalg_extractdiag": lambda: S.linalg.extractdiag(D, offset=1),
     "_linalg_makediag": lambda: S.linalg.makediag(V, offset=-1),
+    # The detection examples' contrib operators.
+    "_contrib_MultiBoxPrior": lambda: S.contrib.MultiBoxPrior(D, sizes=(0.3, 0.5), ratios=(1, 2),
+                                                              clip=True),
+    "_contrib_MultiBoxDetection": lambda: S.contrib.MultiBoxDetection(
+        S.softmax(S.Reshape(D, shape=(2, 4, 36)), axis=1), S.Reshape(D, shape=(2, -1)),
+        S.contrib.MultiBoxPrior(D, sizes=(0.5,)), nms_topk=10, threshold=0.2),
+    "_contrib_MultiBoxTarget": lambda: S.contrib.MultiBoxTarget(
+        S.contrib.MultiBoxPrior(D, sizes=(0.5,)),
+        S.Reshape(S.Concat(S.slice_axis(V, axis=1, begin=0, end=1), V, dim=1), shape=(2, 1, 5)),
+        S.Reshape(D, shape=(2, 4, 36)), negative_mining_ratio=3.0),
+    "_contrib_Proposal": lambda: S.contrib.Proposal(
+        S.slice_axis(D, axis=0, begin=0, end=1),
+        S.Concat(*[S.slice_axis(D, axis=0, begin=0, end=1)] * 2, dim=1),
+        S.slice_axis(S.slice_axis(V, axis=0, begin=0, end=1), axis=1, begin=0, end=3),
+        scales=(8,), ratios=(0.5, 1), feature_stride=4, rpn_post_nms_top_n=5, output_score=True),
+    "_contrib_MultiProposal": lambda: S.contrib.MultiProposal(
+        D, S.Concat(D, D, dim=1), S.slice_axis(V, axis=1, begin=0, end=3) * 20, scales=(8,),
+        ratios=(0.5, 1), feature_stride=4, rpn_post_nms_top_n=5, rpn_min_size=2),
+    "_contrib_PSROIPooling": lambda: S.contrib.PSROIPooling(D, _rois(), spatial_scale=0.5,
+                                                            output_dim=1, pooled_size=2),
+    "_contrib_SyncBatchNorm": lambda: S.contrib.SyncBatchNorm(D, key="bn", fix_gamma=False),
+    "_contrib_BatchNormWithReLU": lambda: S.contrib.BatchNormWithReLU(D, fix_gamma=False),
+    "_linalg_gelqf": lambda: S.linalg.gelqf(S.slice_axis(D, axis=2, begin=0, end=3)),
+    # Diagonal 8, 16, ... 48 keeps the eigenvalues apart (float32 eigenvectors agree).
+    "_linalg_syevd": lambda: S.linalg.syevd(S.linalg.syrk(D) + S.linalg.makediag(
+        S.cumsum(S.ones_like(S.linalg.extractdiag(D)) * 8, axis=2))),
+    "_linalg_extracttrian": lambda: S.linalg.extracttrian(D, offset=-1),
+    "_linalg_maketrian": lambda: S.linalg.maketrian(S.linalg.extracttrian(D), lower=False),
+    "CTCLoss": lambda: S.CTCLoss(S.Reshape(D, shape=(12, 2, -1)), S.floor(V * 4),
+                                 blank_label="last"),
+    "im2col": lambda: S.im2col(D, kernel=(2, 3), stride=(2, 1), pad=(1, 0)),
+    "col2im": lambda: S.col2im(S.im2col(D, kernel=(2, 2)), output_size=(6, 6), kernel=(2, 2)),
+    # The samplers through a test of their support (all ones, whatever the draws), so
+    # that both evaluations agree; the densities as they are.
+    "_random_uniform": lambda: S.random.uniform(-1, 0, shape=(2, 3)) <= 0,
+    "_random_normal": lambda: S.abs(S.random.normal(1, 2, shape=(2, 3))) >= 0,
+    "_random_gamma": lambda: S.random.gamma(2, 0.5, shape=(4,)) >= 0,
+    "_random_exponential": lambda: S.random.exponential(2, shape=(4,)) >= 0,
+    "_random_poisson": lambda: S.random.poisson(3, shape=(4,)) >= 0,
+    "_random_negative_binomial": lambda: S.random.negative_binomial(3, 0.4, shape=(4,)) >= 0,
+    "_random_generalized_negative_binomial":
+        lambda: S.random.generalized_negative_binomial(2, 0.5, shape=(4,)) >= 0,
+    "_random_randint": lambda: S.random.randint(2, 5, shape=(3,), dtype="int64") >= 2,
+    "_random_uniform_like": lambda: S.random.uniform_like(D, low=1, high=2) >= 1,
+    "_random_normal_like": lambda: S.abs(S.random.normal_like(D)) >= 0,
+    "_random_gamma_like": lambda: S.random.gamma_like(D, alpha=2) >= 0,
+    "_random_exponential_like": lambda: S.random.exponential_like(D, lam=3) >= 0,
+    "_random_poisson_like": lambda: S.random.poisson_like(V) >= 0,
+    "_random_negative_binomial_like": lambda: S.random.negative_binomial_like(V, k=2, p=0.5) >= 0,
+    "_random_generalized_negative_binomial_like":
+        lambda: S.random.generalized_negative_binomial_like(V, mu=2, alpha=0.3) >= 0,
+    "_sample_uniform": lambda: S.random.uniform(V, V + 1, shape=(3,)) >= 0.1,
+    "_sample_normal": lambda: S.abs(S.random.normal(V, V, shape=2)) >= 0,
+    "_sample_gamma": lambda: S.random.gamma(V, V) >= 0,
+    "_sample_exponential": lambda: S.random.exponential(V, shape=(2, 2)) >= 0,
+    "_sample_poisson": lambda: S.random.poisson(V, dtype="float64") >= 0,
+    "_sample_negative_binomial": lambda: S.random.negative_binomial(V, V) >= 0,
+    "_sample_generalized_negative_binomial":
+        lambda: S.random.generalized_negative_binomial(V, V, shape=(3,)) >= 0,
+    "_sample_multinomial": lambda: S.random.multinomial(S.softmax(V), shape=(3,))[1] <= 0,
+    "_shuffle": lambda: S.sum(S.random.shuffle(D), axis=0),
+    "_random_pdf_uniform": lambda: S.random_pdf_uniform(D, V - 1, V + 1),
+    "_random_pdf_normal": lambda: S.random_pdf_normal(D, V, S.exp(V), is_log=True),
+    "_random_pdf_gamma": lambda: S.random_pdf_gamma(D, V, V),
+    "_random_pdf_exponential": lambda: S.random_pdf_exponential(D, V),
+    "_random_pdf_poisson": lambda: S.random_pdf_poisson(S.floor(D * 3), V),
+    "_random_pdf_negative_binomial": lambda: S.random_pdf_negative_binomial(S.floor(D * 3), V, V),
+    "_random_pdf_generalized_negative_binomial":
+        lambda: S.random_pdf_generalized_negative_binomial(S.floor(D * 3), V, V, is_log=True),
+    "_random_pdf_dirichlet": lambda: S.random_pdf_dirichlet(
+        D, S.slice_axis(S.Reshape(D, shape=(2, -1)), axis=1, begin=0, end=6)),
 }
 # The table-driven elementwise families: every row once, on the same inputs.
 CASES.update({name: (lambda n=name: getattr(S, n)(D)) for name in UNARY if name not in CASES})

@@ -1,0 +1,175 @@
+"""`ImageRecordIter`: batches of decoded, cropped and normalised images from a RecordIO
+file of image records (`mx.recordio.pack_img`, MXNet's im2rec), as MXNet 1.9.1's.
+
+Each record is decoded (grey for `data_shape[0] == 1`, colour for 3, as stored with 4
+channels), resized so its shorter side is `resize` (if given), cut to `data_shape`'s size
+(centred, or anywhere with `rand_crop`; an image smaller than that is enlarged first),
+mirrored (`mirror`, or by a coin with `rand_mirror`) and normalised per channel,
+`(pixel - mean) * scale / std`, into RGB planes (image_aug.py). Labels come from the
+record headers: one number, or `label_width` numbers for multi-label records.
+
+Batches and epochs follow MXNet's: with `round_batch` (the default) the records form a
+ring, so the last batch of an epoch is completed from the first records (`pad` counts
+them) and the next epoch starts after those; without it the last batch is padded (zeros
+here; MXNet leaves the previous batch's images) and every epoch starts at the first
+record. Unlike MXNet's, `shuffle`, `rand_crop` and `rand_mirror` draw from a numpy
+generator seeded by `seed`: the order and the crops are MXNet's only in distribution.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..base import DataFileError, OperatorError, ShapeError, as_dtype
+from ..formats import load_arrays, save_arrays
+from ..formats.image_codec import COLOR, GRAYSCALE, UNCHANGED, imdecode
+from ..ndarray import array
+from ..recordio import RecordReader, read_index, unpack
+from .image_aug import crop, normalize, resize_short
+from .ndarray_iter import checked_batch_size
+from .protocol import DataBatch, DataDesc, DataIter
+
+# Arguments of MXNet's that only tune its threads and buffers, accepted and ignored.
+_IGNORED = frozenset({"preprocess_threads", "prefetch_buffer", "verbose", "ctx",
+                      "device_id", "shuffle_chunk_size", "shuffle_chunk_seed"})
+_DECODE_FLAG = {1: GRAYSCALE, 3: COLOR, 4: UNCHANGED}
+_DTYPES = ("float32", "uint8", "int8")
+
+
+class ImageRecordIter(DataIter):
+    """Batches of `data_shape` (channels, height, width) images and their labels from the
+    image records of `path_imgrec` (`path_imgidx`: its `.idx`, which spares a scan).
+
+    As MXNet's ImageNet scripts call it (a file of theirs, so not a doctest)::
+
+        it = ImageRecordIter(path_imgrec="train.rec", data_shape=(3, 224, 224),
+                             batch_size=32, resize=256, rand_mirror=True,
+                             mean_r=123.68, mean_g=116.28, mean_b=103.53)
+    """
+
+    def __init__(self, path_imgrec: str, data_shape: Sequence[int], batch_size: int,
+                 path_imgidx: str = "", label_width: int = 1, shuffle: bool = False,
+                 seed: int = 0, resize: int = -1, rand_crop: bool = False,
+                 rand_mirror: bool = False, mirror: bool = False, mean_img: str = "",
+                 mean_r: float = 0.0, mean_g: float = 0.0, mean_b: float = 0.0,
+                 mean_a: float = 0.0, std_r: float = 1.0, std_g: float = 1.0,
+                 std_b: float = 1.0, std_a: float = 1.0, scale: float = 1.0,
+                 round_batch: bool = True, inter_method: int = 1,
+                 data_name: str = "data", label_name: str = "softmax_label",
+                 dtype: Any = "float32", **kwargs: Any) -> None:
+        super().__init__(checked_batch_size(batch_size, "ImageRecordIter"))
+        unknown = sorted(set(kwargs) - _IGNORED)
+        if unknown:
+            raise OperatorError(f"ImageRecordIter: MXNet's {', '.join(unknown)} not supported "
+                                f"(minimx has resize, crops, mirrors and mean/std/scale)")
+        shape = tuple(int(d) for d in data_shape)
+        if len(shape) != 3 or shape[0] not in _DECODE_FLAG:
+            raise ShapeError(f"ImageRecordIter: data_shape must be (channels, height, width) "
+                             f"with 1, 3 or 4 channels, got {tuple(data_shape)}")
+        self.data_shape: tuple[int, int, int] = (shape[0], shape[1], shape[2])
+        if inter_method != 1:
+            raise OperatorError(f"ImageRecordIter: only inter_method=1 (bilinear) is "
+                                f"supported, got {inter_method}")
+        self.dtype = as_dtype(dtype)
+        if self.dtype.name not in _DTYPES:
+            raise OperatorError(f"ImageRecordIter: dtype must be one of {_DTYPES}, "
+                                f"got {self.dtype}")
+        self.label_width = label_width
+        self.resize, self.rand_crop = resize, rand_crop
+        self.rand_mirror, self.mirror = rand_mirror, mirror
+        self.shuffle, self.round_batch = shuffle, round_batch
+        self._rng = np.random.default_rng(seed)
+        channels = self.data_shape[0]
+        self._mean: np.ndarray = np.array([mean_r, mean_g, mean_b, mean_a][:channels]
+                                          if channels > 1 else [mean_r], np.float32)
+        std = [std_r, std_g, std_b, std_a][:channels] if channels > 1 else [std_r]
+        self._mult = np.float32(scale) / np.array(std, np.float32)
+        self._reader = RecordReader(path_imgrec)
+        if path_imgidx:
+            self._offsets = sorted(read_index(path_imgidx).values())
+        else:
+            self._offsets = self._reader.offsets()
+        if not self._offsets:
+            raise DataFileError(f"ImageRecordIter: {path_imgrec} holds no records")
+        if mean_img:
+            self._mean = self._mean_image(mean_img)
+        self._order = self._new_order()
+        self._cursor = 0
+        label_shape = (self.batch_size,) if label_width == 1 else (self.batch_size, label_width)
+        self.provide_data = [DataDesc(data_name, (self.batch_size, *self.data_shape),
+                                      self.dtype)]
+        self.provide_label = [DataDesc(label_name, label_shape)]
+
+    def _new_order(self) -> np.ndarray:
+        count = len(self._offsets)
+        return self._rng.permutation(count) if self.shuffle else np.arange(count)
+
+    def reset(self) -> None:
+        count = len(self._offsets)
+        # the records a wrapped last batch took from the start are not read again
+        wrapped = self.round_batch and self._cursor > count
+        self._cursor = (self._cursor - count) % count if wrapped else 0
+        self._order = self._new_order()
+
+    def next(self) -> DataBatch:
+        count, first = len(self._offsets), self._cursor
+        if first >= count:
+            raise StopIteration
+        real = min(self.batch_size, count - first)
+        taken = real if not self.round_batch else self.batch_size
+        data = np.zeros((self.batch_size, *self.data_shape), self.dtype)
+        labels = np.zeros((self.batch_size, self.label_width), np.float32)
+        for row, position in enumerate(range(first, first + taken)):
+            data[row], labels[row] = self._example(int(self._order[position % count]))
+        self._cursor = first + self.batch_size
+        label = labels[:, 0] if self.label_width == 1 else labels
+        return DataBatch([array(data, dtype=self.dtype)], [array(label, dtype=np.float32)],
+                         pad=self.batch_size - real)
+
+    def _example(self, index: int) -> tuple[np.ndarray, np.ndarray]:
+        """The image and the label of the `index`-th record, processed."""
+        offset = self._offsets[index]
+        self._reader.seek(offset)
+        record = self._reader.read()
+        if record is None:
+            raise DataFileError(f"ImageRecordIter: {self._reader.uri} has no record at byte "
+                                f"{offset}")
+        header, payload = unpack(record)
+        what = f"ImageRecordIter: {self._reader.uri}, record {header.id} (byte {offset})"
+        label = np.atleast_1d(np.asarray(header.label, np.float32))
+        if label.size != self.label_width:
+            raise ShapeError(f"{what}: {label.size} label(s), but label_width is "
+                             f"{self.label_width}")
+        img = imdecode(payload, _DECODE_FLAG[self.data_shape[0]], what)
+        channels = 1 if img.ndim == 2 else img.shape[2]
+        if channels != self.data_shape[0]:
+            raise ShapeError(f"{what}: the image has {channels} channels, data_shape "
+                             f"{self.data_shape} asks for {self.data_shape[0]}")
+        if self.resize > 0:
+            img = resize_short(img, self.resize)
+        img = crop(img, self.data_shape[1], self.data_shape[2],
+                   self._rng if self.rand_crop else None, what)
+        mirror = bool(self.rand_mirror and self._rng.random() < 0.5) or self.mirror
+        return normalize(img, self.dtype, self._mean, self._mult, mirror), label
+
+    def _mean_image(self, path: str) -> np.ndarray:
+        """The mean image of `path`; if there is no such file, the mean of every
+        record's image (normalised by mean_r/g/b, std and scale, as MXNet computes it),
+        saved there as MXNet saves it."""
+        if os.path.exists(path):
+            arrays = load_arrays(path)
+            values = next(iter(arrays.values() if isinstance(arrays, dict) else arrays))
+            mean = np.asarray(values, np.float32)
+            if mean.shape != self.data_shape:
+                raise ShapeError(f"ImageRecordIter: mean_img {path} has shape {mean.shape}, "
+                                 f"data_shape is {self.data_shape}")
+            return mean
+        total = np.zeros(self.data_shape, np.float64)
+        for index in range(len(self._offsets)):
+            total += self._example(index)[0]
+        mean = (total / len(self._offsets)).astype(np.float32)
+        save_arrays(path, {"mean_img": mean})
+        return mean
