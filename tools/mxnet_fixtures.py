@@ -72,11 +72,18 @@ Then, from the repository root:
 - ``detection_ops``: like ``model_ops``, the contrib operators of MXNet's detection examples
   (SSD's MultiBox*, Faster R-CNN's Proposal, R-FCN's PSROIPooling, SyncBatchNorm,
   BatchNormWithReLU), cases in ``tools/mxnet_detection_fixtures.py``.
+- ``deformable_ops``: like ``detection_ops``, Deformable ConvNets' convolutions (offsets
+  outside the image, groups and deformable groups), cases in
+  ``tools/mxnet_deformable_fixtures.py``.
 - ``random_ops``: like ``more_ops``, for the densities ``_random_pdf_*`` and the modulo family
   (``tools/mxnet_random_fixtures.py``); the samplers' values cannot be MXNet's.
 - ``rnn_cells``: ``mx.rnn`` cells unrolled (argument names and shapes, node names, outputs
   on seeded inputs) and a small LSTM language model trained by ``mx.mod.BucketingModule``
   (``tools/mxnet_rnn_fixtures.py``).
+- ``transformer``: the operators MXNet's oneDNN backend and INT8 flow put into BERT-style
+  graphs (``_sg_mkldnn_selfatt_*``, ``_contrib_quantize_asym``, ``_contrib_quantized_elemwise_mul``,
+  ``_contrib_quantized_embedding``) on fixed inputs, and a self-attention encoder partitioned
+  and quantized by MXNet (``tools/mxnet_transformer_fixtures.py``).
 - ``recordio``: RecordIO files written by ``mx.recordio`` (raw and packed records, split
   ones included), and ``mx.io.MNISTIter`` / ``mx.io.ImageRecordIter`` batches on small
   synthetic idx and PNG / JPEG record files (``tools/mxnet_recordio_fixtures.py``; needs
@@ -117,11 +124,13 @@ from mxnet.contrib import amp  # noqa: E402
 from mxnet.gluon.model_zoo import vision  # noqa: E402
 from mxnet.gluon.model_zoo.vision.densenet import DenseNet  # noqa: E402
 from mxnet.gluon.model_zoo.vision.resnet import BasicBlockV1, BottleneckV2, ResNetV1, ResNetV2  # noqa: E402
+from mxnet_deformable_fixtures import deformable_op_cases  # noqa: E402  (tools/, beside this script)
 from mxnet_detection_fixtures import detection_op_cases  # noqa: E402  (tools/, beside this script)
 from mxnet_legacy_fixtures import write_feedforward, write_test_utils  # noqa: E402  (tools/)
 from mxnet_random_fixtures import random_op_cases  # noqa: E402  (tools/, beside this script)
 from mxnet_recordio_fixtures import write_recordio  # noqa: E402  (tools/, beside this script)
 from mxnet_rnn_fixtures import write_rnn_cells  # noqa: E402  (tools/, beside this script)
+from mxnet_transformer_fixtures import write_transformer  # noqa: E402  (tools/)
 
 SAVE_DTYPES = ["float32", "float64", "float16", "uint8", "int8", "int32", "int64", "bool"]
 STRUCTURE_MODELS = (
@@ -2258,6 +2267,17 @@ GROUP_NOTES = {
                      "tools/mxnet_detection_fixtures.py: the contrib operators of MXNet's SSD, "
                      "Faster R-CNN and R-FCN examples (MultiBox*, Proposal, MultiProposal, "
                      "PSROIPooling, SyncBatchNorm, BatchNormWithReLU).",
+    "deformable_ops": "As `model_ops/`, for the cases of `deformable_op_cases()` in "
+                      "tools/mxnet_deformable_fixtures.py: _contrib_DeformableConvolution "
+                      "(with gradients) and _contrib_ModulatedDeformableConvolution (outputs "
+                      "only: MXNet has no CPU backward for it).",
+    "transformer": "tools/mxnet_transformer_fixtures.py: `<case>-symbol.json` and `<case>.npz` "
+                   "(in_<i>, out_<i>) per operator case (_sg_mkldnn_selfatt_qk / _valatt "
+                   "float32 and quantized, _contrib_quantize_asym, "
+                   "_contrib_quantized_elemwise_mul, _contrib_quantized_embedding); "
+                   "`encoder_fp32` / `encoder_int8` checkpoints of a self-attention block "
+                   "partitioned by MXNet's MKLDNN backend and quantized by "
+                   "quantize_model_mkldnn (naive), with `-io.npz` (data, output).",
     "legacy": "`legacy08-symbol.json`: MXNet 0.8-style JSON written by hand (`legacy_json()` "
               "in the script). `legacy08-expected.json`: what MXNet 1.9.1 makes of it "
               "(names, attr_dict, shapes, upgraded JSON). `legacy08-0000.params` (arg:/aux: "
@@ -2360,12 +2380,14 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "extra_ops": partial(write_tensor_ops, make_cases=_extra_op_cases),
           "model_ops": write_model_ops,
           "detection_ops": partial(write_model_ops, make_cases=detection_op_cases),
+          "deformable_ops": partial(write_model_ops, make_cases=deformable_op_cases),
           "random_ops": partial(write_tensor_ops, make_cases=random_op_cases),
           "amp": write_amp, "training": write_training,
           "quantized_plain": write_quantized_plain, "viz": write_viz, "onnx": write_onnx,
           "loss_ops": write_loss_ops, "custom_op": write_custom_op,
           "rnn_cells": write_rnn_cells, "test_utils": write_test_utils,
-          "feedforward": write_feedforward, "recordio": write_recordio}
+          "feedforward": write_feedforward, "recordio": write_recordio,
+          "transformer": write_transformer}
 
 
 def main(argv: list[str] | None = None) -> int:

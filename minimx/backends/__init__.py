@@ -5,7 +5,8 @@
 - ``DNNL`` (alias ``MKLDNN``): oneDNN runs what it supports (`backends.dnnl`).
 
 `backends.mkldnn_ops` registers the fused operators MXNet's own oneDNN backend
-writes to files (`_sg_mkldnn_conv`, `_sg_mkldnn_fully_connected`).
+writes to files (`_sg_mkldnn_conv`, `_sg_mkldnn_fully_connected`);
+`backends.mkldnn_transformer` its self-attention products (`_sg_mkldnn_selfatt_*`).
 """
 from ..base import settings
 from ..subgraph import (
@@ -14,7 +15,7 @@ from ..subgraph import (
     register_bind_options,
     register_property,
 )
-from . import mkldnn_ops  # noqa: F401  (registers MXNet's _sg_mkldnn_* operators)
+from . import mkldnn_ops, mkldnn_transformer  # noqa: F401  (register MXNet's _sg_mkldnn_* operators)
 from .dnnl import DnnlProperty
 
 register_property("default", DefaultSubgraphProperty)

@@ -44,7 +44,7 @@ def _shared_params(workspace: int, no_bias: bool) -> tuple[Param, ...]:
     )
 
 
-_KERNEL_PARAMS = (
+KERNEL_PARAMS = (
     Param("kernel", "shape", doc="Kernel size: (w,), (h, w) or (d, h, w)."),
     Param("stride", "shape", (), "Stride per spatial axis; defaults to 1."),
     Param("dilate", "shape", (), "Dilation per spatial axis; defaults to 1."),
@@ -52,7 +52,7 @@ _KERNEL_PARAMS = (
 )
 
 
-def _window(p: Params, op: str, max_ndim: int) -> Window:
+def conv_window(p: Params, op: str, max_ndim: int) -> Window:
     """The operator's Window, after the checks MXNet's parameter parser makes."""
     nd = len(p.kernel)
     if not 1 <= nd <= max_ndim:
@@ -77,7 +77,7 @@ def _check_data(op: str, data: tuple[int, ...], win: Window, groups: int) -> Non
 
 # -- the numerical core, shared by both operators ------------------------------
 
-def _batch_chunks(n: int, bytes_per_sample: int, workspace_mb: int) -> list[slice]:
+def batch_chunks(n: int, bytes_per_sample: int, workspace_mb: int) -> list[slice]:
     step = max(1, (workspace_mb << 20) // max(bytes_per_sample, 1))
     return [slice(i, min(i + step, n)) for i in range(0, n, step)]
 
@@ -90,13 +90,13 @@ def _columns(x: np.ndarray, win: Window, out: tuple[int, ...], groups: int) -> n
     return cols.reshape(groups, -1, x.shape[0] * prod(out))
 
 
-def _grouped(y: np.ndarray, groups: int) -> np.ndarray:
+def grouped(y: np.ndarray, groups: int) -> np.ndarray:
     """``(N, F, *out)`` -> ``(groups, F/groups, N * prod(out))``, pairing with `_columns`."""
     return np.moveaxis(y, 0, 1).reshape(groups, y.shape[1] // groups, -1)
 
 
-def _ungrouped(yg: np.ndarray, n: int, out: tuple[int, ...]) -> np.ndarray:
-    """Inverse of `_grouped`."""
+def ungrouped(yg: np.ndarray, n: int, out: tuple[int, ...]) -> np.ndarray:
+    """Inverse of `grouped`."""
     return np.moveaxis(yg.reshape(-1, n, *out), 1, 0)
 
 
@@ -107,9 +107,9 @@ def conv_forward(x: np.ndarray, w: np.ndarray, win: Window, groups: int,
     wg = w.reshape(groups, w.shape[0] // groups, -1)
     y = np.empty((x.shape[0], w.shape[0], *out), dtype=x.dtype)
     per_sample = x.shape[1] * prod(win.kernel) * prod(out) * x.itemsize
-    for chunk in _batch_chunks(x.shape[0], per_sample, workspace_mb):
+    for chunk in batch_chunks(x.shape[0], per_sample, workspace_mb):
         cols = _columns(x[chunk], win, out, groups)
-        y[chunk] = _ungrouped(np.matmul(wg, cols), cols.shape[2] // prod(out), out)
+        y[chunk] = ungrouped(np.matmul(wg, cols), cols.shape[2] // prod(out), out)
     return y
 
 
@@ -122,8 +122,8 @@ def conv_backward_data(dy: np.ndarray, w: np.ndarray, x_shape: tuple[int, ...], 
     padded = tuple(s + 2 * p for s, p in zip(x_shape[2:], win.pad, strict=True))
     dx = np.empty(x_shape, dtype=dy.dtype)
     per_sample = c * prod(win.kernel) * prod(out) * dy.itemsize
-    for chunk in _batch_chunks(n, per_sample, workspace_mb):
-        dcols = np.matmul(wt, _grouped(dy[chunk], groups))
+    for chunk in batch_chunks(n, per_sample, workspace_mb):
+        dcols = np.matmul(wt, grouped(dy[chunk], groups))
         nb = dcols.shape[2] // prod(out)
         # (C, *kernel, nb, *out) -> (nb, C, *kernel, *out), the layout col2im takes.
         dcols = np.moveaxis(dcols.reshape(c, *win.kernel, nb, *out), 1 + win.ndim, 0)
@@ -137,16 +137,16 @@ def conv_backward_weight(x: np.ndarray, dy: np.ndarray, w_shape: tuple[int, ...]
     out = dy.shape[2:]
     dw = np.zeros((groups, w_shape[0] // groups, prod(w_shape[1:])), dtype=dy.dtype)
     per_sample = x.shape[1] * prod(win.kernel) * prod(out) * x.itemsize
-    for chunk in _batch_chunks(x.shape[0], per_sample, workspace_mb):
+    for chunk in batch_chunks(x.shape[0], per_sample, workspace_mb):
         cols = _columns(x[chunk], win, out, groups)
-        dw += np.matmul(_grouped(dy[chunk], groups), cols.transpose(0, 2, 1))
+        dw += np.matmul(grouped(dy[chunk], groups), cols.transpose(0, 2, 1))
     return dw.reshape(w_shape)
 
 
 # -- Convolution ---------------------------------------------------------------
 
 def _conv_infer_shape(p: Params, in_shapes: list, out_shapes: list):
-    win = _window(p, "Convolution", 3)
+    win = conv_window(p, "Convolution", 3)
     ins, outs = list(in_shapes), list(out_shapes)
     if ins[0] is None:
         return ins, outs
@@ -174,7 +174,7 @@ def _conv_infer_shape(p: Params, in_shapes: list, out_shapes: list):
 
 def _conv_forward(p: Params, ctx: OpContext, inputs: list) -> np.ndarray:
     x, w = inputs[0], inputs[1]
-    win = _window(p, "Convolution", 3)
+    win = conv_window(p, "Convolution", 3)
     y = conv_forward(x, w, win, p.num_group, p.workspace)
     return add_bias(p, y, inputs)
 
@@ -183,7 +183,7 @@ def _conv_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
                    out_grads: list) -> list:
     x, w = inputs[0], inputs[1]
     dy = out_grads[0]
-    win = _window(p, "Convolution", 3)
+    win = conv_window(p, "Convolution", 3)
     grads = [conv_backward_data(dy, w, x.shape, win, p.num_group, p.workspace),
              conv_backward_weight(x, dy, w.shape, win, p.num_group, p.workspace)]
     return with_bias_grad(p, grads, dy)
@@ -194,7 +194,7 @@ register(OpDef(
     forward=_conv_forward,
     backward=_conv_backward,
     backward_reads=GradReads(("data", "weight")),
-    params=_KERNEL_PARAMS + _shared_params(workspace=1024, no_bias=False),
+    params=KERNEL_PARAMS + _shared_params(workspace=1024, no_bias=False),
     inputs=inputs_with_bias,
     infer_shape=_conv_infer_shape,
     doc="""Compute N-d (1-D, 2-D or 3-D) convolution on channel-first data.
@@ -213,7 +213,7 @@ def _deconv_geometry(p: Params, spatial: tuple[int, ...]) -> tuple[Window, tuple
     As MXNet's InferPad: with a target size T and full size F = stride*(in-1) + span,
     pad = ceil((F - T) / 2) and adj = (F - T) % 2, so that F - 2*pad + adj == T.
     """
-    win = _window(p, "Deconvolution", 2)
+    win = conv_window(p, "Deconvolution", 2)
     adj = p.adj or (0,) * win.ndim
     if len(adj) != win.ndim or (p.target_shape and len(p.target_shape) != win.ndim):
         raise OperatorError(f"Deconvolution: adj={p.adj} and target_shape={p.target_shape} "
@@ -244,7 +244,7 @@ def _deconv_infer_shape(p: Params, in_shapes: list, out_shapes: list):
     ins, outs = list(in_shapes), list(out_shapes)
     if ins[0] is None:
         return ins, outs
-    _check_data("Deconvolution", ins[0], _window(p, "Deconvolution", 2), p.num_group)
+    _check_data("Deconvolution", ins[0], conv_window(p, "Deconvolution", 2), p.num_group)
     n, c, *spatial = ins[0]
     win, adj = _deconv_geometry(p, tuple(spatial))
     merge_at(ins, 1, (c, p.num_filter // p.num_group, *win.kernel), "weight")
@@ -289,7 +289,7 @@ register(OpDef(
     forward=_deconv_forward,
     backward=_deconv_backward,
     backward_reads=GradReads(("data", "weight")),
-    params=_KERNEL_PARAMS + (
+    params=KERNEL_PARAMS + (
         Param("adj", "shape", (), "Adjustment added to the output size (less than stride); "
               "ignored when target_shape is set."),
         Param("target_shape", "shape", (), "Output spatial shape; when set, pad and adj are "

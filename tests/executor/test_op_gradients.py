@@ -230,6 +230,12 @@ CASES: list[tuple[str, dict[str, Any], list, dict[str, Any]]] = [
      [(3, 4, 3, 3), ("index", (3, 5), 3)], {}),
     ("_contrib_SyncBatchNorm", {"fix_gamma": False, "key": "bn"}, [(2, 3, 2)],
      {"is_train": True}),
+    # Normal offsets: no sample lands on a pixel edge, where bilinear sampling has a kink.
+    ("_contrib_DeformableConvolution", {"kernel": (2, 2), "num_filter": 2, "pad": (1, 1),
+                                        "num_deformable_group": 2},
+     [(1, 2, 3, 3), (1, 16, 4, 4)], {}),
+    ("_contrib_ModulatedDeformableConvolution", {"kernel": (2, 2), "num_filter": 2},
+     [(1, 2, 3, 3), (1, 8, 2, 2), (1, 4, 2, 2)], {}),
     ("_contrib_BatchNormWithReLU", {"fix_gamma": False}, [("away", (2, 3, 2))],
      {"is_train": True}),
     # The samplers send zero gradients (their parameters are constants here, since

@@ -125,6 +125,8 @@ REFUSED += ["_sample_multinomial", *(f"_random_{d}_like" for d in (
     "generalized_negative_binomial")), *(f"_random_pdf_{d}" for d in (
         "uniform", "normal", "gamma", "exponential", "poisson", "negative_binomial",
         "generalized_negative_binomial", "dirichlet"))]
+# MXNet's fused oneDNN self-attention products (float32 or int8).
+REFUSED += ["_sg_mkldnn_selfatt_qk", "_sg_mkldnn_selfatt_valatt"]
 
 
 def test_the_operators_mxnet_has_no_bfloat16_kernel_for_refuse_it() -> None:

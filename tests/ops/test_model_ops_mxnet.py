@@ -1,9 +1,9 @@
 """Issue 15's model operators and the detection examples' contrib operators against
 MXNet 1.9.1's own outputs and gradients.
 
-Fixtures: tools/mxnet_fixtures.py, groups model_ops and detection_ops - each operator
-on fixed inputs with MXNet's outputs, and for some cases a head gradient and MXNet's
-input gradients (one backward pass through autograd).
+Fixtures: tools/mxnet_fixtures.py, groups model_ops, detection_ops and deformable_ops -
+each operator on fixed inputs with MXNet's outputs, and for some cases a head gradient and
+MXNet's input gradients (one backward pass through autograd).
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from minimx.ops.registry import OpContext
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 # "<group>/<case>" -> the case's operator and attributes
-CASES = {f"{group}/{case}": spec for group in ("model_ops", "detection_ops")
+CASES = {f"{group}/{case}": spec for group in ("model_ops", "detection_ops", "deformable_ops")
          for case, spec in json.loads((FIXTURES / group / "cases.json").read_text()).items()}
 WITH_GRADS = sorted(c for c in CASES if "head_0" in np.load(FIXTURES / f"{c}.npz").files)
 

@@ -11,6 +11,7 @@ import minimx as mx
 from minimx.ops import get_op
 from minimx.ops.elemwise import BINARY, SCALAR_OPS, UNARY
 from minimx.ops.quantization import OPERATORS as QUANTIZATION_OPS
+from minimx.ops.quantized_nlp import OPERATORS as NLP_QUANTIZATION_OPS
 from tests import custom_ops  # noqa: F401  (registers the custom_op fixture's operators)
 
 D = mx.sym.Variable("data")   # (2, 4, 6, 6)
@@ -238,6 +239,13 @@ CASES = {
         ratios=(0.5, 1), feature_stride=4, rpn_post_nms_top_n=5, rpn_min_size=2),
     "_contrib_PSROIPooling": lambda: S.contrib.PSROIPooling(D, _rois(), spatial_scale=0.5,
                                                             output_dim=1, pooled_size=2),
+    "_contrib_DeformableConvolution": lambda: S.contrib.DeformableConvolution(
+        D, S.slice_axis(S.Concat(D, D, D, D, D, dim=1), axis=1, begin=0, end=18) * 0.5,
+        kernel=(3, 3), pad=(1, 1), num_filter=3),
+    "_contrib_ModulatedDeformableConvolution": lambda: S.contrib.ModulatedDeformableConvolution(
+        D, S.slice_axis(S.Concat(D, D, D, D, D, dim=1), axis=1, begin=0, end=18),
+        S.sigmoid(S.Concat(D, D, S.slice_axis(D, axis=1, begin=0, end=1), dim=1)),
+        kernel=(3, 3), pad=(1, 1), num_filter=2, num_deformable_group=1, no_bias=True),
     "_contrib_SyncBatchNorm": lambda: S.contrib.SyncBatchNorm(D, key="bn", fix_gamma=False),
     "_contrib_BatchNormWithReLU": lambda: S.contrib.BatchNormWithReLU(D, fix_gamma=False),
     "_linalg_gelqf": lambda: S.linalg.gelqf(S.slice_axis(D, axis=2, begin=0, end=3)),
@@ -336,8 +344,10 @@ def _qkv():
 def _holds_subgraph(name: str) -> bool:
     """Subgraph operators (_subgraph_op, the DNNL backend's _sg_*) have round-trip
     tests of their own, in tests/subgraph and tests/backends/dnnl; the quantization
-    operators (int8 inputs) theirs in tests/ops/test_quantization.py."""
-    return name == "_subgraph_op" or name.startswith("_sg_") or name in QUANTIZATION_OPS
+    operators (int8 inputs) theirs in tests/ops/test_quantization.py and
+    tests/ops/test_quantized_nlp.py."""
+    return (name == "_subgraph_op" or name.startswith("_sg_")
+            or name in QUANTIZATION_OPS or name in NLP_QUANTIZATION_OPS)
 
 
 def test_every_operator_has_a_round_trip_case():
