@@ -12,6 +12,7 @@ from . import (
     callback,
     contrib,  # quantization (calibration)
     feedforward,  # mx.model.FeedForward, MXNet 1.x's legacy model API (set below)
+    image,  # mx.image: decode, resize, crop, augment; ImageIter
     initializer,
     io,
     kvstore,
@@ -63,7 +64,8 @@ __version__ = "0.1.0"
 
 __all__ = ["AttrScope", "BackendError", "Context", "DataFileError", "DTypeError", "Executor",
            "GraphFormatError", "MinimxError", "OperatorError", "ShapeError", "attribute",
-           "callback", "contrib", "cpu", "current_context", "gpu", "init", "initializer", "io",
+           "callback", "contrib", "cpu", "current_context", "gpu", "init", "initializer",
+           "image", "io",
            "kv", "kvstore", "lr_scheduler", "metric", "mod", "model", "models", "module", "mon",
            "monitor", "name", "nd", "ndarray", "onnx", "operator", "optimizer", "profiler",
            "random", "recordio", "rnn", "subgraph", "sym", "symbol", "test_utils", "visualization",

@@ -20,7 +20,7 @@ LAYERS = [
     ["ops", "profiler", "recordio"],
     ["ndarray", "graph"],
     ["symbol", "interpreter", "io", "operator"],
-    ["subgraph", "viz"],
+    ["subgraph", "viz", "image"],
     ["executor", "backends"],
     ["model", "models", "initializer", "optimizer", "lr_scheduler", "metric", "monitor"],
     ["contrib", "onnx", "callback", "module", "kvstore", "rnn"],

@@ -1,7 +1,8 @@
 """The cases of the ``deformable_ops`` fixture group (tools/mxnet_fixtures.py writes them
 with MXNet 1.9.1, as ``detection_ops``): Deformable ConvNets' convolutions on small fixed
 inputs, with offsets that are fractional, that land on the last row and column, and that
-push samples outside the image; groups and deformable groups.
+push samples outside the image; groups and deformable groups. DeformablePSROIPooling with
+and without trans, rois crossing the map, several samples per part, group_size > 1.
 
 MXNet 1.9.1 has no CPU backward for ModulatedDeformableConvolution ("only implemented in
 GPU"), so its cases hold outputs only. Runs with MXNet's Python only (no minimx import).
@@ -57,4 +58,30 @@ def deformable_op_cases(rng: np.random.RandomState) -> list[Case]:
         ("modulated_groups", modulated, grouped,
          [_floats(rng, 2, 4, 5, 6), _offsets(rng, (2, 24, 3, 6)),
           _floats(rng, 2, 12, 3, 6, low=0.0), _floats(rng, 4, 2, 3, 2)], False),
+    ] + _psroi_cases(np.random.RandomState(16))
+
+
+def _psroi_cases(rng: np.random.RandomState) -> list[Case]:
+    """DeformablePSROIPooling; its own random stream leaves the cases above as they were."""
+    op = "_contrib_DeformablePSROIPooling"
+    # Rois on half pixels (rounded away from zero), crossing the map's edges, a point roi.
+    rois = np.array([[0, 0, 0, 4, 4], [1, 1.5, 2.5, 6, 5], [0, -3, -2, 9, 8],
+                     [1, 5, 4, 5, 4], [0, 2, -4, 7.5, 1]], "float32")
+    return [
+        # Two classes of trans (output_dim 4), part cells coarser than the 3 x 3 bins.
+        ("dpsroi_trans", op,
+         {"spatial_scale": "1.0", "output_dim": "4", "group_size": "3", "pooled_size": "3",
+          "part_size": "2", "sample_per_part": "3", "trans_std": "0.3"},
+         [_floats(rng, 2, 36, 6, 7), rois, _floats(rng, 5, 4, 2, 2, low=-1.5, high=1.5)],
+         True),
+        ("dpsroi_trans_scaled", op,
+         {"spatial_scale": "0.5", "output_dim": "2", "group_size": "2", "pooled_size": "2",
+          "sample_per_part": "2", "trans_std": "0.1"},
+         [_floats(rng, 2, 8, 4, 5), rois * np.float32([1, 2, 2, 2, 2]),
+          _floats(rng, 5, 2, 2, 2, low=-3.0, high=3.0)],
+         True),
+        ("dpsroi_no_trans", op,
+         {"spatial_scale": "1.0", "output_dim": "2", "group_size": "2", "pooled_size": "3",
+          "sample_per_part": "2", "no_trans": "True"},
+         [_floats(rng, 2, 8, 6, 7), rois], True),
     ]

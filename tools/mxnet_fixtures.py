@@ -73,8 +73,10 @@ Then, from the repository root:
   (SSD's MultiBox*, Faster R-CNN's Proposal, R-FCN's PSROIPooling, SyncBatchNorm,
   BatchNormWithReLU), cases in ``tools/mxnet_detection_fixtures.py``.
 - ``deformable_ops``: like ``detection_ops``, Deformable ConvNets' convolutions (offsets
-  outside the image, groups and deformable groups), cases in
+  outside the image, groups and deformable groups) and PSROI pooling, cases in
   ``tools/mxnet_deformable_fixtures.py``.
+- ``optimizer_ops``: the optimizer update operators over three steps
+  (``tools/mxnet_optimizer_op_fixtures.py``).
 - ``random_ops``: like ``more_ops``, for the densities ``_random_pdf_*`` and the modulo family
   (``tools/mxnet_random_fixtures.py``); the samplers' values cannot be MXNet's.
 - ``rnn_cells``: ``mx.rnn`` cells unrolled (argument names and shapes, node names, outputs
@@ -88,6 +90,9 @@ Then, from the repository root:
   ones included), and ``mx.io.MNISTIter`` / ``mx.io.ImageRecordIter`` batches on small
   synthetic idx and PNG / JPEG record files (``tools/mxnet_recordio_fixtures.py``; needs
   ``pillow`` installed beside MXNet to encode the images).
+- ``image``: ``mx.image`` on small synthetic PNG / JPEG files: imdecode, imresize, crops,
+  color_normalize, ``CreateAugmenter`` pipelines without randomness and ``ImageIter`` batches
+  from a .rec and an image list (``tools/mxnet_image_fixtures.py``; needs ``pillow``).
 
 ``.npz`` convention (shared with ``--check-minimx-params``): a list file's arrays are
 ``arr_0, arr_1, ...`` (``np.savez(path, *arrays)``); a dict file's are keyed by name, in
@@ -126,7 +131,9 @@ from mxnet.gluon.model_zoo.vision.densenet import DenseNet  # noqa: E402
 from mxnet.gluon.model_zoo.vision.resnet import BasicBlockV1, BottleneckV2, ResNetV1, ResNetV2  # noqa: E402
 from mxnet_deformable_fixtures import deformable_op_cases  # noqa: E402  (tools/, beside this script)
 from mxnet_detection_fixtures import detection_op_cases  # noqa: E402  (tools/, beside this script)
+from mxnet_image_fixtures import write_image  # noqa: E402  (tools/, beside this script)
 from mxnet_legacy_fixtures import write_feedforward, write_test_utils  # noqa: E402  (tools/)
+from mxnet_optimizer_op_fixtures import write_optimizer_ops  # noqa: E402  (tools/)
 from mxnet_random_fixtures import random_op_cases  # noqa: E402  (tools/, beside this script)
 from mxnet_recordio_fixtures import write_recordio  # noqa: E402  (tools/, beside this script)
 from mxnet_rnn_fixtures import write_rnn_cells  # noqa: E402  (tools/, beside this script)
@@ -2163,6 +2170,9 @@ GROUP_NOTES = {
                  "`rnn_cells.npz`: `<case>:in:<arg>`, `<case>:out:<k>` (MXNet's outputs, then "
                  "states), fused cases' `:unpacked:<name>` and `:init_one`; `lm:init:<p>`, "
                  "`lm:trained:<p>`.",
+    "image": "Source images, `iter.rec` / `iter.idx` / `iter.lst` / `files/`; `cases.json` "
+             "lists each call, `results.npz` what MXNet returned "
+             "(tools/mxnet_image_fixtures.py).",
     "recordio": "`raw.rec` / `raw.idx`: `mx.recordio.MXIndexedRecordIO` of the raw and "
                 "packed records listed (hex) in `cases.json`; `mnist-*-ubyte`: a synthetic "
                 "idx pair; `<name>.rec` / `.idx`: PNG (JPEG for `jpeg`) image records; "
@@ -2260,6 +2270,10 @@ GROUP_NOTES = {
                  "MXNet's outputs `out_<i>`, and for some cases head gradients `head_<i>` and "
                  "MXNet's input gradients `grad_<i>`; `cases.json` gives each case's operator and "
                  "attributes.",
+    "optimizer_ops": "`cases.npz` / `cases.json` (tools/mxnet_optimizer_op_fixtures.py): "
+                     "the optimizer update operators, three steps each with out=weight: "
+                     "inputs `<case>:in_<i>`, every input after step k `:step<k>_<i>` "
+                     "(`:step<k>_out` for lamb_update_phase1).",
     "random_ops": "`cases.npz` and `cases.json` as in `more_ops/`, for the cases of "
                   "`random_op_cases()` in `tools/mxnet_random_fixtures.py` (the densities "
                   "`_random_pdf_*`, `_mod`, `broadcast_mod`, `_mod_scalar`, `_rmod_scalar`).",
@@ -2269,8 +2283,9 @@ GROUP_NOTES = {
                      "PSROIPooling, SyncBatchNorm, BatchNormWithReLU).",
     "deformable_ops": "As `model_ops/`, for the cases of `deformable_op_cases()` in "
                       "tools/mxnet_deformable_fixtures.py: _contrib_DeformableConvolution "
-                      "(with gradients) and _contrib_ModulatedDeformableConvolution (outputs "
-                      "only: MXNet has no CPU backward for it).",
+                      "and _contrib_DeformablePSROIPooling (with gradients), "
+                      "_contrib_ModulatedDeformableConvolution (outputs only: MXNet has no "
+                      "CPU backward for it).",
     "transformer": "tools/mxnet_transformer_fixtures.py: `<case>-symbol.json` and `<case>.npz` "
                    "(in_<i>, out_<i>) per operator case (_sg_mkldnn_selfatt_qk / _valatt "
                    "float32 and quantized, _contrib_quantize_asym, "
@@ -2382,11 +2397,13 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "detection_ops": partial(write_model_ops, make_cases=detection_op_cases),
           "deformable_ops": partial(write_model_ops, make_cases=deformable_op_cases),
           "random_ops": partial(write_tensor_ops, make_cases=random_op_cases),
+          "optimizer_ops": write_optimizer_ops,
           "amp": write_amp, "training": write_training,
           "quantized_plain": write_quantized_plain, "viz": write_viz, "onnx": write_onnx,
           "loss_ops": write_loss_ops, "custom_op": write_custom_op,
           "rnn_cells": write_rnn_cells, "test_utils": write_test_utils,
           "feedforward": write_feedforward, "recordio": write_recordio,
+          "image": write_image,
           "transformer": write_transformer}
 
 

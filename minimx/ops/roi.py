@@ -254,13 +254,21 @@ register(OpDef(
 # Every bin of every roi is a rectangle sum, read from (and, backward, spread through) a
 # summed-area table in float64, so the pass is vectorized over rois and bins.
 
+# Parameters DeformablePSROIPooling declares as well
+PS_SCALE = Param("spatial_scale", "float", doc="Ratio of input feature map height (or w) to "
+                 "raw image height (or w). Equals the reciprocal of total stride in "
+                 "convolutional layers")
+PS_OUTPUT_DIM = Param("output_dim", "int", doc="fix output dim")
+PS_POOLED_SIZE = Param("pooled_size", "int", doc="fix pooled size")
+
+
 def _ps_group(p: Params) -> int:
     return p.group_size or p.pooled_size
 
 
-def _ps_shape(p, in_shapes, out_shapes):
-    dshape, rshape = in_shapes
-    _check_inputs("PSROIPooling", dshape, rshape)
+def _check_ps(what: str, p: Params, dshape: Dims | None, rshape: Dims | None) -> None:
+    """The checks PSROIPooling and DeformablePSROIPooling share."""
+    _check_inputs(what, dshape, rshape)
     if not 0 <= p.spatial_scale <= 1:
         raise OperatorError(f"spatial_scale={p.spatial_scale} exceeds the bound [0, 1]")
     if p.pooled_size <= 0 or p.output_dim <= 0 or _ps_group(p) <= 0:
@@ -268,8 +276,13 @@ def _ps_shape(p, in_shapes, out_shapes):
                             f"group_size ({p.group_size}) must be positive")
     need = p.output_dim * _ps_group(p) ** 2
     if dshape is not None and 0 < dshape[1] < need:
-        raise ShapeError(f"PSROIPooling: data has {dshape[1]} channels, output_dim x "
+        raise ShapeError(f"{what}: data has {dshape[1]} channels, output_dim x "
                          f"group_size^2 = {need} needed")
+
+
+def _ps_shape(p, in_shapes, out_shapes):
+    dshape, rshape = in_shapes
+    _check_ps("PSROIPooling", p, dshape, rshape)
     if rshape is None:
         return in_shapes, out_shapes
     oshape = (rshape[0], p.output_dim, p.pooled_size, p.pooled_size)
@@ -282,16 +295,22 @@ def _round_half_away_array(x: Array) -> Array:
     return np.copysign(np.floor(np.abs(x) + 0.5), x)
 
 
+def _roi_batches(p: Params, rois: Array, batch_size: int) -> Array:
+    """Each roi's image index; MXNet reads out of bounds for a missing image, we refuse."""
+    batch = rois[:, 0].astype(np.int64)
+    if len(batch) and not (0 <= batch.min() and batch.max() < batch_size):
+        raise OperatorError(f"{p.label}: rois name images {sorted(set(batch.tolist()))}, the "
+                            f"data has {batch_size}")
+    return batch
+
+
 def _ps_bins(p: Params, rois: Array, shape: tuple[int, ...], dtype: np.dtype
              ) -> tuple[tuple[Array, ...], Array]:
     """The index arrays (batch, channel, row0, col0, row1, col1), broadcasting to (R, D, P,
     P), of every output bin's rectangle, and the bins' areas in `dtype` (MXNet's math)."""
     batch_size, _, height, width = shape
     t, size, group = dtype.type, p.pooled_size, _ps_group(p)
-    batch = rois[:, 0].astype(np.int64)
-    if len(batch) and not (0 <= batch.min() and batch.max() < batch_size):
-        raise OperatorError(f"{p.label}: rois name images {sorted(set(batch.tolist()))}, the "
-                            f"data has {batch_size}")
+    batch = _roi_batches(p, rois, batch_size)
     scale = t(np.float32(p.spatial_scale))
     corners = _round_half_away_array(rois[:, 1:5])
     start = corners[:, :2].astype(dtype) * scale
@@ -340,11 +359,7 @@ register(OpDef(
     doc="Position-sensitive ROI average pooling (R-FCN): (N, output_dim * group_size^2, H, "
         "W) maps and (R, 5) rois give (R, output_dim, pooled_size, pooled_size).",
     params=(
-        Param("spatial_scale", "float", doc="Ratio of input feature map height (or w) to raw "
-              "image height (or w). Equals the reciprocal of total stride in convolutional "
-              "layers"),
-        Param("output_dim", "int", doc="fix output dim"),
-        Param("pooled_size", "int", doc="fix pooled size"),
+        PS_SCALE, PS_OUTPUT_DIM, PS_POOLED_SIZE,
         Param("group_size", "int", 0, "fix group size (0: pooled_size)"),
     ),
     forward=_ps_forward, backward=_ps_backward, backward_reads=GradReads(("rois",)),

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..ndarray import NDArray, zeros
+from ..ops import update_rules as rules
 from .optimizer import Optimizer, State, clipped, push_update, register
 
 
@@ -63,14 +64,12 @@ class Adam(_Moments):
     def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         lr, wd, t = self._begin_update(index)
         lr *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
-        rescale, clip = self.rescale_grad, self._clip()
-        beta1, beta2, eps = self.beta1, self.beta2, self.epsilon
+        kwargs: dict[str, Any] = dict(
+            lr=lr, beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon, wd=wd,
+            rescale_grad=self.rescale_grad, clip_gradient=self._clip())
 
         def kernel(w: np.ndarray, g: np.ndarray, mean: np.ndarray, var: np.ndarray) -> None:
-            step = clipped(rescale * g + wd * w, clip)
-            mean[...] = beta1 * mean + (1.0 - beta1) * step
-            var[...] = beta2 * var + (1.0 - beta2) * np.square(step)
-            w -= lr * mean / (np.sqrt(var) + eps)
+            rules.adam(w, g, mean, var, **kwargs)
         push_update(kernel, weight, grad, state, "adam_update")
 
 
@@ -91,22 +90,17 @@ class RMSProp(_PerElement):
 
     def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         lr, wd, _ = self._begin_update(index)
-        rescale, clip = self.rescale_grad, self._clip()
-        gamma1, gamma2, eps = self.gamma1, self.gamma2, self.epsilon
-        bound = self.clip_weights if self.clip_weights and self.clip_weights >= 0 else None
+        # MXNet's Python rule passes clip_weights only when set and non-zero.
+        kwargs: dict[str, Any] = dict(lr=lr, gamma1=self.gamma1, epsilon=self.epsilon, wd=wd,
+                      rescale_grad=self.rescale_grad, clip_gradient=self._clip(),
+                      clip_weights=self.clip_weights or None)
 
         def plain(w: np.ndarray, g: np.ndarray, n: np.ndarray) -> None:
-            step = clipped(rescale * g + wd * w, clip)
-            n[...] = (1.0 - gamma1) * np.square(step) + gamma1 * n
-            w[...] = clipped(w - lr * (step / np.sqrt(n + eps)), bound)
+            rules.rmsprop(w, g, n, **kwargs)
 
         def centered(w: np.ndarray, g: np.ndarray, n: np.ndarray, m: np.ndarray,
                      delta: np.ndarray) -> None:
-            step = clipped(rescale * g + wd * w, clip)
-            n[...] = (1.0 - gamma1) * np.square(step) + gamma1 * n
-            m[...] = (1.0 - gamma1) * step + gamma1 * m
-            delta[...] = gamma2 * delta - lr * (step / np.sqrt(n - np.square(m) + eps))
-            w[...] = clipped(w + delta, bound)
+            rules.rmspropalex(w, g, n, m, delta, gamma2=self.gamma2, **kwargs)
         kernel, name = (centered, "rmspropalex_update") if self.centered else \
             (plain, "rmsprop_update")
         push_update(kernel, weight, grad, state, name)

@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from ..ndarray import NDArray
+from ..ops import update_rules as rules
 from .adaptive import _Moments, _PerElement
-from .optimizer import State, clipped, push_update, register
+from .optimizer import State, push_update, register
 
 
 @register
@@ -44,14 +45,11 @@ class Ftrl(_PerElement):
 
     def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         lr, wd, _ = self._begin_update(index)
-        rescale, clip, lamda1, beta = self.rescale_grad, self._clip(), self.lamda1, self.beta
+        kwargs: dict[str, Any] = dict(lr=lr, lamda1=self.lamda1, beta=self.beta, wd=wd,
+                      rescale_grad=self.rescale_grad, clip_gradient=self._clip())
 
         def kernel(w: np.ndarray, g: np.ndarray, z: np.ndarray, n: np.ndarray) -> None:
-            step = clipped(rescale * g, clip)
-            z += step - (np.sqrt(n + np.square(step)) - np.sqrt(n)) * w / lr
-            n += np.square(step)
-            w[...] = ((np.sign(z) * lamda1 - z) / ((beta + np.sqrt(n)) / lr + wd)
-                      * (np.abs(z) > lamda1))
+            rules.ftrl(w, g, z, n, **kwargs)
         push_update(kernel, weight, grad, state, "ftrl_update")
 
 
@@ -68,15 +66,11 @@ class FTML(_Moments):
 
     def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         lr, wd, t = self._begin_update(index)
-        rescale, clip = self.rescale_grad, self._clip()
-        beta1, beta2, eps = self.beta1, self.beta2, self.epsilon
+        kwargs: dict[str, Any] = dict(
+            lr=lr, t=t, beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon,
+            wd=wd, rescale_grad=self.rescale_grad, clip_grad=self._clip())
 
         def kernel(w: np.ndarray, g: np.ndarray, d: np.ndarray, v: np.ndarray,
                    z: np.ndarray) -> None:
-            step = clipped(rescale * g + wd * w, clip)
-            v[...] = beta2 * v + (1.0 - beta2) * np.square(step)
-            d_t = (1.0 - beta1 ** t) / lr * (np.sqrt(v / (1.0 - beta2 ** t)) + eps)
-            z[...] = beta1 * z + (1.0 - beta1) * step - (d_t - beta1 * d) * w
-            d[...] = d_t
-            w[...] = -z / d_t
+            rules.ftml(w, g, d, v, z, **kwargs)
         push_update(kernel, weight, grad, state, "ftml_update")

@@ -24,13 +24,10 @@ from typing import Any
 import numpy as np
 
 from ..ndarray import NDArray
+from ..ops import update_rules as rules
 from .adaptive import _Moments
-from .optimizer import State, clipped, push_update, register
-from .sgd import _Momentum, sgd_step
-
-
-def _norm(values: np.ndarray) -> float:
-    return float(np.sqrt(np.square(values, dtype=np.float64).sum()))
+from .optimizer import State, push_update, register
+from .sgd import _Momentum
 
 
 @register
@@ -66,11 +63,11 @@ class LARS(_Momentum):
 
         def kernel(w: np.ndarray, g: np.ndarray, *moms: np.ndarray) -> None:
             rate = lr
-            w_norm, g_norm = _norm(w), _norm(g)
+            w_norm, g_norm = rules.norm(w), rules.norm(g)
             if scaled and w_norm > 0 and g_norm > 0:
                 rate = lr * eta * w_norm / (g_norm * rescale + wd * w_norm + eps)
-            sgd_step(w, g, moms[0] if moms else None, lr=rate, wd=wd, momentum=momentum,
-                     rescale=rescale, clip=clip)
+            rules.sgd(w, g, *moms, lr=rate, momentum=momentum, wd=wd, rescale_grad=rescale,
+                      clip_gradient=clip)
         push_update(kernel, weight, grad, [] if state is None else [state], "lars_update")
 
     def _corrected_momentum(self) -> float:
@@ -100,21 +97,16 @@ class LAMB(_Moments):
 
     def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         lr, wd, t = self._begin_update(index)
-        rescale, clip = self.rescale_grad, self._clip()
-        beta1, beta2, eps = self.beta1, self.beta2, self.epsilon
-        mean_scale, var_scale = ((1.0 - beta1 ** t, 1.0 - beta2 ** t) if self.bias_correction
-                                 else (1.0, 1.0))
-        # MXNet passes a bound to its kernel only when it is set and non-zero, and the
-        # kernel ignores a negative one.
-        low, high = (b if b and b >= 0 else None for b in (self.lower_bound, self.upper_bound))
+        phase1: dict[str, Any] = dict(
+            t=t, wd=wd, beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon,
+            bias_correction=self.bias_correction, rescale_grad=self.rescale_grad,
+            clip_gradient=self._clip())
+        # MXNet passes a bound to its kernel only when it is set and non-zero.
+        phase2: dict[str, Any] = dict(lr=lr, lower_bound=self.lower_bound or None,
+                                      upper_bound=self.upper_bound or None)
 
         def kernel(w: np.ndarray, g: np.ndarray, mean: np.ndarray, var: np.ndarray) -> None:
-            step = clipped(rescale * g, clip)
-            mean[...] = beta1 * mean + (1.0 - beta1) * step
-            var[...] = beta2 * var + (1.0 - beta2) * np.square(step)
-            direction = (mean / mean_scale) / (np.sqrt(var / var_scale) + eps) + wd * w
-            r1, r2 = _norm(w), _norm(direction)
-            r1 = r1 if low is None else max(r1, low)
-            r1 = r1 if high is None else min(r1, high)
-            w -= lr * (r1 / r2 if r1 and r2 else 1.0) * direction
+            r1 = rules.norm(w)   # before phase 1, as MXNet's rule takes it
+            direction = rules.lamb_phase1(w, g, mean, var, **phase1)
+            rules.lamb_phase2(w, direction, r1, rules.norm(direction), **phase2)
         push_update(kernel, weight, grad, state, "lamb_update")

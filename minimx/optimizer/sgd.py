@@ -30,21 +30,10 @@ from typing import Any
 import numpy as np
 
 from ..ndarray import NDArray, random, zeros
+from ..ops import update_rules as rules
 from .optimizer import Optimizer, State, clipped, push_update, register
 
 Kernel = tuple[Callable[..., None], str]   # a kernel over numpy buffers, and its name
-
-
-def sgd_step(w: np.ndarray, g: np.ndarray, mom: np.ndarray | None, *, lr: float, wd: float,
-             momentum: float, rescale: float, clip: float | None) -> None:
-    """One SGD update of `w` (and `mom`) in place: MXNet's ``sgd_mom_update`` with a
-    momentum array, its ``sgd_update`` without one."""
-    grad = clipped(rescale * g, clip)
-    if mom is None:
-        w[...] = (1.0 - lr * wd) * w - lr * grad
-        return
-    mom[...] = momentum * mom - lr * wd * w - lr * grad
-    w += mom
 
 
 class _Momentum(Optimizer):
@@ -70,7 +59,7 @@ class _Momentum(Optimizer):
     def _plain(self, lr: float, wd: float, rescale: float, clip: float | None) -> Kernel:
         """The kernel ``(w, g)`` of one update without momentum, and its name."""
         def kernel(w: np.ndarray, g: np.ndarray) -> None:
-            sgd_step(w, g, None, lr=lr, wd=wd, momentum=0.0, rescale=rescale, clip=clip)
+            rules.sgd(w, g, lr=lr, wd=wd, rescale_grad=rescale, clip_gradient=clip)
         return kernel, "sgd_update"
 
     def _with_momentum(self, lr: float, wd: float, rescale: float, clip: float | None
@@ -102,7 +91,8 @@ class SGD(_Momentum):
         momentum = self.momentum
 
         def kernel(w: np.ndarray, g: np.ndarray, mom: np.ndarray) -> None:
-            sgd_step(w, g, mom, lr=lr, wd=wd, momentum=momentum, rescale=rescale, clip=clip)
+            rules.sgd(w, g, mom, lr=lr, momentum=momentum, wd=wd, rescale_grad=rescale,
+                      clip_gradient=clip)
         return kernel, "sgd_mom_update"
 
 
@@ -115,10 +105,8 @@ class NAG(_Momentum):
         momentum = self.momentum
 
         def kernel(w: np.ndarray, g: np.ndarray, mom: np.ndarray) -> None:
-            grad = clipped(rescale * g, clip)
-            mom *= momentum
-            w[...] = w - mom + (momentum + 1) * (mom - lr * (grad + wd * w))
-            mom -= lr * (grad + wd * w)
+            rules.nag_mom(w, g, mom, lr=lr, momentum=momentum, wd=wd, rescale_grad=rescale,
+                          clip_gradient=clip)
         return kernel, "nag_mom_update"
 
 
@@ -142,7 +130,7 @@ class Signum(_Momentum):
 
     def _plain(self, lr: float, wd: float, rescale: float, clip: float | None) -> Kernel:
         def kernel(w: np.ndarray, g: np.ndarray) -> None:
-            w[...] = (1.0 - lr * wd) * w - lr * np.sign(g)
+            rules.signsgd(w, g, lr=lr, wd=wd)
         return kernel, "signsgd_update"
 
     def _with_momentum(self, lr: float, wd: float, rescale: float, clip: float | None
@@ -150,8 +138,8 @@ class Signum(_Momentum):
         momentum, wd_lh = self.momentum, self.wd_lh
 
         def kernel(w: np.ndarray, g: np.ndarray, mom: np.ndarray) -> None:
-            mom[...] = momentum * mom - (1.0 - momentum) * (wd * w + clipped(rescale * g, clip))
-            w[...] = (1.0 - lr * wd_lh) * w + lr * np.sign(mom)
+            rules.signum(w, g, mom, lr=lr, momentum=momentum, wd=wd, rescale_grad=rescale,
+                         clip_gradient=clip, wd_lh=wd_lh)
         return kernel, "signum_update"
 
 

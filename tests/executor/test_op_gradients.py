@@ -236,6 +236,11 @@ CASES: list[tuple[str, dict[str, Any], list, dict[str, Any]]] = [
      [(1, 2, 3, 3), (1, 16, 4, 4)], {}),
     ("_contrib_ModulatedDeformableConvolution", {"kernel": (2, 2), "num_filter": 2},
      [(1, 2, 3, 3), (1, 8, 2, 2), (1, 4, 2, 2)], {}),
+    # Normal trans: no sample lands on a pixel edge or the [-0.5, size - 0.5] window's.
+    ("_contrib_DeformablePSROIPooling", {"spatial_scale": 1.0, "output_dim": 2,
+                                         "group_size": 2, "pooled_size": 2,
+                                         "sample_per_part": 2, "trans_std": 0.1},
+     [(3, 8, 3, 3), ("index", (3, 5), 3), (3, 2, 2, 2)], {}),
     ("_contrib_BatchNormWithReLU", {"fix_gamma": False}, [("away", (2, 3, 2))],
      {"is_train": True}),
     # The samplers send zero gradients (their parameters are constants here, since

@@ -125,6 +125,11 @@ REFUSED += ["_sample_multinomial", *(f"_random_{d}_like" for d in (
     "generalized_negative_binomial")), *(f"_random_pdf_{d}" for d in (
         "uniform", "normal", "gamma", "exponential", "poisson", "negative_binomial",
         "generalized_negative_binomial", "dirichlet"))]
+# The optimizer update operators (MXNet's real-type kernels: no bfloat16).
+REFUSED += ["sgd_update", "sgd_mom_update", "nag_mom_update", "adam_update", "rmsprop_update",
+            "rmspropalex_update", "ftrl_update", "ftml_update", "signsgd_update",
+            "signum_update", "lamb_update_phase1", "lamb_update_phase2", "_adamw_update",
+            "mp_sgd_update", "mp_sgd_mom_update", "mp_nag_mom_update"]
 # MXNet's fused oneDNN self-attention products (float32 or int8).
 REFUSED += ["_sg_mkldnn_selfatt_qk", "_sg_mkldnn_selfatt_valatt"]
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,12 @@ V = mx.sym.Variable("vec")    # (2, 4)
 S = mx.sym
 
 # One construction per operator; the same shapes feed all of them.
+def _update(name: str, **params: float) -> mx.sym.Symbol:
+    """An optimizer update of the data, its states variables."""
+    states = [S.var(f"state{i}") for i in range(len(get_op(name).inputs) - 2)]
+    return getattr(S, name)(D, D * 2.0, *states, **params)
+
+
 CASES = {
     "Activation": lambda: S.Activation(D, act_type="tanh"),
     "BatchNorm": lambda: S.BatchNorm(D, fix_gamma=False, eps=1e-4),
@@ -206,6 +213,19 @@ CASES = {
     "all_finite": lambda: S.all_finite(D),
     "multi_all_finite": lambda: S.multi_all_finite(D, V, num_arrays=2),
     "multi_sum_sq": lambda: S.multi_sum_sq(D, V, num_arrays=2),
+    # The optimizer update operators: states become auxiliary variables.
+    **{name: partial(_update, name, lr=0.1, **extra) for name, extra in (
+        ("ftml_update", {"t": 2}), ("sgd_update", {"wd": 0.01}), ("adam_update", {"wd": 0.01}),
+        ("rmsprop_update", {}), ("rmspropalex_update", {}), ("ftrl_update", {}),
+        ("signsgd_update", {}), ("mp_sgd_update", {}), *((name, {"momentum": 0.9}) for name in (
+            "sgd_mom_update", "nag_mom_update", "signum_update", "mp_sgd_mom_update",
+            "mp_nag_mom_update")))},
+    "lamb_update_phase1": lambda: S.lamb_update_phase1(D, D * 2.0, S.var("mean"), S.var("var"),
+                                                       t=3, wd=0.01, bias_correction=False),
+    "lamb_update_phase2": lambda: S.lamb_update_phase2(D, D * 2.0, S.norm(D), S.norm(V),
+                                                       lr=0.1, upper_bound=2.0),
+    "_adamw_update": lambda: S._adamw_update(D, D * 2.0, S.var("mean"), S.var("var"),
+                                             S.ones((1,)), lr=0.1, eta=0.5),
     "_linalg_gemm": lambda: S.linalg.gemm(D, D, D, transpose_b=True, alpha=0.5, beta=2.0),
     "_linalg_gemm2": lambda: S.linalg.gemm2(D, D, transpose_b=True, axis=1),
     "_linalg_potrf": lambda: S.linalg.potrf(_spd()),
@@ -239,6 +259,9 @@ CASES = {
         ratios=(0.5, 1), feature_stride=4, rpn_post_nms_top_n=5, rpn_min_size=2),
     "_contrib_PSROIPooling": lambda: S.contrib.PSROIPooling(D, _rois(), spatial_scale=0.5,
                                                             output_dim=1, pooled_size=2),
+    "_contrib_DeformablePSROIPooling": lambda: S.contrib.DeformablePSROIPooling(
+        D, _rois(), S.Reshape(V, shape=(2, 4, 1, 1)), spatial_scale=0.5, output_dim=2,
+        group_size=1, pooled_size=2, part_size=1, sample_per_part=2, trans_std=0.1),
     "_contrib_DeformableConvolution": lambda: S.contrib.DeformableConvolution(
         D, S.slice_axis(S.Concat(D, D, D, D, D, dim=1), axis=1, begin=0, end=18) * 0.5,
         kernel=(3, 3), pad=(1, 1), num_filter=3),
@@ -379,8 +402,8 @@ def test_round_trip(op):
     assert loaded.tojson() == text
     assert loaded.list_arguments() == sym.list_arguments()
     assert loaded.list_auxiliary_states() == sym.list_auxiliary_states()
-    inputs = _inputs(sym)
-    for a, b in zip(sym.eval(**inputs), loaded.eval(**inputs), strict=True):
+    # Fresh inputs for each: the optimizer update operators change their states.
+    for a, b in zip(sym.eval(**_inputs(sym)), loaded.eval(**_inputs(sym)), strict=True):
         np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
 
 

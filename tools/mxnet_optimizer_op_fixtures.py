@@ -1,0 +1,97 @@
+"""The ``optimizer_ops`` fixture group (tools/mxnet_fixtures.py runs it with MXNet 1.9.1):
+the optimizer update operators (``sgd_update`` ... ``_adamw_update``, ``mp_*``) on fixed
+weights, gradients and states, three steps each with ``out=weight``, with weight decay,
+rescaling and clipping. Writes `cases.json` (operator, attributes, step count) and
+`cases.npz`: `<case>:in_<i>` (the inputs before the first step; each step gets a copy of the
+gradient) and
+`<case>:step<k>_<i>` (every input after step k, from 1; `:step<k>_out` for LAMB's phase 1,
+whose output is not the weight). ``t`` is the step number where the operator takes one.
+
+Runs with MXNet's Python only (no minimx import).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import mxnet as mx
+import numpy as np
+
+Case = tuple[str, str, dict, list[np.ndarray]]
+STEPS = 3
+_COMMON = {"wd": "0.05", "rescale_grad": "0.5", "clip_gradient": "0.6"}
+
+
+def optimizer_op_cases(rng: np.random.RandomState) -> list[Case]:
+    def floats(low: float = -1.0, high: float = 1.0, dtype: str = "float32") -> np.ndarray:
+        return rng.uniform(low, high, (3, 4)).astype(dtype)
+
+    def zeros() -> np.ndarray:
+        return np.zeros((3, 4), "float32")
+
+    w16, g16 = floats(dtype="float16"), floats(-2.0, 2.0, "float16")
+    return [
+        ("sgd", "sgd_update", {"lr": "0.1"}, [floats(), floats(-2, 2)]),
+        ("sgd_wd_clip", "sgd_update", {"lr": "0.1", **_COMMON}, [floats(), floats(-3, 3)]),
+        ("sgd_mom", "sgd_mom_update", {"lr": "0.1", "momentum": "0.9", **_COMMON},
+         [floats(), floats(-3, 3), floats(-0.1, 0.1)]),
+        ("nag_mom", "nag_mom_update", {"lr": "0.1", "momentum": "0.9", **_COMMON},
+         [floats(), floats(-3, 3), floats(-0.1, 0.1)]),
+        ("adam", "adam_update", {"lr": "0.01", "beta1": "0.8", "epsilon": "1e-6", **_COMMON},
+         [floats(), floats(-3, 3), zeros(), zeros()]),
+        ("rmsprop", "rmsprop_update", {"lr": "0.01", "gamma1": "0.9", "clip_weights": "0.9",
+                                       **_COMMON}, [floats(), floats(-3, 3), zeros()]),
+        ("rmspropalex", "rmspropalex_update",
+         {"lr": "0.01", "gamma1": "0.9", "gamma2": "0.8", "epsilon": "1e-4", **_COMMON},
+         [floats(), floats(-3, 3), zeros(), zeros(), zeros()]),
+        ("ftrl", "ftrl_update", {"lr": "0.2", "lamda1": "0.05", "beta": "0.5", **_COMMON},
+         [floats(), floats(-3, 3), zeros(), zeros()]),
+        ("ftml", "ftml_update", {"lr": "0.05", "beta1": "0.7", "wd": "0.05",
+                                 "rescale_grad": "0.5", "clip_grad": "0.6"},
+         [floats(), floats(-3, 3), zeros(), zeros(), zeros()]),
+        ("signsgd", "signsgd_update", {"lr": "0.1", **_COMMON}, [floats(), floats(-2, 2)]),
+        ("signum", "signum_update", {"lr": "0.1", "momentum": "0.7", "wd_lh": "0.1",
+                                     **_COMMON}, [floats(), floats(-3, 3), zeros()]),
+        ("lamb_phase1", "lamb_update_phase1", {"beta1": "0.8", **_COMMON},
+         [floats(), floats(-3, 3), zeros(), zeros()]),
+        ("lamb_phase1_uncorrected", "lamb_update_phase1",
+         {"bias_correction": "False", "wd": "0.1"}, [floats(), floats(-3, 3), zeros(), zeros()]),
+        ("lamb_phase2", "lamb_update_phase2", {"lr": "0.1", "upper_bound": "1.5"},
+         [floats(), floats(), np.array([2.5], "float32"), np.array([1.25], "float32")]),
+        ("lamb_phase2_lower", "lamb_update_phase2", {"lr": "0.1", "lower_bound": "4"},
+         [floats(), floats(), np.array([2.5], "float32"), np.array([1.25], "float32")]),
+        ("adamw", "_adamw_update", {"lr": "0.01", "eta": "0.5", "wd": "0.1",
+                                    "clip_gradient": "0.6"},
+         [floats(), floats(-3, 3), zeros(), zeros(), np.array([0.5], "float32")]),
+        ("adamw_skip", "_adamw_update", {"lr": "0.01", "eta": "1.0"},
+         [floats(), floats(), zeros(), zeros(), np.array([np.inf], "float32")]),
+        ("mp_sgd", "mp_sgd_update", {"lr": "0.1", **_COMMON},
+         [w16, g16, w16.astype("float32")]),
+        ("mp_sgd_mom", "mp_sgd_mom_update", {"lr": "0.1", "momentum": "0.9", **_COMMON},
+         [w16, g16, zeros(), w16.astype("float32")]),
+        ("mp_nag_mom", "mp_nag_mom_update", {"lr": "0.1", "momentum": "0.9", **_COMMON},
+         [w16, g16, zeros(), w16.astype("float32")]),
+    ]
+
+
+def write_optimizer_ops(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    arrays, cases = {}, {}
+    for case, op, attrs, inputs in optimizer_op_cases(np.random.RandomState(19)):
+        nds = [mx.nd.array(a, dtype=a.dtype) for a in inputs]
+        arrays.update({f"{case}:in_{i}": a for i, a in enumerate(inputs)})
+        for step in range(1, STEPS + 1):
+            kwargs = dict(attrs, **({"t": str(step)} if op in ("ftml_update",
+                                                             "lamb_update_phase1") else {}))
+            # MXNet's frontend shows _adamw_update only as contrib.adamw_update.
+            fn = mx.nd.contrib.adamw_update if op == "_adamw_update" else getattr(mx.nd, op)
+            # A fresh gradient each step: MXNet's AdamW rescales and clips it in place.
+            args = [nds[0], nds[1].copy(), *nds[2:]]
+            if op == "lamb_update_phase1":
+                arrays[f"{case}:step{step}_out"] = fn(*args, **kwargs).asnumpy()
+            else:
+                fn(*args, out=nds[0], **kwargs)
+            arrays.update({f"{case}:step{step}_{i}": a.asnumpy() for i, a in enumerate(nds)})
+        cases[case] = {"op": op, "attrs": attrs, "steps": STEPS}
+    np.savez_compressed(out / "cases.npz", **arrays)
+    (out / "cases.json").write_text(json.dumps(cases, indent=1, sort_keys=True) + "\n")
