@@ -1984,6 +1984,9 @@ def _loss_op_cases(rng: np.random.RandomState) -> list[tuple[str, str, dict, lis
                                         "valid_thresh": 0.5}, [u(4, 3)]),
         ("makeloss_valid_none", "MakeLoss", {"normalization": "valid", "valid_thresh": 5.0},
          [u(2, 3)]),
+        # Ties: MXNet's gradient is -1 where output == label (not sign's 0).
+        ("maereg_ties", "MAERegressionOutput", {}, [np.array([[0, 1.5], [-2, 0]], np.float32),
+                                                    np.array([[0, 1.5], [1, -1]], np.float32)]),
     ]
 
 

@@ -1,7 +1,8 @@
 """The ``optimizer_ops`` fixture group (tools/mxnet_fixtures.py runs it with MXNet 1.9.1):
 the optimizer update operators (``sgd_update`` ... ``_adamw_update``, ``mp_*``) on fixed
-weights, gradients and states, three steps each with ``out=weight``, with weight decay,
-rescaling and clipping. Writes `cases.json` (operator, attributes, step count) and
+weights, gradients and states, three steps each with ``out=weight`` (``out=`` the weights
+of a ``multi_*`` update), with weight decay, rescaling and clipping. Writes `cases.json`
+(operator, attributes, step count, the weights' input indices) and
 `cases.npz`: `<case>:in_<i>` (the inputs before the first step; each step gets a copy of the
 gradient) and
 `<case>:step<k>_<i>` (every input after step k, from 1; `:step<k>_out` for LAMB's phase 1,
@@ -12,6 +13,7 @@ Runs with MXNet's Python only (no minimx import).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import mxnet as mx
@@ -19,6 +21,7 @@ import numpy as np
 
 Case = tuple[str, str, dict, list[np.ndarray]]
 STEPS = 3
+TIMED = ("ftml_update", "lamb_update_phase1", "mp_lamb_update_phase1")
 _COMMON = {"wd": "0.05", "rescale_grad": "0.5", "clip_gradient": "0.6"}
 
 
@@ -71,7 +74,45 @@ def optimizer_op_cases(rng: np.random.RandomState) -> list[Case]:
          [w16, g16, zeros(), w16.astype("float32")]),
         ("mp_nag_mom", "mp_nag_mom_update", {"lr": "0.1", "momentum": "0.9", **_COMMON},
          [w16, g16, zeros(), w16.astype("float32")]),
+        *_multi_cases(floats, zeros),
     ]
+
+
+def _multi_cases(floats: Callable[..., np.ndarray], zeros: Callable[[], np.ndarray]
+                 ) -> list[Case]:
+    """The multi-tensor SGD updates (two weights, their own lr and wd) and the mp_ LAMB
+    and AdamW variants."""
+    w16, v16, g16, h16 = (floats(dtype="float16"), floats(dtype="float16"),
+                          floats(-2.0, 2.0, "float16"), floats(-2.0, 2.0, "float16"))
+    multi = {"num_weights": "2", "lrs": "(0.1, 0.2)", "wds": "(0.05, 0.0)",
+             "rescale_grad": "0.5", "clip_gradient": "0.6"}
+    mom = {**multi, "momentum": "0.9"}
+    return [
+        ("multi_sgd", "multi_sgd_update", multi, [floats(), floats(-3, 3), floats(),
+                                                  floats(-3, 3)]),
+        ("multi_sgd_mom", "multi_sgd_mom_update", mom,
+         [floats(), floats(-3, 3), zeros(), floats(), floats(-3, 3), floats(-0.1, 0.1)]),
+        ("multi_mp_sgd", "multi_mp_sgd_update", multi,
+         [w16, g16, w16.astype("float32"), v16, h16, v16.astype("float32")]),
+        ("multi_mp_sgd_mom", "multi_mp_sgd_mom_update", mom,
+         [w16, g16, zeros(), w16.astype("float32"), v16, h16, zeros(), v16.astype("float32")]),
+        ("multi_sgd_one", "multi_sgd_update", {"lrs": "(0.1,)", "wds": "(0.1,)"},
+         [floats(), floats(-3, 3)]),
+        ("mp_lamb_phase1", "mp_lamb_update_phase1", {"beta1": "0.8", **_COMMON},
+         [w16, g16, zeros(), zeros(), w16.astype("float32")]),
+        ("mp_lamb_phase2", "mp_lamb_update_phase2", {"lr": "0.1", "upper_bound": "1.5"},
+         [w16, floats(), np.array([2.5], "float32"), np.array([1.25], "float32"),
+          w16.astype("float32")]),
+        ("mp_adamw", "_mp_adamw_update", {"lr": "0.01", "eta": "0.5", "wd": "0.1",
+                                          "clip_gradient": "0.6"},
+         [w16, g16, zeros(), zeros(), w16.astype("float32"), np.array([0.5], "float32")]),
+    ]
+
+
+def weight_indices(op: str, count: int) -> list[int]:
+    """Where the weights are among `count` inputs: every stride-th of a multi_ update."""
+    stride = 2 + ("_mom_" in op) + ("_mp_" in op) if op.startswith("multi_") else count
+    return list(range(0, count, stride))
 
 
 def write_optimizer_ops(out: Path) -> None:
@@ -80,18 +121,20 @@ def write_optimizer_ops(out: Path) -> None:
     for case, op, attrs, inputs in optimizer_op_cases(np.random.RandomState(19)):
         nds = [mx.nd.array(a, dtype=a.dtype) for a in inputs]
         arrays.update({f"{case}:in_{i}": a for i, a in enumerate(inputs)})
+        weights = weight_indices(op, len(inputs))
         for step in range(1, STEPS + 1):
-            kwargs = dict(attrs, **({"t": str(step)} if op in ("ftml_update",
-                                                             "lamb_update_phase1") else {}))
-            # MXNet's frontend shows _adamw_update only as contrib.adamw_update.
-            fn = mx.nd.contrib.adamw_update if op == "_adamw_update" else getattr(mx.nd, op)
+            kwargs = dict(attrs, **({"t": str(step)} if op in TIMED else {}))
+            # MXNet's frontend shows _adamw_update and _mp_adamw_update only in contrib.
+            fn = (getattr(mx.nd.contrib, op[1:]) if op.endswith("adamw_update")
+                  else getattr(mx.nd, op))
             # A fresh gradient each step: MXNet's AdamW rescales and clips it in place.
             args = [nds[0], nds[1].copy(), *nds[2:]]
-            if op == "lamb_update_phase1":
+            if op.endswith("lamb_update_phase1"):
                 arrays[f"{case}:step{step}_out"] = fn(*args, **kwargs).asnumpy()
             else:
-                fn(*args, out=nds[0], **kwargs)
+                targets = [nds[i] for i in weights]
+                fn(*args, out=targets if len(targets) > 1 else targets[0], **kwargs)
             arrays.update({f"{case}:step{step}_{i}": a.asnumpy() for i, a in enumerate(nds)})
-        cases[case] = {"op": op, "attrs": attrs, "steps": STEPS}
+        cases[case] = {"op": op, "attrs": attrs, "steps": STEPS, "weights": weights}
     np.savez_compressed(out / "cases.npz", **arrays)
     (out / "cases.json").write_text(json.dumps(cases, indent=1, sort_keys=True) + "\n")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
-from ..base import MinimxError, node_label
+from ..base import MinimxError, OperatorError, node_label
 from ..ops.params import Params
 from ..ops.registry import OpDef, get_op
 
@@ -22,6 +22,10 @@ class Node:
 
     def __init__(self, opdef: OpDef | None, name: str, attrs: Mapping[str, str] | None = None,
                  inputs: Iterable[NodeEntry] = (), subgraphs: Iterable = ()) -> None:
+        if opdef is not None and opdef.shape_from_values:
+            raise OperatorError(f"{node_label(name, opdef.name)}: cannot be a graph node: its "
+                                "output shape depends on its input values, which shape "
+                                "inference cannot know before running; call it through mx.nd")
         self.opdef = opdef
         self.name = name
         self.attrs: dict[str, str] = {k: str(v) for k, v in (attrs or {}).items()}

@@ -2,7 +2,9 @@
 
 Output shapes and dtypes come from the operator's inference rules; the kernel
 is pushed to the engine reading the inputs and writing the outputs (and the
-auxiliary states it updates), and the call returns at once.
+auxiliary states it updates), and the call returns at once. An operator whose
+output shape depends on the input values (`OpDef.shape_from_values`) instead
+waits for its inputs and runs before the call returns.
 """
 from __future__ import annotations
 
@@ -46,6 +48,21 @@ def _kernel(op: OpDef, p, ins: list[np.ndarray], outs: list[np.ndarray], is_trai
     return run
 
 
+def _run_now(op: OpDef, p, label: str, inputs: Sequence[NDArray],
+             out: NDArray | Sequence[NDArray] | None) -> NDArray:
+    """An operator whose output shape depends on its input values: no output can be
+    allocated before they are known, so it waits for them and runs here."""
+    for a in inputs:
+        a.wait_to_read()
+    result = NDArray(op.forward(p, OpContext(), [a._data for a in inputs]))
+    if out is None:
+        return result
+    if not isinstance(out, NDArray) or out.shape != result.shape:
+        raise ShapeError(f"{label}: out must be one array of the result's shape "
+                         f"{result.shape}, got {out!r}")
+    return result.copyto(out)
+
+
 def invoke(op: OpDef, inputs: Sequence[NDArray], attrs: Mapping[str, str],
            out: NDArray | Sequence[NDArray] | None = None, name: str | None = None,
            is_train: bool = False) -> NDArray | list[NDArray]:
@@ -55,6 +72,8 @@ def invoke(op: OpDef, inputs: Sequence[NDArray], attrs: Mapping[str, str],
     expected = op.input_names(p)
     if len(inputs) != len(expected):
         raise MinimxError(f"{label}: takes inputs {expected}, got {len(inputs)}")
+    if op.shape_from_values:
+        return _run_now(op, p, label, inputs, out)
     shapes, dtypes = _infer_outputs(op, p, label, inputs)
     if out is None:
         outs = [allocate(s, t, label) for s, t in zip(shapes, dtypes, strict=True)]

@@ -24,6 +24,8 @@ from . import (  # noqa: F401
     layout,
     linalg,
     loss,
+    masking,
+    multi_sgd,
     multi_tensor,
     multibox,
     nn,

@@ -71,9 +71,11 @@ register(_regression(
     "Sigmoid forward; backward gives (output - label) * grad_scale / outputs per sample "
     "(logistic loss)."))
 register(_regression(
-    "MAERegressionOutput", lambda x: x.copy(), lambda out, label: np.sign(out - label),
+    # MXNet's minus_sign: a tie (output == label) counts as -1, not 0.
+    "MAERegressionOutput", lambda x: x.copy(),
+    lambda out, label: np.where(out - label > 0, 1.0, -1.0),
     "Identity forward; backward gives sign(output - label) * grad_scale / outputs per "
-    "sample (absolute loss)."))
+    "sample (absolute loss; -1 where output == label, as MXNet)."))
 
 
 # -- SVMOutput -------------------------------------------------------------------------------

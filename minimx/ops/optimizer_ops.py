@@ -13,7 +13,8 @@ runs as well. No gradients; no bfloat16 (MXNet's kernels have none).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -55,28 +56,30 @@ def _check_step(p: Params) -> None:
                             "least 1 (bias correction divides by 1 - beta^t)")
 
 
-def _update(rule: Callable[..., None]) -> Callable[..., Array]:
-    """The forward of an operator whose inputs are (weight, grad, *states): the rule on a
-    copy of the weight, which is the output; the states are updated in place."""
+def step(rule: Callable[..., None], inputs: Sequence[Array], *, mixed: bool,
+         **kwargs: Any) -> Array:
+    """One update of (weight, grad, *states) by `rule`; returns the new weight and
+    updates the states in place. `mixed`: the last state is weight32, the float32
+    master copy the rule updates (in place), and the new weight is it in the weight's
+    dtype; otherwise the rule runs on a copy of the weight."""
+    if not mixed:
+        weight = inputs[0].copy()
+        rule(weight, inputs[1], *inputs[2:], **kwargs)
+        return weight
+    weight, grad, *states, master = inputs
+    rule(master, grad.astype(_FLOAT32), *states, **kwargs)
+    return master.astype(weight.dtype)
+
+
+def _update(rule: Callable[..., None], mixed: bool = False) -> Callable[..., Array]:
+    """The forward of an operator whose inputs are (weight, grad, *states[, weight32])."""
     def forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
         _check_step(p)
-        weight = inputs[0].copy()
-        rule(weight, inputs[1], *inputs[2:], **_rule_kwargs(p))
-        return weight
+        return step(rule, inputs, mixed=mixed, **_rule_kwargs(p))
     return forward
 
 
-def _mp_update(rule: Callable[..., None]) -> Callable[..., Array]:
-    """The forward of an ``mp_*`` operator, inputs (weight, grad, *states, weight32): the
-    rule on the float32 master copy, in place; the output is it in the weight's dtype."""
-    def forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
-        weight, grad, *states, master = inputs
-        rule(master, grad.astype(_FLOAT32), *states, **_rule_kwargs(p))
-        return master.astype(weight.dtype)
-    return forward
-
-
-def _shapes(*scalars: int) -> InferFn:
+def update_shapes(*scalars: int) -> InferFn:
     """Every array has the weight's shape but the inputs at `scalars`, which hold one
     value (LAMB's norms, AdamW's rescale_grad)."""
     def infer(p: Params, in_shapes: list, out_shapes: list) -> tuple[list, list]:
@@ -86,15 +89,20 @@ def _shapes(*scalars: int) -> InferFn:
     return infer
 
 
-def _mp_types(p: Params, in_types: list, out_types: list) -> tuple[list, list]:
-    """The weight and gradient share a dtype (float16 as a rule), and so does the
-    output; states and weight32 are float32."""
-    t = merge_all([in_types[0], in_types[1], out_types[0]], merge_dtype)
-    for i, have in enumerate(in_types[2:], start=2):
-        if have is not None and np.dtype(have) != _FLOAT32:
-            raise DTypeError(f"{p.label}: input {i} (a state or weight32) must be float32, "
-                             f"got {np.dtype(have).name}")
-    return [t, t, *[_FLOAT32] * (len(in_types) - 2)], [t]
+def mp_types(low: tuple[int, ...] = (0, 1), float32_out: bool = False) -> InferFn:
+    """The inputs at `low` (the weight and, but for LAMB's phase 2, the gradient) share
+    a dtype (float16 as a rule), and so does the output unless `float32_out`; the other
+    inputs (states, weight32, LAMB's direction and norms) are float32."""
+    def infer(p: Params, in_types: list, out_types: list) -> tuple[list, list]:
+        t = merge_all([in_types[i] for i in low] + ([] if float32_out else out_types[:1]),
+                      merge_dtype)
+        for i, have in enumerate(in_types):
+            if i not in low and have is not None and np.dtype(have) != _FLOAT32:
+                raise DTypeError(f"{p.label}: input {i} (a state, weight32 or norm) must be "
+                                 f"float32, got {np.dtype(have).name}")
+        return ([t if i in low else _FLOAT32 for i in range(len(in_types))],
+                [_FLOAT32 if float32_out else t])
+    return infer
 
 
 def _register(name: str, forward: Callable[..., Array], states: tuple[str, ...],
@@ -102,7 +110,7 @@ def _register(name: str, forward: Callable[..., Array], states: tuple[str, ...],
               ) -> None:
     register(OpDef(name, forward, params=params, inputs=("weight", "grad", *states),
                    outputs=("output",), aux=states,
-                   infer_shape=_shapes(), bfloat16="refuse", doc=doc,
+                   infer_shape=update_shapes(), bfloat16="refuse", doc=doc,
                    infer_type=infer_type))
 
 
@@ -150,57 +158,100 @@ _LAMB2 = (_LR, Param("lower_bound", "float", -1.0, "Lower bound of r1; negative:
           Param("upper_bound", "float", -1.0, "Upper bound of r1; negative: none."))
 
 
-def _lamb_phase1(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
-    _check_step(p)
-    weight, grad, mean, var = inputs
-    return rules.lamb_phase1(weight, grad, mean, var, **_rule_kwargs(p))
+def _scalar(values: Array) -> float:
+    """The value of a one-element array (LAMB's norms, AdamW's rescale_grad)."""
+    return float(values.reshape(-1)[0])
 
 
-def _lamb_phase2(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
-    weight, direction, r1, r2 = inputs
-    weight = weight.copy()
-    rules.lamb_phase2(weight, direction, float(r1.reshape(-1)[0]), float(r2.reshape(-1)[0]),
-                      **p)
-    return weight
+def _lamb_phase1(mixed: bool) -> Callable[..., Array]:
+    """Phase 1 returns the direction; its mp_ variant reads weight32 and a float32 gradient."""
+    def forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
+        _check_step(p)
+        weight, grad, mean, var = inputs[:4]
+        if mixed:
+            weight, grad = inputs[4], grad.astype(_FLOAT32)
+        return rules.lamb_phase1(weight, grad, mean, var, **_rule_kwargs(p))
+    return forward
+
+
+def _lamb_phase2_rule(w: Array, direction: Array, r1: Array, r2: Array, **kwargs: Any) -> None:
+    rules.lamb_phase2(w, direction, _scalar(r1), _scalar(r2), **kwargs)
 
 
 register(OpDef(
-    "lamb_update_phase1", _lamb_phase1, params=_LAMB1, inputs=("weight", "grad", "mean", "var"),
-    aux=("mean", "var"), infer_shape=_shapes(), bfloat16="refuse",
+    "lamb_update_phase1", _lamb_phase1(mixed=False), params=_LAMB1,
+    inputs=("weight", "grad", "mean", "var"),
+    aux=("mean", "var"), infer_shape=update_shapes(), bfloat16="refuse",
     doc="LAMB's first phase: updates mean and var in place and returns the direction "
         "``mean_hat / (sqrt(var_hat) + epsilon) + wd*w``."))
 register(OpDef(
-    "lamb_update_phase2", _lamb_phase2, params=_LAMB2, inputs=("weight", "g", "r1", "r2"),
-    infer_shape=_shapes(2, 3), bfloat16="refuse",
+    "lamb_update_phase2", _update(_lamb_phase2_rule), params=_LAMB2,
+    inputs=("weight", "g", "r1", "r2"),
+    infer_shape=update_shapes(2, 3), bfloat16="refuse",
     doc="LAMB's second phase: ``w - lr * r1/r2 * g`` with r1 = |w| (bounded) and r2 = |g| "
         "given as one-element arrays; lr alone when either is zero."))
 
 
-def _adamw(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
-    weight, grad, mean, var, rescale = inputs
-    weight = weight.copy()
-    rules.adamw(weight, grad, mean, var, rescale_grad=float(rescale.reshape(-1)[0]), **p)
-    return weight
+_ADAMW = (_LR, _BETA1, _BETA2, _EPSILON, _WD,
+          Param("eta", "float", doc="Scales the whole step (the schedule multiplier)."), _CLIP)
+
+
+def _adamw(mixed: bool) -> Callable[..., Array]:
+    """The inputs end with the one-element rescale_grad, after weight32 if `mixed`."""
+    def forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
+        *update, rescale = inputs
+        return step(rules.adamw, update, mixed=mixed, rescale_grad=_scalar(rescale), **p)
+    return forward
 
 
 register(OpDef(
-    "_adamw_update", _adamw, inputs=("weight", "grad", "mean", "var", "rescale_grad"),
-    aux=("mean", "var"), infer_shape=_shapes(4), bfloat16="refuse",
-    params=(_LR, _BETA1, _BETA2, _EPSILON, _WD,
-            Param("eta", "float", doc="Scales the whole step (the schedule multiplier)."),
-            _CLIP),
+    "_adamw_update", _adamw(mixed=False), inputs=("weight", "grad", "mean", "var", "rescale_grad"),
+    aux=("mean", "var"), infer_shape=update_shapes(4), bfloat16="refuse",
+    params=_ADAMW,
     aliases=("_contrib_adamw_update",),
     doc="AdamW: ``w -= eta * (lr*mean / (sqrt(var) + epsilon) + wd*w)`` with the gradient "
         "times the one-element array rescale_grad; a non-finite or zero rescale_grad "
         "leaves weight and states as they are. mean and var are updated in place."))
 
-_register("mp_sgd_update", _mp_update(rules.sgd), ("weight32",), (*_SGD, _LAZY),
+_register("mp_sgd_update", _update(rules.sgd, mixed=True), ("weight32",), (*_SGD, _LAZY),
           "sgd_update on the float32 master copy weight32 (updated in place) of a float16 "
           "weight; the output is the new weight32 in the weight's dtype.",
-          infer_type=_mp_types)
-_register("mp_sgd_mom_update", _mp_update(rules.sgd), ("mom", "weight32"), (*_MOM, _LAZY),
+          infer_type=mp_types())
+_register("mp_sgd_mom_update", _update(rules.sgd, mixed=True), ("mom", "weight32"),
+          (*_MOM, _LAZY),
           "sgd_mom_update on the float32 master copy weight32; mom (float32) and weight32 "
-          "are updated in place.", infer_type=_mp_types)
-_register("mp_nag_mom_update", _mp_update(rules.nag_mom), ("mom", "weight32"), _MOM,
+          "are updated in place.", infer_type=mp_types())
+_register("mp_nag_mom_update", _update(rules.nag_mom, mixed=True), ("mom", "weight32"), _MOM,
           "nag_mom_update on the float32 master copy weight32; mom (float32) and weight32 "
-          "are updated in place.", infer_type=_mp_types)
+          "are updated in place.", infer_type=mp_types())
+
+register(OpDef(
+    "mp_lamb_update_phase1", _lamb_phase1(mixed=True), params=_LAMB1,
+    inputs=("weight", "grad", "mean", "var", "weight32"), aux=("mean", "var"),
+    infer_shape=update_shapes(), infer_type=mp_types(float32_out=True), bfloat16="refuse",
+    doc="lamb_update_phase1 on the float32 master copy weight32 of a float16 weight: "
+        "mean and var (float32) are updated in place; the direction is float32."))
+
+
+def _mp_lamb_phase2(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
+    """MXNet 1.9.1 declares weight32 mutable here but leaves it as it is: the output is
+    the stepped master copy in the weight's dtype."""
+    weight, direction, r1, r2, master = inputs
+    return step(_lamb_phase2_rule, [master, direction, r1, r2], mixed=False,
+                **p).astype(weight.dtype)
+
+
+register(OpDef(
+    "mp_lamb_update_phase2", _mp_lamb_phase2, params=_LAMB2,
+    inputs=("weight", "g", "r1", "r2", "weight32"), aux=("weight32",),
+    infer_shape=update_shapes(2, 3), infer_type=mp_types(low=(0,)), bfloat16="refuse",
+    doc="lamb_update_phase2 on the float32 master copy weight32, which (as in MXNet "
+        "1.9.1) is not updated: the output is the stepped weight32 in the weight's dtype."))
+register(OpDef(
+    "_mp_adamw_update", _adamw(mixed=True),
+    inputs=("weight", "grad", "mean", "var", "weight32", "rescale_grad"),
+    aux=("mean", "var", "weight32"), infer_shape=update_shapes(5), infer_type=mp_types(),
+    bfloat16="refuse", params=_ADAMW,
+    aliases=("_contrib_mp_adamw_update",),
+    doc="_adamw_update on the float32 master copy weight32; mean, var and weight32 "
+        "(float32) are updated in place, the output is weight32 in the weight's dtype."))

@@ -38,6 +38,8 @@ Kernel contract:
   to float32 and its results are rounded to the inferred dtypes (`bfloat16.py`).
   ``bfloat16="native"``: the kernel takes bfloat16 itself (the casts);
   ``bfloat16="refuse"``: type inference refuses it (no kernel in MXNet 1.9.1).
+- ``shape_from_values``: output shapes known only from the input values; such an
+  operator runs imperatively only, synchronously, and `infer_shape` is not called.
 """
 from __future__ import annotations
 
@@ -184,6 +186,9 @@ class OpDef:
     extra_params: bool = False
     bfloat16: str = "float32"   # how its kernel meets bfloat16: float32, native or refuse
     draws: bool = False   # draws from GENERATOR (random operators, Dropout)
+    # The output shape depends on the input values (contrib.boolean_mask): mx.nd runs the
+    # kernel at once on the finished inputs; graph nodes are refused (no shape to plan).
+    shape_from_values: bool = False
 
     def __post_init__(self) -> None:
         if self.bfloat16 not in ("float32", "native", "refuse"):

@@ -54,7 +54,14 @@ def test_files_written_here_run_in_mxnet(tmp_path):
     expected = {}
     # A Custom node runs Python code registered in the process, which MXNet's has not
     # (tests/test_operator.py checks Custom against MXNet's own run of the same code).
-    for op, build in ((op, b) for op, b in CASES.items() if op != "Custom"):
+    # MXNet 1.9.1 runs its multi-tensor SGD updates imperatively only: in a graph the
+    # _mom ones fail to compose (their FListInputNames reads MultiSGDParam) and type
+    # inference leaves the others' dtypes undecided (tests/ops/test_optimizer_ops.py
+    # checks all four against MXNet's imperative runs).
+    imperative_only = {"multi_sgd_update", "multi_sgd_mom_update", "multi_mp_sgd_update",
+                       "multi_mp_sgd_mom_update"}
+    for op, build in ((op, b) for op, b in CASES.items()
+                      if op != "Custom" and op not in imperative_only):
         sym = build()
         expected[op] = _save_case(tmp_path, op, sym, _inputs(sym))
     net = mx.models.get_model("squeezenet1.1", classes=10)

@@ -129,7 +129,9 @@ REFUSED += ["_sample_multinomial", *(f"_random_{d}_like" for d in (
 REFUSED += ["sgd_update", "sgd_mom_update", "nag_mom_update", "adam_update", "rmsprop_update",
             "rmspropalex_update", "ftrl_update", "ftml_update", "signsgd_update",
             "signum_update", "lamb_update_phase1", "lamb_update_phase2", "_adamw_update",
-            "mp_sgd_update", "mp_sgd_mom_update", "mp_nag_mom_update"]
+            "mp_sgd_update", "mp_sgd_mom_update", "mp_nag_mom_update", "mp_lamb_update_phase1",
+            "mp_lamb_update_phase2", "_mp_adamw_update", "multi_sgd_update",
+            "multi_sgd_mom_update", "multi_mp_sgd_update", "multi_mp_sgd_mom_update"]
 # MXNet's fused oneDNN self-attention products (float32 or int8).
 REFUSED += ["_sg_mkldnn_selfatt_qk", "_sg_mkldnn_selfatt_valatt"]
 

@@ -15,7 +15,7 @@ from minimx.base import MinimxError
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "optimizer_ops"
 CASES = json.loads((FIXTURES / "cases.json").read_text())
 ARRAYS = np.load(FIXTURES / "cases.npz")
-TIMED = ("ftml_update", "lamb_update_phase1")
+TIMED = ("ftml_update", "lamb_update_phase1", "mp_lamb_update_phase1")
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -27,11 +27,12 @@ def test_steps_match_mxnet(case: str) -> None:
     fn = getattr(mx.nd, spec["op"])
     for step in range(1, spec["steps"] + 1):
         attrs = dict(spec["attrs"], **({"t": step} if spec["op"] in TIMED else {}))
-        if spec["op"] == "lamb_update_phase1":
+        if spec["op"].endswith("lamb_update_phase1"):
             np.testing.assert_allclose(fn(*nds, **attrs).asnumpy(),
                                        ARRAYS[f"{case}:step{step}_out"], rtol=1e-4, atol=1e-6)
         else:
-            fn(*nds, out=nds[0], **attrs)
+            weights = [nds[i] for i in spec["weights"]]
+            fn(*nds, out=weights if len(weights) > 1 else weights[0], **attrs)
         for i, a in enumerate(nds):
             expected = ARRAYS[f"{case}:step{step}_{i}"]
             assert a.dtype == expected.dtype
@@ -109,3 +110,14 @@ def test_bad_parameters_name_the_node_and_the_values() -> None:
     with pytest.raises(MinimxError, match=r"mp_sgd_update.*float32"):
         mx.nd.mp_sgd_update(w.astype("float16"), w.astype("float16"), w.astype("float16"),
                             lr=0.1)
+
+
+def test_multi_updates_name_their_inputs_per_weight_and_check_lrs() -> None:
+    sym = mx.sym.multi_mp_sgd_mom_update(*[mx.sym.var(f"v{i}") for i in range(8)],
+                                         num_weights=2, lrs=(0.1, 0.2), wds=(0, 0), name="u")
+    assert sym.list_arguments() == ["v0", "v1", "v4", "v5"]
+    assert sym.list_auxiliary_states() == ["v2", "v3", "v6", "v7"]
+    assert sym.list_outputs() == ["u_output0", "u_output1"]
+    w = mx.nd.ones((2,))
+    with pytest.raises(MinimxError, match=r"u \(multi_sgd_update\).*num_weights=2.*lrs=\(0.1,\)"):
+        mx.nd.multi_sgd_update(w, w, w, w, num_weights=2, lrs=(0.1,), wds=(0, 0), name="u")

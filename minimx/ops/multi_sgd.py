@@ -1,0 +1,88 @@
+"""MXNet 1.9's multi-tensor SGD updates (src/operator/optimizer_op.cc): one call updates
+`num_weights` weights, each with its own learning rate and weight decay (`lrs`, `wds`):
+
+    mx.nd.multi_sgd_mom_update(w0, g0, m0, w1, g1, m1, num_weights=2, lrs=(0.1, 0.2),
+                               wds=(0.0, 1e-4), momentum=0.9, out=[w0, w1])
+
+The inputs interleave per weight: weight_i, grad_i[, mom_i][, weight32_i]; the outputs
+are the new weights. mom and weight32 are updated in place, auxiliary states as in
+`optimizer_ops`, whose `step` (on `update_rules.sgd`) each weight goes through.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..base import OperatorError
+from . import update_rules as rules
+from .infer import same_dtype
+from .optimizer_ops import mp_types, step, update_shapes
+from .params import Params
+from .registry import InferFn, OpContext, OpDef, Param, register
+
+Array = np.ndarray
+
+_PARAMS = (Param("lrs", "floats", doc="The learning rate of each weight."),
+           Param("wds", "floats", doc="The weight decay of each weight."),
+           Param("rescale_grad", "float", 1.0, "The gradients are multiplied by this first."),
+           Param("clip_gradient", "float", -1.0,
+                 "Clip the rescaled gradients to [-clip, clip]; negative: no clipping."),
+           Param("num_weights", "int", 1, "The number of weights updated."))
+_MOMENTUM = Param("momentum", "float", 0.0, "The decay of the momentum.")
+
+
+def _names(slots: tuple[str, ...]) -> Callable[[Params], list[str]]:
+    return lambda p: [f"{slot}_{i}" for i in range(p.num_weights) for slot in slots]
+
+
+def _outputs(p: Params) -> list[str]:
+    return ["output"] if p.num_weights == 1 else [f"output{i}" for i in range(p.num_weights)]
+
+
+def _per_weight(infer: InferFn, stride: int) -> InferFn:
+    """`infer` on each weight's inputs and output; checks lrs and wds first (inference
+    runs before any kernel, imperatively as at bind)."""
+    def run(p: Params, in_shapes: list, out_shapes: list) -> tuple[list, list]:
+        if p.num_weights < 1 or len(p.lrs) != p.num_weights or len(p.wds) != p.num_weights:
+            raise OperatorError(f"{p.label}: num_weights={p.num_weights} needs that many "
+                                f"lrs and wds, got lrs={p.lrs} and wds={p.wds}")
+        ins, outs = [], []
+        for i in range(p.num_weights):
+            a, b = infer(p, in_shapes[i * stride:(i + 1) * stride], out_shapes[i:i + 1])
+            ins += a
+            outs += b
+        return ins, outs
+    return run
+
+
+def _forward(stride: int, mixed: bool) -> Callable[..., list[Array]]:
+    def forward(p: Params, ctx: OpContext, inputs: list[Array]) -> list[Array]:
+        common = {k: v for k, v in p.items() if k not in ("lrs", "wds", "num_weights")}
+        return [step(rules.sgd, inputs[i * stride:(i + 1) * stride], mixed=mixed, lr=lr,
+                     wd=wd, **common)
+                for i, (lr, wd) in enumerate(zip(p.lrs, p.wds, strict=True))]
+    return forward
+
+
+def _register(name: str, momentum: bool, mixed: bool, doc: str) -> None:
+    states = ("mom",) * momentum + ("weight32",) * mixed
+    stride = 2 + len(states)
+    register(OpDef(
+        name, _forward(stride, mixed), params=(*_PARAMS, *(_MOMENTUM,) * momentum),
+        inputs=_names(("weight", "grad", *states)), aux=_names(states), outputs=_outputs,
+        infer_shape=_per_weight(update_shapes(), stride),
+        infer_type=_per_weight(mp_types() if mixed else same_dtype, stride),
+        bfloat16="refuse", doc=doc))
+
+
+_register("multi_sgd_update", False, False,
+          "sgd_update of each weight_i by grad_i with lrs[i] and wds[i].")
+_register("multi_sgd_mom_update", True, False,
+          "sgd_mom_update of each weight_i by grad_i; mom_i is updated in place.")
+_register("multi_mp_sgd_update", False, True,
+          "mp_sgd_update of each float16 weight_i: its float32 master copy weight32_i is "
+          "updated in place, the output is it in weight_i's dtype.")
+_register("multi_mp_sgd_mom_update", True, True,
+          "mp_sgd_mom_update of each float16 weight_i; mom_i and weight32_i (float32) are "
+          "updated in place.")
