@@ -15,7 +15,7 @@ from pathlib import Path
 import mxnet as mx
 import numpy as np
 
-# (case, cell expression, unroll length, layout, merge_outputs, input (batch, width))
+# (case, cell expression, unroll length, layout, merge_outputs, one step's input shape)
 CELL_CASES = [
     ("rnn_tanh", "mx.rnn.RNNCell(5, prefix='rnn_')", 3, "NTC", True, (2, 4)),
     ("rnn_relu_list", "mx.rnn.RNNCell(5, activation='relu', prefix='r_')", 3, "NTC", False,
@@ -38,6 +38,14 @@ CELL_CASES = [
      4, "NTC", True, (2, 3)),
     ("fused_rnn_tanh", "mx.rnn.FusedRNNCell(3, num_layers=2, mode='rnn_tanh', prefix='r_')",
      3, "TNC", True, (2, 4)),
+    ("conv_rnn", "mx.rnn.ConvRNNCell((2, 2, 5, 5), 3, prefix='crnn_')", 3, "NTC", True,
+     (2, 2, 5, 5)),
+    ("conv_lstm", "mx.rnn.ConvLSTMCell((2, 3, 6, 6), 2, h2h_kernel=(3, 1), h2h_dilate=(2, 1), "
+     "i2h_kernel=(3, 3), i2h_stride=(2, 1), i2h_pad=(1, 0), i2h_dilate=(1, 2), "
+     "activation='tanh', i2h_bias_initializer=mx.init.LSTMBias(forget_bias=1.0), "
+     "prefix='clstm_')", 3, "TNC", True, (2, 3, 6, 6)),
+    ("conv_gru", "mx.rnn.ConvGRUCell((2, 2, 4, 5), 3, h2h_kernel=(5, 3), i2h_kernel=(1, 1), "
+     "i2h_pad=(0, 0))", 3, "NTC", False, (2, 2, 4, 5)),
 ]
 
 LM = {"vocab": 8, "embed": 6, "hidden": 8, "batch": 4, "buckets": [4, 6, 8], "epochs": 6,
@@ -58,10 +66,10 @@ def _flat(states: list) -> list:
 
 
 def _cell_case(name: str, expr: str, length: int, layout: str, merge: bool | None,
-               step: tuple[int, int], rng: np.random.RandomState) -> tuple[dict, dict]:
+               step: tuple[int, ...], rng: np.random.RandomState) -> tuple[dict, dict]:
     cell = eval(expr)  # noqa: S307  (our own table)
-    batch, width = step
-    shape = (batch, length, width) if layout == "NTC" else (length, batch, width)
+    batch, *rest = step
+    shape = (batch, length, *rest) if layout == "NTC" else (length, batch, *rest)
     with mx.name.NameManager():  # automatic names counted from 0 in each case
         outputs, states = cell.unroll(length, inputs=mx.sym.Variable("data"), layout=layout,
                                       merge_outputs=merge)

@@ -182,25 +182,59 @@ class BaseRNNCell:
         return merged, states
 
 
-def activation(inputs: Symbol, act: str | Callable[..., Symbol], **kwargs: Any) -> Symbol:
+Act = str | Callable[..., Symbol]  # an Activation act_type, or a symbol function
+
+
+def activation(inputs: Symbol, act: Act, **kwargs: Any) -> Symbol:
     """`act` applied to `inputs`: an Activation's act_type, or a symbol function."""
     if isinstance(act, str):
         return symbol.Activation(inputs, act_type=act, **kwargs)
     return act(inputs, **kwargs)
 
 
+def lstm_update(gates: Symbol, prev_c: Symbol, name: str, act: Act
+                ) -> tuple[Symbol, Symbol]:
+    """The next hidden and cell states from the summed projections `gates` (MXNet's
+    order i, f, c, o along axis 1); `act` squashes the candidate and the cell
+    (tanh in LSTMCell, the cell's own in ConvLSTMCell)."""
+    parts = symbol.SliceChannel(gates, num_outputs=4, name=f"{name}slice")
+    in_gate = symbol.Activation(parts[0], act_type="sigmoid", name=f"{name}i")
+    forget_gate = symbol.Activation(parts[1], act_type="sigmoid", name=f"{name}f")
+    in_transform = activation(parts[2], act, name=f"{name}c")
+    out_gate = symbol.Activation(parts[3], act_type="sigmoid", name=f"{name}o")
+    next_c = symbol._plus(forget_gate * prev_c, in_gate * in_transform, name=f"{name}state")
+    next_h = symbol._mul(out_gate, activation(next_c, act), name=f"{name}out")
+    return next_h, next_c
+
+
+def gru_update(i2h: Symbol, h2h: Symbol, prev: Symbol, name: str, act: Act) -> Symbol:
+    """The next state from the input and state projections (gates r, z, o along
+    axis 1), as cuDNN computes it: the reset gate scales ``h2h``'s candidate
+    part; `act` squashes the candidate."""
+    i2h_r, i2h_z, i2h = symbol.SliceChannel(i2h, num_outputs=3, name=f"{name}_i2h_slice")
+    h2h_r, h2h_z, h2h = symbol.SliceChannel(h2h, num_outputs=3, name=f"{name}_h2h_slice")
+    reset_gate = symbol.Activation(i2h_r + h2h_r, act_type="sigmoid", name=f"{name}_r_act")
+    update_gate = symbol.Activation(i2h_z + h2h_z, act_type="sigmoid", name=f"{name}_z_act")
+    candidate = activation(i2h + reset_gate * h2h, act, name=f"{name}_h_act")
+    return symbol._plus((1. - update_gate) * candidate, update_gate * prev, name=f"{name}out")
+
+
 class _GatedCell(BaseRNNCell):
     """A cell whose step projects its input and state by FullyConnected layers
-    (``i2h``, ``h2h``) to `len(_gate_names)` gates of `num_hidden` units."""
+    (``i2h``, ``h2h``) to `len(_gate_names)` gates of `num_hidden` units;
+    `_activation` squashes the candidate (and an LSTM's cell)."""
+
+    _activation: Act = "tanh"
 
     def __init__(self, num_hidden: int, prefix: str, params: RNNParams | None,
-                 i2h_bias: dict[str, Any] | None = None) -> None:
+                 inits: dict[str, Any] | None = None) -> None:
+        """`inits` maps a weight's name (``i2h_bias``) to its initializer."""
         super().__init__(prefix=prefix, params=params)
         self._hidden = num_hidden
-        self._iW = self.params.get("i2h_weight")
-        self._iB = self.params.get("i2h_bias", **(i2h_bias or {}))
-        self._hW = self.params.get("h2h_weight")
-        self._hB = self.params.get("h2h_bias")
+        inits = inits or {}
+        self._iW, self._iB, self._hW, self._hB = (
+            self.params.get(n, init=inits.get(n))
+            for n in ("i2h_weight", "i2h_bias", "h2h_weight", "h2h_bias"))
 
     @property
     def _num_hidden(self) -> int:
@@ -220,17 +254,8 @@ class _GatedCell(BaseRNNCell):
         return f"{self._prefix}t{self._counter}_"
 
 
-class RNNCell(_GatedCell):
-    """Elman RNN: ``h' = act(W_i x + b_i + W_h h + b_h)``."""
-
-    def __init__(self, num_hidden: int, activation: str | Callable[..., Symbol] = "tanh",
-                 prefix: str = "rnn_", params: RNNParams | None = None) -> None:
-        super().__init__(num_hidden, prefix, params)
-        self._activation = activation
-
-    @property
-    def state_info(self) -> list[dict[str, Any]]:
-        return [{"shape": (0, self._hidden), "__layout__": "NC"}]
+class _ElmanStep(_GatedCell):
+    """The Elman step: ``h' = act(i2h + h2h)`` (RNNCell, ConvRNNCell)."""
 
     @property
     def _gate_names(self) -> Sequence[str]:
@@ -243,18 +268,8 @@ class RNNCell(_GatedCell):
         return output, [output]
 
 
-class LSTMCell(_GatedCell):
-    """LSTM with gates in MXNet's order i, f, c, o; `forget_bias` initializes the
-    forget gate's part of ``i2h_bias`` (an `LSTMBias` ``__init__`` attribute)."""
-
-    def __init__(self, num_hidden: int, prefix: str = "lstm_", params: RNNParams | None = None,
-                 forget_bias: float = 1.0) -> None:
-        super().__init__(num_hidden, prefix, params,
-                         i2h_bias={"init": LSTMBias(forget_bias=forget_bias)})
-
-    @property
-    def state_info(self) -> list[dict[str, Any]]:
-        return [{"shape": (0, self._hidden), "__layout__": "NC"} for _ in range(2)]
+class _LSTMStep(_GatedCell):
+    """The LSTM step, gates i, f, c, o; states h, c (LSTMCell, ConvLSTMCell)."""
 
     @property
     def _gate_names(self) -> Sequence[str]:
@@ -263,19 +278,52 @@ class LSTMCell(_GatedCell):
     def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
         name = self._step_name()
         i2h, h2h = self._projections(inputs, states[0], name)
-        gates = symbol.SliceChannel(i2h + h2h, num_outputs=4, name=f"{name}slice")
-        in_gate = symbol.Activation(gates[0], act_type="sigmoid", name=f"{name}i")
-        forget_gate = symbol.Activation(gates[1], act_type="sigmoid", name=f"{name}f")
-        in_transform = symbol.Activation(gates[2], act_type="tanh", name=f"{name}c")
-        out_gate = symbol.Activation(gates[3], act_type="sigmoid", name=f"{name}o")
-        next_c = symbol._plus(forget_gate * states[1], in_gate * in_transform,
-                              name=f"{name}state")
-        next_h = symbol._mul(out_gate, symbol.Activation(next_c, act_type="tanh"),
-                             name=f"{name}out")
+        next_h, next_c = lstm_update(i2h + h2h, states[1], name, self._activation)
         return next_h, [next_h, next_c]
 
 
-class GRUCell(_GatedCell):
+class _GRUStep(_GatedCell):
+    """The GRU step, gates r, z, o (GRUCell, ConvGRUCell)."""
+
+    @property
+    def _gate_names(self) -> Sequence[str]:
+        return ("_r", "_z", "_o")
+
+    def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
+        name = self._step_name()
+        i2h, h2h = self._projections(inputs, states[0], name)
+        next_h = gru_update(i2h, h2h, states[0], name, self._activation)
+        return next_h, [next_h]
+
+
+class RNNCell(_ElmanStep):
+    """Elman RNN: ``h' = act(W_i x + b_i + W_h h + b_h)``."""
+
+    def __init__(self, num_hidden: int, activation: Act = "tanh",
+                 prefix: str = "rnn_", params: RNNParams | None = None) -> None:
+        super().__init__(num_hidden, prefix, params)
+        self._activation = activation
+
+    @property
+    def state_info(self) -> list[dict[str, Any]]:
+        return [{"shape": (0, self._hidden), "__layout__": "NC"}]
+
+
+class LSTMCell(_LSTMStep):
+    """LSTM with gates in MXNet's order i, f, c, o; `forget_bias` initializes the
+    forget gate's part of ``i2h_bias`` (an `LSTMBias` ``__init__`` attribute)."""
+
+    def __init__(self, num_hidden: int, prefix: str = "lstm_", params: RNNParams | None = None,
+                 forget_bias: float = 1.0) -> None:
+        super().__init__(num_hidden, prefix, params,
+                         inits={"i2h_bias": LSTMBias(forget_bias=forget_bias)})
+
+    @property
+    def state_info(self) -> list[dict[str, Any]]:
+        return [{"shape": (0, self._hidden), "__layout__": "NC"} for _ in range(2)]
+
+
+class GRUCell(_GRUStep):
     """GRU as cuDNN computes it (the reset gate scales ``h2h``'s candidate part),
     gates in MXNet's order r, z, o."""
 
@@ -287,26 +335,7 @@ class GRUCell(_GatedCell):
     def state_info(self) -> list[dict[str, Any]]:
         return [{"shape": (0, self._hidden), "__layout__": "NC"}]
 
-    @property
-    def _gate_names(self) -> Sequence[str]:
-        return ("_r", "_z", "_o")
-
     def _projections(self, inputs: Symbol, state: Symbol, name: str
                      ) -> tuple[Symbol, Symbol]:
         # MXNet's GRU names its layers "<prefix>t<k>__i2h" (one underscore more).
         return super()._projections(inputs, state, f"{name}_")
-
-    def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
-        name = self._step_name()
-        prev = states[0]
-        i2h, h2h = self._projections(inputs, prev, name)
-        i2h_r, i2h_z, i2h = symbol.SliceChannel(i2h, num_outputs=3, name=f"{name}_i2h_slice")
-        h2h_r, h2h_z, h2h = symbol.SliceChannel(h2h, num_outputs=3, name=f"{name}_h2h_slice")
-        reset_gate = symbol.Activation(i2h_r + h2h_r, act_type="sigmoid", name=f"{name}_r_act")
-        update_gate = symbol.Activation(i2h_z + h2h_z, act_type="sigmoid",
-                                        name=f"{name}_z_act")
-        candidate = symbol.Activation(i2h + reset_gate * h2h, act_type="tanh",
-                                      name=f"{name}_h_act")
-        next_h = symbol._plus((1. - update_gate) * candidate, update_gate * prev,
-                              name=f"{name}out")
-        return next_h, [next_h]

@@ -118,6 +118,28 @@ def test_bad_arguments_are_refused() -> None:
         mx.rnn.encode_sentences([["z"]], vocab={"a": 1})
     with pytest.raises(MinimxError, match="do not fit"):
         mx.rnn.FusedRNNCell(3, prefix="x_").unpack_weights({"x_parameters": mx.nd.zeros((7,))})
+    with pytest.raises(MinimxError, match="conv_layout='NHWC'"):
+        mx.rnn.ConvLSTMCell((1, 2, 4, 4), 3, conv_layout="NHWC")
+    with pytest.raises(MinimxError, match=r"h2h_kernel=\(2, 3\)"):
+        mx.rnn.ConvGRUCell((1, 2, 4, 4), 3, h2h_kernel=(2, 3))
+
+
+def test_conv_cells_initializers_and_per_gate_weights() -> None:
+    """The initializers land in the weights' ``__init__`` (biases 'zeros' by
+    default, as in MXNet); unpack_weights splits the filters by gate."""
+    cell = mx.rnn.ConvLSTMCell((1, 2, 4, 4), 3, i2h_weight_initializer=mx.init.Xavier())
+    out, _ = cell.unroll(2, mx.sym.Variable("data"))
+    attrs = mx.sym.Group(out).attr_dict()
+    assert attrs["ConvLSTM_h2h_bias"] == {"__init__": "zeros"}
+    assert "xavier" in attrs["ConvLSTM_i2h_weight"]["__init__"]
+    assert "__init__" not in attrs.get("ConvLSTM_h2h_weight", {})
+    weight = mx.nd.array(np.arange(12 * 3 * 9, dtype=np.float32).reshape(12, 3, 3, 3))
+    args = {f"ConvLSTM_{g}_{k}": weight if k == "weight" else mx.nd.zeros((12,))
+            for g in ("i2h", "h2h") for k in ("weight", "bias")}
+    pieces = cell.unpack_weights(args)
+    assert pieces["ConvLSTM_h2h_f_weight"].shape == (3, 3, 3, 3)
+    np.testing.assert_array_equal(cell.pack_weights(pieces)["ConvLSTM_i2h_weight"].asnumpy(),
+                                  weight.asnumpy())
 
 
 def test_rnn_params_share_variables_between_cells() -> None:
