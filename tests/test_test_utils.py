@@ -13,6 +13,7 @@ import pytest
 
 import minimx as mx
 from minimx import test_utils as tu
+from tests import custom_ops  # noqa: F401  (registers tu_square, as the fixture script does)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "test_utils"
 RECORD = json.loads((FIXTURES / "test_utils.json").read_text())
@@ -22,29 +23,6 @@ RECORD = json.loads((FIXTURES / "test_utils.json").read_text())
 def arrays() -> dict[str, np.ndarray]:
     with np.load(FIXTURES / "test_utils.npz") as z:
         return {k: z[k] for k in z.files}
-
-
-class _Square(mx.operator.CustomOp):
-    """x**2 whose backward sends `factor` * x * head gradient (as the fixture script's)."""
-
-    def __init__(self, factor: float) -> None:
-        self.factor = factor
-
-    def forward(self, is_train, req, in_data, out_data, aux):
-        self.assign(out_data[0], req[0], in_data[0] * in_data[0])
-
-    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
-        self.assign(in_grad[0], req[0], out_grad[0] * in_data[0] * self.factor)
-
-
-@mx.operator.register("tu_square")
-class _SquareProp(mx.operator.CustomOpProp):
-    def __init__(self, factor: str = "2") -> None:
-        super().__init__(need_top_grad=True)
-        self.factor = float(factor)
-
-    def create_operator(self, ctx, in_shapes, in_dtypes):
-        return _Square(self.factor)
 
 
 def _same_message(got: str | None, want: str | None) -> bool:

@@ -125,6 +125,7 @@ os.environ["MXNET_SUBGRAPH_BACKEND"] = "NONE"
 
 import mxnet as mx  # noqa: E402
 import numpy as np  # noqa: E402
+from custom_op_defs import build_customnet  # noqa: E402  (tools/, beside this script)
 from mxnet.contrib import amp  # noqa: E402
 from mxnet.gluon.model_zoo import vision  # noqa: E402
 from mxnet.gluon.model_zoo.vision.densenet import DenseNet  # noqa: E402
@@ -2014,73 +2015,14 @@ def write_loss_ops(out: Path) -> None:
     (out / "cases.json").write_text(json.dumps(cases, indent=1, sort_keys=True) + "\n")
 
 
-class _ScaledRelu(mx.operator.CustomOp):
-    def __init__(self, scale: float) -> None:
-        super().__init__()
-        self.scale = scale
-
-    def forward(self, is_train, req, in_data, out_data, aux):
-        self.assign(out_data[0], req[0], mx.nd.relu(in_data[0]) * self.scale)
-
-    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
-        self.assign(in_grad[0], req[0], out_grad[0] * (in_data[0] > 0) * self.scale)
-
-
-@mx.operator.register("fixture_scaled_relu")
-class _ScaledReluProp(mx.operator.CustomOpProp):
-    def __init__(self, scale: str = "1.0") -> None:
-        super().__init__(need_top_grad=True)
-        self.scale = float(scale)
-
-    def create_operator(self, ctx, in_shapes, in_dtypes):
-        return _ScaledRelu(self.scale)
-
-
-class _SoftmaxLoss(mx.operator.CustomOp):
-    def forward(self, is_train, req, in_data, out_data, aux):
-        x = in_data[0].asnumpy()
-        y = np.exp(x - x.max(axis=1, keepdims=True))
-        self.assign(out_data[0], req[0], mx.nd.array(y / y.sum(axis=1, keepdims=True)))
-
-    def backward(self, req, out_grad, in_data, out_data, in_grad, aux):
-        label = in_data[1].asnumpy().astype(int)
-        y = out_data[0].asnumpy()
-        y[np.arange(label.shape[0]), label] -= 1.0
-        self.assign(in_grad[0], req[0], mx.nd.array(y))
-        self.assign(in_grad[1], req[1], mx.nd.zeros(label.shape))
-
-
-@mx.operator.register("fixture_softmax")
-class _SoftmaxLossProp(mx.operator.CustomOpProp):
-    def __init__(self) -> None:
-        super().__init__(need_top_grad=False)
-
-    def list_arguments(self):
-        return ["data", "label"]
-
-    def infer_shape(self, in_shape):
-        return [in_shape[0], (in_shape[0][0],)], [in_shape[0]], []
-
-    def create_operator(self, ctx, in_shapes, in_dtypes):
-        return _SoftmaxLoss()
-
-
-def build_customnet() -> mx.sym.Symbol:
-    """FC, a scaled relu and FC, then a softmax loss: both Python custom operators."""
-    fc1 = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=5, name="fc1")
-    act = mx.sym.Custom(fc1, op_type="fixture_scaled_relu", scale=1.5, name="srelu")
-    fc2 = mx.sym.FullyConnected(act, num_hidden=3, name="fc2")
-    return mx.sym.Custom(data=fc2, op_type="fixture_softmax", name="softmax")
-
-
 def write_custom_op(out: Path) -> None:
-    """`customnet-symbol.json` (`build_customnet()`), and in `customnet.npz` its
+    """`customnet-symbol.json` (`build_customnet(mx)`), and in `customnet.npz` its
     arguments (`arg:<name>`), MXNet's output and argument gradients (`grad:<name>`) of one
     training forward and backward, and `nd:in`/`nd:out`, the scaled relu run by
     `mx.nd.Custom`."""
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.RandomState(17)
-    sym = build_customnet()
+    sym = build_customnet(mx)
     shapes = {"data": (4, 6), "softmax_label": (4,)}
     arg_shapes, _, _ = sym.infer_shape(**shapes)
     args = {n: rng.uniform(-1, 1, s).astype(np.float32)
@@ -2186,8 +2128,8 @@ GROUP_NOTES = {
                 "outputs, SVMOutput, MakeLoss) bound by MXNet: inputs `<case>:in_<i>`, the "
                 "output `:out_0` and the input gradients `:grad_<i>` of a backward without "
                 "head gradients; `cases.json` gives each case's operator and attributes.",
-    "custom_op": "`customnet-symbol.json`: `build_customnet()` (two Python custom operators "
-                 "defined in the script); `customnet.npz`: its arguments `arg:<name>`, "
+    "custom_op": "`customnet-symbol.json`: `build_customnet(mx)` (two Python custom operators "
+                 "in tools/custom_op_defs.py); `customnet.npz`: its arguments `arg:<name>`, "
                  "MXNet's `output` and gradients `grad:<name>` of one training pass, and "
                  "`nd:in` / `nd:out` of an imperative `mx.nd.Custom` call.",
     "quantization": "`thresholds.json`: `_get_optimal_threshold` (min, max, threshold, "
