@@ -232,3 +232,48 @@ def test_every_model_in_bf16_gives_mxnets_bf16_outputs(model: str, monkeypatch) 
     assert (got.argmax(1) == want.argmax(1)).all()
     # One bf16 rounding apart at most, where the float32 sums' order decided it.
     assert np.abs(got - want).max() <= np.abs(want - fp32).max() / 2
+
+
+# -- cast names after operators that name their outputs -----------------------------------------
+def test_casts_after_sliced_and_swapped_outputs_are_named_as_mxnet_names_them() -> None:
+    # MXNet 1.9.1 names a cast <node>_<output name>_amp_cast_<dtype> after every operator with
+    # FListOutputNames (SliceChannel's output0/output1, SwapAxis' output), the index otherwise.
+    data = mx.sym.var("data")
+    halves = mx.sym.SliceChannel(data, num_outputs=2, axis=1, name="split")
+    conv = mx.sym.Convolution(halves[1], kernel=(1, 1), num_filter=2, no_bias=True, name="conv")
+    sw = mx.sym.SwapAxis(conv, dim1=2, dim2=3, name="sw")
+    net = mx.sym.Group([mx.sym.FullyConnected(sw, num_hidden=3, no_bias=True, name="fc"),
+                        halves[0]])
+    nodes, _ = structure(amp.convert_symbol(net, target_dtype="bfloat16").tojson())
+    # MXNet 1.9.1's convert_symbol(net, target_dtype='bfloat16'), tojson(remove_amp_cast=False)
+    assert [name for op, name, _, _ in nodes if op.startswith("amp_")] == [
+        "split_output1_amp_cast_bfloat16", "conv_weight_amp_cast_bfloat16",
+        "conv_output_amp_cast_float32", "sw_output_amp_cast_bfloat16",
+        "fc_weight_amp_cast_bfloat16", "fc_output_amp_cast_float32"]
+
+
+@pytest.mark.parametrize("build, names", [
+    # MXNet 1.9.1: the fp32 casts convert_symbol(sym, target_dtype_ops=[], fp32_ops=[],
+    # conditional_fp32_ops=[]) puts on the heads of a one-node graph `x`
+    (lambda d: mx.sym.SliceChannel(d, num_outputs=2, name="x"),
+     ["x_output0_amp_cast_float32", "x_output1_amp_cast_float32"]),
+    (lambda d: mx.sym.SwapAxis(d, dim1=1, dim2=2, name="x"), ["x_output_amp_cast_float32"]),
+    (lambda d: mx.sym.Pad(d, mode="constant", pad_width=(0, 0, 0, 0, 1, 1, 1, 1), name="x"),
+     ["x_output_amp_cast_float32"]),
+    (lambda d: mx.sym.L2Normalization(d, name="x"), ["x_output_amp_cast_float32"]),
+    (lambda d: mx.sym.InstanceNorm(d, name="x"), ["x_output_amp_cast_float32"]),
+    (lambda d: mx.sym.SequenceReverse(d, name="x"), ["x_output_amp_cast_float32"]),
+    (lambda d: mx.sym.softmin(d, name="x"), ["x_output_amp_cast_float32"]),
+    (lambda d: mx.sym.contrib.MultiBoxPrior(d, sizes=(0.5,), name="x"),
+     ["x_output_amp_cast_float32"]),
+    (lambda d: mx.sym.RNN(d, mx.sym.var("p"), mx.sym.var("s"), state_size=2, num_layers=1,
+                          mode="rnn_tanh", state_outputs=True, name="x"),
+     ["x_output_amp_cast_float32", "x_state_output_amp_cast_float32"]),
+], ids=["SliceChannel", "SwapAxis", "Pad", "L2Normalization", "InstanceNorm", "SequenceReverse",
+        "softmin", "MultiBoxPrior", "RNN"])
+def test_head_casts_are_named_by_output_name_where_mxnet_names_outputs(build, names) -> None:
+    sym = build(mx.sym.var("data"))
+    sym = mx.sym.Group([sym[i] for i in range(len(sym.list_outputs()))])
+    converted = amp.convert_symbol(sym, target_dtype_ops=[], fp32_ops=[], conditional_fp32_ops=[])
+    nodes, heads = structure(converted.tojson())
+    assert [nodes[i][1] for i, _ in heads] == names
