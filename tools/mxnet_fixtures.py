@@ -4,7 +4,7 @@ Runs with MXNet's own Python, never with minimx (it must not import minimx: the
 fixtures are what minimx is checked against). Create that environment once:
 
     python3.11 -m venv venv-mxnet
-    venv-mxnet/bin/pip install mxnet==1.9.1 'numpy<1.24' 'scipy<1.12'
+    venv-mxnet/bin/pip install mxnet==1.9.1 'numpy<1.24' 'scipy<1.12' Pillow
     # the families group also needs (pins keep numpy < 1.24):
     venv-mxnet/bin/pip install gluoncv==0.10.5 gluonnlp==0.10.0 'matplotlib<3.8' \
         'pandas<2.1' 'opencv-python<4.9'

@@ -208,6 +208,10 @@ def _calibrated(node: SelectorNode) -> str | None:
     if node.op in ("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected") and not p.quantized:
         return _chain_refusal(node)  # float32: lowered as minimx's own fused chains
     if _fused_at_run_time(node.op, p):
+        if node.op == "_sg_mkldnn_conv" and node.input_dtypes and \
+                node.input_dtypes[0] is not None and np.dtype(node.input_dtypes[0]) == np.uint8:
+            return "uint8 data at a range found at run time (calib_mode none): MXNet refuses " \
+                   "a range below 0 there, which a plan cannot check, the numpy kernel does"
         return _chain_refusal(node)
     if node.op == "_sg_mkldnn_conv" and not calibrated(p, node.op):
         return "a sum at a scale found at run time (calib_mode none; oneDNN's sum " \

@@ -563,25 +563,35 @@ class Lowering:
                         entry=None):
         entry = entry or self.g.entry_id
         p = node.params
-        data = entry(node.inputs[0])
-        x = self.value(data)
-        # flatten=False: over the last axis, the rows of all leading axes in one inner
-        # product (a view of them as (rows, k)), its output viewed back.
-        lead = () if p.flatten or len(x.shape) == 2 else x.shape[:-1]
-        if lead:
-            x = self.plan.view(self.viewable(data), onednn.MemoryDesc.plain(
-                (math.prod(lead), x.shape[-1])))
+        x, lead = self.rows(entry(node.inputs[0]), p.flatten)
         op = onednn.inner_product(x.shape, p.num_hidden, bias=not p.no_bias,
                                   post_ops=self.eltwise_post(act), dtype=self.float_type(nid))
         args = {"src": self.plan.reorder(x, op.desc("src"))}
         for arg, k in (("weights", 1), ("bias", 2))[:1 if p.no_bias else 2]:
             sources, make = self.weight(entry(node.inputs[k]))   # an input, or folded
             args[arg] = self.constant(inputs, sources, make, op, arg)
-        y = self.plan.add(op, **args)
+        return self.unrows(self.plan.add(op, **args), lead, p.num_hidden)
+
+    def rows(self, eid: int, flatten: bool) -> tuple[onednn.Slot, tuple[int, ...]]:
+        """A fully connected layer's data (entry `eid`) as its inner product reads
+        it, and the leading axes to give back (`unrows`): with flatten=False, over
+        the last axis, the rows of all leading axes viewed as (rows, k), so that
+        one inner product computes them all."""
+        x = self.value(eid)
+        if flatten or len(x.shape) == 2:
+            return x, ()
+        lead = tuple(x.shape[:-1])
+        v = self.viewable(eid)
+        return self.plan.view(v, onednn.MemoryDesc.plain((math.prod(lead), x.shape[-1]),
+                                                         v.desc.dtype)), lead
+
+    def unrows(self, y: onednn.Slot, lead: tuple[int, ...], num_hidden: int) -> onednn.Slot:
+        """An inner product's (rows, num_hidden) output viewed back as
+        (*lead, num_hidden) (no leading axes: as it is)."""
         if not lead:
             return y
         y = self.plan.reorder(y)   # plain, to be viewed
-        return self.plan.view(y, onednn.MemoryDesc.plain((*lead, p.num_hidden), y.desc.dtype))
+        return self.plan.view(y, onednn.MemoryDesc.plain((*lead, num_hidden), y.desc.dtype))
 
     def fused_fc(self, node, nid, ins, inputs):
         f = _Fused(node, self.g)

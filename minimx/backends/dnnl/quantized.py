@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ... import onednn
-from ...base import BackendError
+from ...base import BackendError, DTypeError
 from ...graph import Node
 from ...ops import quantization as q
 from ..mkldnn_ops import QuantizedConv, QuantizedFC
@@ -238,7 +238,11 @@ def quantized_conv(low: Lowering, node: Node, nid: int, ins: Sequence[int], inpu
     n_base = len(ins) - (4 if p.with_sum else 2)
     base, extra = ins[:n_base], ins[n_base:]
     x = low.value(base[0])
-    data_scale = q.quantize_scale(x.desc.dtype, *low.range_of(extra[:2]))
+    d_lo, d_hi = low.range_of(extra[:2])
+    if d_lo < 0 and x.desc.dtype != np.int8:   # as the kernel (and MXNet) refuses it
+        raise DTypeError(f"data is {x.desc.dtype} with min {d_lo}: a quantized convolution "
+                         "takes int8 data, or uint8 data with a range from 0")
+    data_scale = q.quantize_scale(x.desc.dtype, d_lo, d_hi)
     out_scale = q.quantize_scale(qc.out_type, p.min_calib_range, p.max_calib_range)
     n_params = 1 + (not qc.conv.no_bias) + 4 * (qc.bn is not None)
     sources = [low.source(e, f"{node.label} weights") for e in base[1:1 + n_params]]
@@ -360,7 +364,7 @@ def quantized_fc(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
         return _fc_at_run_time(low, node, qfc, nid, ins, inputs)
     n_base = 2 if qfc.fc.no_bias else 3
     base, extra = ins[:n_base], ins[n_base:]
-    x = low.value(base[0])
+    x, lead = low.rows(base[0], qfc.fc.flatten)
     data_scale = q.quantize_scale(x.desc.dtype, *low.range_of(extra[:2]))
     act_scale = F32(1)
     if qfc.calibrated:
@@ -390,7 +394,7 @@ def quantized_fc(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
         args["bias"] = low.constant(inputs, sources, part(1), op, "bias")
     if qfc.calibrated and not p.enable_float_output:
         low.set_range(low.g.entry_ptr[nid], *q.range_out(p.min_calib_range, p.max_calib_range))
-    return low.plan.add(op, **args)
+    return low.unrows(low.plan.add(op, **args), lead, num_hidden)
 
 
 def _std_round(low: Lowering, v: onednn.Slot) -> onednn.Slot:
@@ -427,7 +431,7 @@ def _fc_at_run_time(low: Lowering, node: Node, qfc: QuantizedFC, nid: int,
     pass INT32_MAX / 2), rounding half away from zero; done here in plan steps."""
     n_base = 2 if qfc.fc.no_bias else 3
     base, extra = ins[:n_base], ins[n_base:]
-    x = low.value(base[0])
+    x, lead = low.rows(base[0], qfc.fc.flatten)
     real = _max_abs(low, low.value(extra[0]), low.value(extra[1]))
     sources = [low.source(e, f"{node.label} weights") for e in (*base[1:], *extra[2:])]
     num_hidden = low.shape(base[1])[0]
@@ -465,7 +469,7 @@ def _fc_at_run_time(low: Lowering, node: Node, qfc: QuantizedFC, nid: int,
         weights = _binary(low, "add", w, moved)   # (num_hidden, K) in the op's dims:
         weights = low.plan.view(weights, onednn.MemoryDesc.plain(op.desc("weights").shape))
         args["weights"] = low.plan.reorder(weights, op.desc("weights"))
-    y = low.plan.add(op, **args)
+    y = low.unrows(low.plan.add(op, **args), lead, num_hidden)
     top = _binary(low, "mul", _binary(low, "mul", _binary(low, "div", real, 127.0), const(0)),
                   float(q.INT32_LEVELS))
     _set_run_time_range(low, nid, _binary(low, "mul", top, -1.0), top)

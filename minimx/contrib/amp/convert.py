@@ -62,7 +62,7 @@ def _op_lists(target: list, fp32: list, conditional: list, excluded: Sequence[st
         rules.setdefault(op, {}).setdefault(param, []).extend(str(v) for v in values)
     known = lists()
     return OpLists(frozenset(target), frozenset(fp32), frozenset(known.widest_type_casts),
-                   rules, frozenset(excluded), known.named_outputs)
+                   rules, frozenset(excluded))
 
 
 def _infer_unknown(g: Graph, inferred: list, target: np.dtype) -> list:

@@ -35,7 +35,6 @@ class Lists:
     widest_type_casts: tuple[str, ...]
     loss_output_functions: tuple[str, ...]
     use_fp32_params: dict[str, tuple[str, ...]]
-    named_outputs: frozenset[str]
 
 
 def lists(target_dtype: object = "bfloat16") -> Lists:
@@ -55,8 +54,7 @@ def _packaged() -> Lists:
                                    for op, param, values in data["conditional_fp32_ops"]),
         widest_type_casts=tuple(data["widest_type_casts"]),
         loss_output_functions=tuple(data["loss_output_functions"]),
-        use_fp32_params={op: tuple(names) for op, names in data["use_fp32_params"].items()},
-        named_outputs=frozenset(data["named_outputs"]))
+        use_fp32_params={op: tuple(names) for op, names in data["use_fp32_params"].items()})
 
 
 # MXNet's accessors (mx.contrib.amp.list_*), as lists.

@@ -31,6 +31,7 @@ import numpy as np
 
 from ...base import BFLOAT16, MinimxError
 from ...graph import Node, NodeEntry, topo_order
+from ...graph.mxnet_names import entry_suffix
 
 F32 = np.dtype(np.float32)
 Key = tuple[int, int]
@@ -45,7 +46,6 @@ class OpLists:
     widest_ops: frozenset[str]
     conditional: Mapping[str, Mapping[str, Sequence[str]]]   # op -> parameter -> values
     excluded: frozenset[str]
-    named_outputs: frozenset[str]
 
 
 def _op_in(node: Node, names: Iterable[str] | Mapping) -> bool:
@@ -70,17 +70,11 @@ class _Pass:
     def _mirror_entry(self, e: NodeEntry) -> NodeEntry:
         return NodeEntry(self.mirror[id(e.node)], e.index, e.version)
 
-    def _suffix(self, e: NodeEntry) -> str:
-        if e.node.is_variable:
-            return ""
-        named = _op_in(e.node, self.lists.named_outputs)
-        return "_" + (e.node.output_names()[e.index] if named else str(e.index))
-
     def _cast(self, e: NodeEntry, dtype: np.dtype) -> NodeEntry:
         """The entry `e` cast to `dtype`, made once and shared."""
         known = self._of(dtype)
         if e.key() not in known:
-            cast = Node.create("amp_cast", f"{e.node.name}{self._suffix(e)}_amp_cast_{dtype}",
+            cast = Node.create("amp_cast", f"{e.node.name}{entry_suffix(e)}_amp_cast_{dtype}",
                                {"dtype": str(dtype)}, [self._mirror_entry(e)])
             known[e.key()] = NodeEntry(cast, 0, e.version)
         return known[e.key()]
@@ -172,7 +166,7 @@ class _Pass:
     def _multicast(self, node: Node, new: Node) -> None:
         first = node.inputs[0]
         multicast = Node.create(
-            "amp_multicast", f"{first.node.name}{self._suffix(first)}_amp_multicast",
+            "amp_multicast", f"{first.node.name}{entry_suffix(first)}_amp_multicast",
             {"num_outputs": str(len(node.inputs))},
             [self._mirror_entry(e) for e in node.inputs])
         new.inputs += [NodeEntry(multicast, i, e.version) for i, e in enumerate(node.inputs)]

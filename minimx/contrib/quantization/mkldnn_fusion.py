@@ -136,21 +136,45 @@ def _split_shared_reads(node: Node, earlier: set[str]) -> None:
     entry_name = {id(var): (e.node.entry_name(e.index) if e.node.name in earlier
                             else var.name[:-len(str(k))])
                   for k, (var, e) in enumerate(zip(_variables(inner), node.inputs, strict=True))}
-    _sum_operand_last(inner)
+    # The reads are counted in MXNet's depth-first order of the subgraph as cut, before
+    # the sum's operands are swapped: ``elemwise_add(x, conv(x))`` names the sum's
+    # read of x ``..._output0`` and the convolution's ``..._output1``.
     read: dict[str, int] = {}
-    for inner_node in topo_order(inner.outputs):
-        for i, e in enumerate(inner_node.inputs):
-            if not e.node.is_variable:
-                continue
-            base = entry_name[id(e.node)]
-            read[base] = read.get(base, -1) + 1
-            var = Node.create(None, f"{base}{read[base]}", e.node.attrs)
-            outer[id(var)] = outer[id(e.node)]
-            inner_node.inputs[i] = NodeEntry(var, 0)
+    for inner_node, i in _variable_reads(inner):
+        e = inner_node.inputs[i]
+        base = entry_name[id(e.node)]
+        read[base] = read.get(base, -1) + 1
+        var = Node.create(None, f"{base}{read[base]}", e.node.attrs)
+        outer[id(var)] = outer[id(e.node)]
+        inner_node.inputs[i] = NodeEntry(var, 0)
+    _sum_operand_last(inner)
     split = Symbol(inner.outputs)
     node.subgraphs = (split,)
     node.inputs = [outer[id(var)] for var in _variables(split)]
     node.reparse()
+
+
+def _variable_reads(inner: Symbol) -> list[tuple[Node, int]]:
+    """(reader, input position) of each read of a variable, in the depth-first order
+    in which MXNet's partitioner meets them (each input's subgraph before the next)."""
+    reads: list[tuple[Node, int]] = []
+    seen: set[int] = set()
+    stack: list[tuple[Node, int]] = [(e.node, 0) for e in reversed(inner.outputs)]
+    while stack:
+        node, i = stack.pop()
+        if i == 0:
+            if id(node) in seen or node.is_variable:
+                continue
+            seen.add(id(node))
+        if i == len(node.inputs):
+            continue
+        stack.append((node, i + 1))
+        e = node.inputs[i]
+        if e.node.is_variable:
+            reads.append((node, i))
+        else:
+            stack.append((e.node, 0))
+    return reads
 
 
 def _sum_operand_last(inner: Symbol) -> None:

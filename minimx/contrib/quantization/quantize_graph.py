@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from ...base import MinimxError, warn_user
 from ...graph import Node, NodeEntry
+from ...graph.mxnet_names import entry_suffix
 from ...graph.node import topo_order
 from ...ops.params import Params
 from ...symbol import Symbol
@@ -236,9 +237,8 @@ class _Rewrite:
                     NodeEntry(src, first + 1))
         key = e.key()
         if key not in self.quantized:
-            suffix = "" if e.node.is_variable else "_" + e.node.output_names()[e.index]
             self.quantized[key] = Node.create(
-                _QUANTIZE, f"{e.node.name}{suffix}_quantize", {"out_type": self.dtype},
+                _QUANTIZE, f"{e.node.name}{entry_suffix(e)}_quantize", {"out_type": self.dtype},
                 [NodeEntry(mirror, e.index, e.version)])
         q = self.quantized[key]
         return NodeEntry(q, 0, e.version), NodeEntry(q, 1), NodeEntry(q, 2)

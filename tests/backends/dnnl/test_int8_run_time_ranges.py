@@ -75,7 +75,9 @@ def test_requantize_to_the_range_reached_as_the_numpy_kernel(shape, out_type, re
 def _check_quantized(net, shape: tuple[int, ...], fused: str, dtype: str, scale: float,
                      seed: int) -> None:
     """`net` (two `fused` layers) quantized with calib_mode none runs in one DNNL
-    subgraph with the numpy kernels' outputs (uint8 data from 0 up, as they require)."""
+    subgraph with the numpy kernels' outputs (uint8 data from 0 up, as they require),
+    but for convolutions reading uint8 data: those stay on the numpy kernels, which
+    refuse a range below 0 as MXNet does (a plan finds the range too late to)."""
     rng = np.random.default_rng(seed)
     ex = net.simple_bind(mx.cpu(), data=shape)
     args = {k: mx.nd.array(rng.uniform(-1, 1, v.shape).astype(np.float32))
@@ -85,8 +87,11 @@ def _check_quantized(net, shape: tuple[int, ...], fused: str, dtype: str, scale:
     qsym, qargs, qauxs = mx.contrib.quantization.quantize_model_mkldnn(
         net, args, auxs, calib_mode="none", label_names=None, quantized_dtype=dtype)
     part = mx.subgraph.partition(qsym, "DNNL", shapes={"data": shape})
-    assert outer_ops(part) == ["_sg_dnnl"]
-    assert inner_ops(dnnl_nodes(part)[0]).count(fused) == 2
+    if fused == "_sg_mkldnn_conv" and dtype == "uint8":
+        assert outer_ops(part).count(fused) == 2
+    else:
+        assert outer_ops(part) == ["_sg_dnnl"]
+        assert inner_ops(dnnl_nodes(part)[0]).count(fused) == 2
     data = (rng.uniform(0 if dtype == "uint8" else -1, 1, shape) * scale).astype(np.float32)
     got, want = ([o.asnumpy() for o in s.bind(mx.cpu(), {**qargs, "data": mx.nd.array(data)},
                                              grad_req="null", aux_states=qauxs).forward()]
