@@ -155,7 +155,7 @@ class Executor:
         self._array_vars = engine.VarSet(a._var for a in arrays)
         self._output_vars = engine.VarSet(o._var for o in self.outputs)
         self._runner.input_versions = lambda: engine.versions(input_vars)
-        self._vars: dict[int, list] = {}
+        self._vars: dict[int, tuple[list, list]] = {}
         # The runner's prepared inference forward and the arrays it was made for.
         self._prepared: tuple[tuple, Callable[[], bool] | None] | None = None
         # Read at bind, as MXNet does (and reading the environment costs more
@@ -237,7 +237,7 @@ class Executor:
                         here_if_ready=True)
         else:
             prog, steps, finish = self._runner.forward_steps(inputs, is_train, outs)
-            var_of = self._entry_vars(prog)
+            var_of, _ = self._program_vars(prog)
             for name, kind, run, reads, writes in steps:
                 engine.push(run, [var_of[e] for e in reads], [var_of[e] for e in writes],
                             name=name, symbolic=True, kind=kind)
@@ -261,10 +261,10 @@ class Executor:
             prepared = self._prepared = (tuple(map(list, arrays)), run)
         return prepared[1] is not None and engine.run_if_idle(prepared[1], self._output_vars)
 
-    def _entry_vars(self, prog) -> list:
+    def _program_vars(self, prog) -> tuple[list, list]:
         """The engine variable guarding each entry of a program: its array's for
         arguments, auxiliary states and outputs, its storage block's otherwise
-        (entries sharing a block must not overlap in time)."""
+        (entries sharing a block must not overlap in time); and the blocks'."""
         key = id(prog)
         if key not in self._vars:
             g = self._graph
@@ -278,7 +278,7 @@ class Executor:
             for e in range(g.num_entries):
                 if var_of[e] is None:
                     var_of[e] = blocks[prog.plan.storage[e]]
-            self._vars[key] = var_of
+            self._vars[key] = (var_of, blocks)
         return self._vars[key]
 
     def _input_data(self) -> list[np.ndarray]:
@@ -301,10 +301,14 @@ class Executor:
         targets = [grads.get(g.nodes[nid].name) for nid in g.input_ids]
         head_data = [None if h is None else h._data for h in heads]
         target_data = [None if t is None else t._data for t in targets]
+        # Backward reads the training forward's stored values and writes its own
+        # entries, all in the training program's blocks: the next forward's steps,
+        # which write those blocks, must wait for it.
+        _, blocks = self._program_vars(self._runner.program(True))
         engine.push(lambda: self._runner.backward(head_data, target_data, is_train),
                     [a._var for a in self.arg_arrays + self.aux_arrays + self.outputs]
                     + [h._var for h in heads if h is not None],
-                    [t._var for t in grads.values()], name="backward", symbolic=True)
+                    [t._var for t in grads.values()] + blocks, name="backward", symbolic=True)
 
     def _arg_reqs(self) -> list[str]:
         return [self._grad_req.get(n, "null") for n in self._arg_names]
