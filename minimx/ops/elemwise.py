@@ -6,7 +6,8 @@ operators (same shape, broadcasting, and with a scalar), `add_n`, `zeros_like` /
 Each family is a table feeding one small factory: a row names the operator, its
 numpy rule and the derivative its gradient uses. Names, aliases and parameters
 are MXNet 1.9's. Results keep the dtype of the (first) input, as in MXNet where
-kernels compute in the input's type; `Cast` is the one exception.
+kernels compute in the input's type; the exceptions are `Cast` and, as in MXNet 1.9,
+a scalar operator given ``is_int=False`` on an integer input (float64).
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..base import ShapeError
-from .infer import merge, merge_dtype
+from .infer import merge, merge_dtype, same_dtype
 from .params import Param, Params
 from .registry import GradReads, OpContext, OpDef, register
 from .special import digamma, erf, erfinv, gamma, gammaln
@@ -35,6 +36,11 @@ def _like(value: Any, ref: Array) -> Array:
 def sigmoid(x: Array) -> Array:
     """1 / (1 + exp(-x)) without overflow for large |x|."""
     return np.exp(-np.logaddexp(0, -x))
+
+
+def mx_sign(x: Array) -> Array:
+    """MXNet's sign: -1, 0 or 1, and 0 for NaN (numpy's sign gives NaN)."""
+    return np.where(x > 0, 1, np.where(x < 0, -1, 0)).astype(x.dtype, copy=False)
 
 
 # -- unary ------------------------------------------------------------------------
@@ -57,7 +63,7 @@ UNARY: dict[str, Unary] = {
     "log": Unary(np.log, lambda x, y: 1 / x, "x"),
     "sqrt": Unary(np.sqrt, lambda x, y: 0.5 / y, "y"),
     "square": Unary(np.square, lambda x, y: 2 * x, "x"),
-    "abs": Unary(np.abs, lambda x, y: np.sign(x), "x"),
+    "abs": Unary(np.abs, lambda x, y: mx_sign(x), "x"),
     "negative": Unary(np.negative, lambda x, y: -1, ""),
     "_copy": Unary(np.copy, lambda x, y: 1, ""),
     "sin": Unary(np.sin, lambda x, y: np.cos(x), "x"),
@@ -86,7 +92,7 @@ UNARY: dict[str, Unary] = {
     "gamma": Unary(gamma, lambda x, y: gamma(x) * digamma(x), "x"),
     "gammaln": Unary(gammaln, lambda x, y: digamma(x), "x"),
     # Steps: their gradient is zero, as MXNet's.
-    "sign": Unary(np.sign, lambda x, y: 0, ""),
+    "sign": Unary(mx_sign, lambda x, y: 0, ""),
     "floor": Unary(np.floor, lambda x, y: 0, ""),
     "ceil": Unary(np.ceil, lambda x, y: 0, ""),
     "trunc": Unary(np.trunc, lambda x, y: 0, ""),
@@ -116,26 +122,44 @@ _UNARY_ALIASES = {"_copy": ("identity",), "BlockGrad": ("stop_gradient",)}
 def _elementwise(name: str, fn: Callable[[Params, Array], Any],
                  grad: Callable[[Params, Array, Array, Array], Any], reads: GradReads, *,
                  params: tuple[Param, ...] = (), aliases: tuple[str, ...] = (),
-                 doc: str = "") -> OpDef:
+                 doc: str = "", infer_type: Callable | None = None,
+                 out_ref: Callable[[Params, Array], Array] | None = None) -> OpDef:
     """A one-input operator whose output has the input's shape and dtype.
 
     ``fn(p, x)`` is the forward rule, ``grad(p, g, x, y)`` the input gradient,
-    reading what `reads` says of x (``data``) and y (``output``).
+    reading what `reads` says of x (``data``) and y (``output``). With `out_ref`, the
+    output takes the dtype of ``out_ref(p, x)`` (and `infer_type` says so).
     """
     def forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
-        return _like(fn(p, inputs[0]), inputs[0])
+        x = inputs[0]
+        return _like(fn(p, x), x if out_ref is None else out_ref(p, x))
 
     def backward(p: Params, ctx: OpContext, inputs: list[Array], outputs: list[Array],
                  out_grads: list[Array]) -> list:
         return [_like(grad(p, out_grads[0], inputs[0], outputs[0]), inputs[0])]
 
     return OpDef(name, forward, params=params, backward=backward, backward_reads=reads,
-                 inplace=((0, 0),), aliases=aliases, doc=doc)
+                 inplace=((0, 0),), aliases=aliases, doc=doc,
+                 infer_type=infer_type or same_dtype)
+
+
+# Rows MXNet computes on integers in their own type; the others it computes in floating
+# point and truncates. numpy would pick float16 for int8 and uint8, whose rounding changes
+# the truncated result (tanh(-8) gave -1, MXNet's 0): they go through float64, as int32
+# and int64 do in numpy.
+_INTEGER_NATIVE = frozenset(("relu", "square", "abs", "negative", "_copy", "sign", "floor",
+                             "ceil", "trunc", "fix", "round", "rint", "logical_not",
+                             "BlockGrad"))
+
+
+def _integers_as_float(x: Array) -> Array:
+    return x.astype(np.float64) if x.dtype.kind in "iub" else x
 
 
 def unary_op(name: str, u: Unary) -> OpDef:
     """The operator of a unary table row (also for rows kept beside their kin elsewhere)."""
-    return _elementwise(name, lambda p, x: u.fn(x), lambda p, g, x, y: g * u.grad(x, y),
+    fn = u.fn if name in _INTEGER_NATIVE else lambda x: u.fn(_integers_as_float(x))
+    return _elementwise(name, lambda p, x: fn(x), lambda p, g, x, y: g * u.grad(x, y),
                         unary_reads(u), aliases=_UNARY_ALIASES.get(name, ()),
                         doc=f"Elementwise {name.strip('_')}.")
 
@@ -154,9 +178,10 @@ register(_fill_op("ones_like", np.ones_like))
 
 # NaN gives a_min, as relu's NaN gives 0 (relu is clip to [0, inf)) and as
 # oneDNN's clip does, so the numpy and DNNL paths agree; MXNet's CPU kernel
-# (without MKLDNN) kept NaN, its MKLDNN path gave a_min.
+# (without MKLDNN) kept NaN, its MKLDNN path gave a_min. Otherwise MXNet's order:
+# a_max first, so with a_min > a_max values above a_max give a_max (MXNet 1.9.1's).
 register(_elementwise(
-    "clip", lambda p, x: np.where(x > p.a_min, np.minimum(x, p.a_max), p.a_min),
+    "clip", lambda p, x: np.where(x > p.a_max, p.a_max, np.where(x >= p.a_min, x, p.a_min)),
     lambda p, g, x, y: g * ((x >= p.a_min) & (x <= p.a_max)), GradReads(inputs=("data",)),
     params=(Param("a_min", "float", doc="Minimum value"),
             Param("a_max", "float", doc="Maximum value")),
@@ -199,6 +224,16 @@ def _zero_grads(g: Array, a: Array, b: Array) -> tuple[Any, Any]:
     return np.zeros(g.shape), np.zeros(g.shape)
 
 
+def power(a: Array, b: Array) -> Array:
+    """MXNet's power: integers go through float32's powf (mshadow's math::pow), so a
+    negative exponent gives a truncated fraction (2 ** -1 is 0, 0 ** -1 the type's
+    minimum) where numpy raises, and large results keep float32's rounding."""
+    if a.dtype.kind in "iub" and b.dtype.kind in "iub":
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            return np.power(a.astype(np.float32), b.astype(np.float32))
+    return np.power(a, b)
+
+
 def mod(a: Array, b: Array) -> Array:
     """MXNet's modulo: the sign of the divisor (Python's %, not C's fmod) for floats and
     integers alike, and 0 where the divisor is 0."""
@@ -220,7 +255,7 @@ BINARY: dict[str, Binary] = {
     # On a tie the left operand takes the gradient, as in MXNet.
     "maximum": Binary(np.maximum, lambda g, a, b: (g * (a >= b), g * (a < b)), True),
     "minimum": Binary(np.minimum, lambda g, a, b: (g * (a <= b), g * (a > b)), True),
-    "power": Binary(np.power, lambda g, a, b: (g * b * a ** (b - 1), g * a ** b * np.log(a)),
+    "power": Binary(power, lambda g, a, b: (g * b * a ** (b - 1), g * a ** b * np.log(a)),
                     True),
     "mod": Binary(mod, _mod_grads, True),
     # Comparisons and logical operators give 1 or 0 in the input's type; no gradient flows.
@@ -330,20 +365,37 @@ _SCALAR_PARAMS = (Param("scalar", "float", 1.0, doc="Scalar input value"),
                   Param("is_int", "bool", True, doc="Indicate whether scalar input is int type"))
 
 
+def _float_scalar_on_integers(p: Params, dtype: np.dtype | None) -> bool:
+    """MXNet 1.9's rule: an integer input with ``is_int=False`` computes in float64 and
+    gives float64 (with ``is_int=True`` the scalar is cast to the input's type)."""
+    return not p.is_int and dtype is not None and np.dtype(dtype).kind in "iu"
+
+
 def scalar_op(name: str, row: Binary, reverse: bool, alias: str) -> OpDef:
     """The operator of a binary row with a scalar operand (first when `reverse`)."""
     def operands(p: Params, x: Array) -> tuple[Array, Array]:
+        if _float_scalar_on_integers(p, x.dtype):
+            x = x.astype(np.float64)
         s = _like(p.scalar, x)  # MXNet casts the scalar to the input's type
         return (s, x) if reverse else (x, s)
 
     def grad(p: Params, g: Array, x: Array, y: Array) -> Any:
         return row.grads(g, *operands(p, x))[1 if reverse else 0]
 
+    def infer_type(p: Params, in_types: list, out_types: list):
+        t = in_types[0]
+        if _float_scalar_on_integers(p, t):
+            return in_types, [merge_dtype(out_types[0], np.dtype(np.float64))]
+        t = merge_dtype(t, out_types[0])
+        return [t], [t]
+
     side = "on the left" if reverse else "on the right"
     return _elementwise(name, lambda p, x: row.fn(*operands(p, x)), grad,
                         GradReads(inputs=("data",) if row.reads_operands else ()),
                         params=_SCALAR_PARAMS, aliases=(alias,),
-                        doc=f"Elementwise {row.fn.__name__} with a scalar {side}.")
+                        doc=f"Elementwise {row.fn.__name__} with a scalar {side}.",
+                        infer_type=infer_type,
+                        out_ref=lambda p, x: operands(p, x)[1 if reverse else 0])
 
 
 for _name, (_key, _reverse, _alias) in SCALAR_OPS.items():

@@ -34,9 +34,11 @@ def integer_indices(what: str, indices: Array, size: int, mode: str) -> Array:
         indices.astype(np.int64)
     if mode == "wrap":
         return np.mod(idx, size)
-    if mode == "raise" and idx.size and (idx.min() < 0 or idx.max() >= size):
-        raise OperatorError(f"{what}: indices {idx.min()}..{idx.max()} are outside [0, {size}) "
-                            "with mode='raise'")
+    # MXNet 1.9 checks the indices as given, before truncating: 1.4 is out for size 2.
+    if mode == "raise" and indices.size and (indices.min() < 0 or indices.max() > size - 1):
+        raise OperatorError(f"{what}: indices {indices.min()}..{indices.max()} are outside "
+                            f"[0, {size}) (or past {size - 1} before truncation) with "
+                            "mode='raise'")
     return np.clip(idx, 0, size - 1)
 
 
@@ -88,8 +90,10 @@ def _pick_axis(p: Params, ndim: int) -> int:
     return checked_axis(p.axis, ndim, f"pick (axis={p.axis})")
 
 
-def _picked_shape(p: Params, dshape: Dims, keepdims: bool) -> Dims:
+def _picked_shape(p: Params, dshape: Dims, keepdims: bool, index_ndim: int | None = None) -> Dims:
     axis = _pick_axis(p, len(dshape))
+    if len(dshape) == 1 and index_ndim == 1:
+        return (1,)  # MXNet's ReduceAxisShapeImpl: (1,) from 1-D data, keepdims or not
     return dshape[:axis] + ((1,) if keepdims else ()) + dshape[axis + 1:]
 
 
@@ -97,9 +101,13 @@ def _infer_pick(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
     dshape, index = in_shapes
     if dshape is None:
         return in_shapes, out_shapes
-    # The index has the data's shape less the axis, also when the output keeps it.
-    index = merge(index, _picked_shape(p, dshape, False))
-    return [dshape, index], [merge(out_shapes[0], _picked_shape(p, dshape, p.keepdims))]
+    # As MXNet 1.9's PickOpShape, whatever keepdims: an index with the data's ndim has
+    # the axis kept as 1; any other (or unknown) index has the data's shape less the axis.
+    # (A 0-d index of 1-D data, which MXNet cannot give, picks a 0-d result.)
+    kept = index is not None and len(index) == len(dshape)
+    index = merge(index, _picked_shape(p, dshape, kept))
+    out = _picked_shape(p, dshape, p.keepdims, len(index))
+    return [dshape, index], [merge(out_shapes[0], out)]
 
 
 def _pick_positions(p: Params, x: Array, index: Array) -> tuple[int, Array]:
@@ -112,7 +120,8 @@ def _pick_positions(p: Params, x: Array, index: Array) -> tuple[int, Array]:
 def _pick_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
     x, index = inputs
     axis, idx = _pick_positions(p, x, index)
-    return np.take_along_axis(x, idx, axis).reshape(_picked_shape(p, x.shape, p.keepdims))
+    return np.take_along_axis(x, idx, axis).reshape(
+        _picked_shape(p, x.shape, p.keepdims, index.ndim))
 
 
 def _pick_backward(p, ctx, inputs, outputs, out_grads):

@@ -10,6 +10,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..base import OperatorError, ShapeError
+from .elemwise import mx_sign
 from .infer import Dims, checked_axis, from_input, merge, merge_dtype, same_shape
 from .registry import GradReads, OpDef, Param, Params, register
 
@@ -142,8 +143,8 @@ def _norm_backward(p, ctx, inputs, outputs, out_grads):
     x = inputs[0]
     kept = kept_shape(_reduced_axes(p, x.ndim), x.shape)
     g = out_grads[0].reshape(kept)
-    if p.ord == 1:
-        return [(g * np.sign(x)).astype(x.dtype)]
+    if p.ord == 1:   # MXNet's sign: 0 at NaN
+        return [(g * mx_sign(x)).astype(x.dtype)]
     with np.errstate(divide="ignore", invalid="ignore"):   # MXNet's NaN at a zero norm
         return [(g * x / outputs[0].reshape(kept)).astype(x.dtype)]
 
