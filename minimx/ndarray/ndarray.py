@@ -8,7 +8,8 @@ variable, so the engine orders them with it.
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ from ..base import (
     DEFAULT_DTYPE,
     DTypeError,
     MinimxError,
+    OperatorError,
     ShapeError,
     as_dtype,
     as_shape,
@@ -182,34 +184,61 @@ class NDArray:
 
     # -- indexing ---------------------------------------------------------------
     def __getitem__(self, key: Any) -> NDArray:
-        self._check_basic(key)
-        view = self._data[key]
-        if isinstance(view, np.ndarray) and np.shares_memory(view, self._data):
+        """Basic indexing (ints, slices, ``...``, ``None``) gives a view where numpy
+        would, a copy otherwise; an element (every axis an int) comes as shape (1,),
+        as in MXNet 1.x. Lists, numpy arrays and NDArrays index as numpy's advanced
+        indexing does (MXNet's too), into a copy."""
+        key, reads = self._index(key)
+        view = self._data[_values(key, shape_only=True)]
+        if not reads and isinstance(view, np.ndarray) and np.shares_memory(view, self._data):
             return NDArray(view, self._var)  # a view: same engine variable
-        out = empty(np.shape(view), dtype=self.dtype)
+        out = empty(np.shape(view) or (1,), dtype=self.dtype)
         src, dst = self._data, out._data
-        out._push(lambda: np.copyto(dst, src[key]), [self], "getitem")
+
+        def get() -> None:
+            with _index_errors():
+                np.copyto(dst, np.reshape(src[_values(key)], dst.shape))
+        out._push(get, [self, *reads], "getitem")
         return out
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """Assign `value` (an NDArray, a number or array-like values broadcast to the
-        slice, as numpy does). Values not in an NDArray are copied at the call: the
-        caller may refill its buffer before the write runs."""
-        self._check_basic(key)
+        indexed part, as numpy does). Values not in an NDArray are copied at the call:
+        the caller may refill its buffer before the write runs."""
+        key, reads = self._index(key)
         dst = self._data
-        target = np.shape(dst[key])  # a view (or one element): only its shape is used
-        reads = [value] if isinstance(value, NDArray) else []
-        src = value._data if reads else _numeric_copy(value, self.dtype)
+        target = np.shape(dst[_values(key, shape_only=True)])  # only its shape is used
+        if isinstance(value, NDArray):
+            reads.append(value)
+            src = value._data
+        else:
+            src = _numeric_copy(value, self.dtype)
         _check_assignable(src.shape, target, self.shape)
-        self._push(lambda: dst.__setitem__(key, src), reads, "setitem")
+
+        def put() -> None:
+            with _index_errors():
+                dst[_values(key)] = src
+        self._push(put, reads, "setitem")
 
     @staticmethod
-    def _check_basic(key: Any) -> None:
+    def _index(key: Any) -> tuple[Any, list[NDArray]]:
+        """`key` with lists and NDArray indices as integer arrays (an NDArray's
+        values are read when the operation runs: it stays in the key, and among
+        the arrays returned to read), or MinimxError naming what cannot index."""
         keys = key if isinstance(key, tuple) else (key,)
+        out, reads = [], []
         for k in keys:
-            if not isinstance(k, (int, np.integer, slice, type(Ellipsis), type(None))):
-                raise MinimxError(f"only basic indexing (ints, slices, ...) is supported, "
-                                  f"got {type(k).__name__}")
+            if isinstance(k, NDArray):
+                reads.append(k)
+            elif isinstance(k, (list, np.ndarray)):
+                k = np.asarray(k)
+                if k.dtype.kind not in "iub":
+                    k = k.astype(np.int64)   # MXNet takes float indices too
+            elif not isinstance(k, (int, np.integer, slice, type(Ellipsis), type(None))):
+                raise MinimxError("an NDArray is indexed by ints, slices, ..., None, lists, "
+                                  f"numpy arrays or NDArrays, not {type(k).__name__}")
+            out.append(k)
+        return (tuple(out) if isinstance(key, tuple) else out[0]), reads
 
     # -- arithmetic ---------------------------------------------------------
     def _arith(self, other: Any, tensor_op: str, scalar_op: str, reverse: bool = False) -> NDArray:
@@ -246,6 +275,7 @@ class NDArray:
     def __rmod__(self, o): return self._arith(o, "broadcast_mod", "_rmod_scalar", True)
     def __imod__(self, o): return self._inplace(o, "broadcast_mod", "_mod_scalar")
     def __neg__(self): return self._arith(-1.0, "broadcast_mul", "_mul_scalar")
+    def __abs__(self): return _generated().invoke_by_name("abs", [self], {})
     def __pow__(self, o): return self._arith(o, "broadcast_power", "_power_scalar")
     def __rpow__(self, o): return self._arith(o, "broadcast_power", "_rpower_scalar", True)
     # 1 where the comparison holds, else 0, as MXNet's; hashing stays by identity.
@@ -270,6 +300,26 @@ class NDArray:
 
     def __repr__(self) -> str:
         return f"\n{self.asnumpy()}\n<NDArray {'x'.join(map(str, self.shape))} @cpu(0)>"
+
+
+def _values(key: Any, shape_only: bool = False) -> Any:
+    """An index key with its NDArrays' values as integer arrays (when the
+    operation runs), or with zeros of their shapes (`shape_only`: what the
+    result's shape takes, before their values are written)."""
+    def value(k: Any) -> Any:
+        if not isinstance(k, NDArray):
+            return k
+        return np.zeros(k.shape, np.int64) if shape_only else k._data.astype(np.int64)
+    return tuple(map(value, key)) if isinstance(key, tuple) else value(key)
+
+
+@contextmanager
+def _index_errors() -> Iterator[None]:
+    """An index past the array, found when the operation runs, as an OperatorError."""
+    try:
+        yield
+    except IndexError as exc:
+        raise OperatorError(f"NDArray index: {exc}") from None
 
 
 def _numeric_copy(value: Any, dtype: np.dtype) -> np.ndarray:

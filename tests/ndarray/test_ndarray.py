@@ -104,8 +104,37 @@ def test_errors_are_reported_at_the_next_wait():
     a = mx.nd.array([1.0, 2.0])
     with pytest.raises(mx.ShapeError):
         mx.nd.elemwise_add(a, mx.nd.ones(3))
-    with pytest.raises(mx.MinimxError, match="basic indexing"):
-        a[[0, 1]]
+    with pytest.raises(mx.MinimxError, match="indexed by ints, slices"):
+        a["0"]
+    with pytest.raises(mx.MinimxError, match="NDArray index: index 5 is out of bounds"):
+        a[mx.nd.array([5])].asnumpy()
+
+
+def test_indexing_as_mxnet():
+    # MXNet 1.9.1's shapes and values for the same expressions.
+    x = mx.nd.array([[1, -2, 3], [4, 5, -6]])
+    assert x[0, 0].shape == (1,) and x[1, -1].asscalar() == -6   # an element: shape (1,)
+    assert mx.nd.array([1, 2, 3])[0].shape == (1,)
+    assert [v.shape for v in mx.nd.array([1, 2])] == [(1,), (1,)]
+    assert x[1].shape == (3,) and x[0, 1:].shape == (2,)
+    np.testing.assert_array_equal(abs(x).asnumpy(), [[1, 2, 3], [4, 5, 6]])
+    # Advanced indexing, by lists, numpy arrays and NDArrays (float ones too).
+    np.testing.assert_array_equal(x[[1, 0], [2, 2]].asnumpy(), [-6, 3])
+    assert x[np.array([1, 0])].shape == (2, 3)
+    assert x[mx.nd.array([[1, 0], [0, 0]])].shape == (2, 2, 3)
+    np.testing.assert_array_equal(x[:, [0, 2]].asnumpy(), [[1, 3], [4, -6]])
+    y = x.copy()
+    y[[0, 1]] = 7
+    y[mx.nd.array([0]), 1] = mx.nd.array([9])
+    np.testing.assert_array_equal(y.asnumpy(), [[7, 9, 7], [7, 7, 7]])
+    np.testing.assert_array_equal(x.asnumpy(), [[1, -2, 3], [4, 5, -6]])
+
+
+def test_an_ndarray_index_is_read_after_its_pending_writes():
+    x = mx.nd.array([[1, 2], [3, 4], [5, 6]])
+    index = mx.nd.zeros(2)
+    index[:] = mx.nd.array([2, 0]) * mx.nd.ones(2)   # written by an engine operation
+    np.testing.assert_array_equal(x[index].asnumpy(), [[5, 6], [1, 2]])
 
 
 @pytest.mark.parametrize("compare, reference", [
