@@ -173,10 +173,7 @@ def _softmax_output(e: Emitter, s: Site) -> None:
 
 @translates("SoftmaxActivation")
 def _softmax_activation(e: Emitter, s: Site) -> None:
-    if s.p.mode == "channel":
-        e.add("Softmax", [s.inputs[0]], s.outputs[0], axis=1)
-    else:
-        _softmax_flat(e, s)
+    e.add("Softmax", [s.inputs[0]], s.outputs[0], axis=1 if s.p.mode == "channel" else -1)
 
 
 @translates("L2Normalization")

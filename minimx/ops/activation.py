@@ -272,28 +272,29 @@ register(_softmax_op("log_softmax", log=True))
 register(_softmax_op("softmin", log=False, negate=True))
 
 
-def _channels_view(p: Params, a: Array) -> Array:
-    """SoftmaxActivation's view of an array: the softmax runs along its axis 1."""
-    return a if p.mode == "channel" else a.reshape(a.shape[0], -1)
+def _softmax_activation_axis(p: Params) -> int:
+    """SoftmaxActivation's softmax axis: 1 in channel mode; in instance mode the
+    last, as MXNet 1.9.1's kernel computes it (its docs say all but the first,
+    which is the same on 2-d data only)."""
+    return 1 if p.mode == "channel" else -1
 
 
 def _softmax_activation_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
-    return softmax(_channels_view(p, inputs[0]), 1).reshape(inputs[0].shape)
+    return softmax(inputs[0], _softmax_activation_axis(p))
 
 
 def _softmax_activation_backward(p: Params, ctx: OpContext, inputs: list[Array],
                                  outputs: list[Array], out_grads: list[Array]) -> list:
-    y, g = _channels_view(p, outputs[0]), _channels_view(p, out_grads[0])
-    return [softmax_grad(y, g, 1).reshape(inputs[0].shape)]
+    return [softmax_grad(outputs[0], out_grads[0], _softmax_activation_axis(p))]
 
 
 register(OpDef(
     "SoftmaxActivation", _softmax_activation_forward, backward=_softmax_activation_backward,
     bfloat16="refuse",
     backward_reads=GradReads(outputs=("output",)),
-    params=(Param("mode", "str", "instance", "Specifies how to compute the softmax: over all "
-                  "but the first axis (instance) or along axis 1 (channel).",
-                  choices=("channel", "instance")),),
+    params=(Param("mode", "str", "instance", "Specifies how to compute the softmax: along "
+                  "the last axis (instance, as MXNet 1.9.1's kernel) or along axis 1 "
+                  "(channel).", choices=("channel", "instance")),),
     doc="Applies softmax activation to the input (deprecated in MXNet: use softmax)."))
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..base import OperatorError, ShapeError, compute_dtype
-from .infer import merge, merge_at, merge_dtype
+from .infer import merge, merge_at, merge_dtype, same_shape
 from .reduce import kept_shape
 from .registry import GradReads, OpContext, OpDef, Param, Params, get_op, register
 
@@ -480,13 +480,15 @@ def _channel_window_sum(a: np.ndarray, nsize: int) -> np.ndarray:
     return np.lib.stride_tricks.sliding_window_view(padded, nsize, axis=1).sum(axis=-1)
 
 
-def _lrn_check(p: Params) -> None:
+def _lrn_infer_shape(p: Params, in_shapes: list, out_shapes: list):
+    # Checked here, so that a bind refuses it on every path (oneDNN would run an
+    # even window, off centre; MXNet's CPU kernel refuses it, its MKLDNN path not).
     if p.nsize < 1 or p.nsize % 2 == 0:
         raise OperatorError(f"LRN: nsize={p.nsize} must be odd")
+    return same_shape(p, in_shapes, out_shapes)
 
 
 def _lrn_forward(p: Params, ctx: OpContext, inputs: list) -> list:
-    _lrn_check(p)
     x = inputs[0]
     norm = p.knorm + (p.alpha / p.nsize) * _channel_window_sum(x * x, p.nsize)
     return [x * norm ** -p.beta, norm.astype(x.dtype, copy=False)]
@@ -494,7 +496,6 @@ def _lrn_forward(p: Params, ctx: OpContext, inputs: list) -> list:
 
 def _lrn_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
                   out_grads: list) -> list:
-    _lrn_check(p)
     x, norm, g = inputs[0], outputs[1], out_grads[0]
     # Each input's square enters the norm of every channel in its window.
     cross = _channel_window_sum(g * x * norm ** (-p.beta - 1), p.nsize)
@@ -504,6 +505,7 @@ def _lrn_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
 register(OpDef(
     name="LRN",
     forward=_lrn_forward,
+    infer_shape=_lrn_infer_shape,
     backward=_lrn_backward,
     backward_reads=GradReads(("data",), ("tmp_norm",)),
     params=(

@@ -197,10 +197,17 @@ def test_softmax_parameters_and_inference():
 @given(x=floats(shape=hnp.array_shapes(min_dims=2, max_dims=4, max_side=3)))
 def test_softmax_activation(mode, x):
     out = run("SoftmaxActivation", {"mode": mode}, x)
-    expected = (plain_softmax(x, 1) if mode == "channel"
-                else plain_softmax(x.reshape(x.shape[0], -1), 1).reshape(x.shape))
+    expected = plain_softmax(x, 1 if mode == "channel" else -1)
     np.testing.assert_allclose(out, expected, rtol=1e-10, atol=1e-12)
     check_gradient("SoftmaxActivation", {"mode": mode}, [x])
+
+
+def test_softmax_activation_instance_mode_is_mxnets_last_axis():
+    # MXNet 1.9.1's SoftmaxActivation of arange(12).reshape(1, 2, 3, 2) / 4, with and
+    # without MKLDNN: each last-axis pair is softmax([a, a + 0.25]).
+    x = np.arange(12, dtype=np.float32).reshape(1, 2, 3, 2) / 4
+    out = run("SoftmaxActivation", {}, x)
+    np.testing.assert_allclose(out, np.tile([0.4378, 0.5622], (1, 2, 3, 1)), atol=1e-4)
 
 
 # -- SoftmaxOutput ------------------------------------------------------------------------

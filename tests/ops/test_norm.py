@@ -301,7 +301,8 @@ def test_lrn_declaration_and_errors():
     op, p = parse("LRN", nsize=5)
     assert dict(p) == dict(alpha=1e-4, beta=0.75, knorm=2.0, nsize=5)
     assert op.output_names(p) == ["output", "tmp_norm"] and op.num_visible_outputs(p) == 1
-    with pytest.raises(OperatorError, match="odd"):
-        run("LRN", dict(nsize=4), np.ones((1, 4, 2, 2)))
+    even, q = parse("LRN", nsize=4)   # refused by shape inference, so at bind
+    with pytest.raises(OperatorError, match="nsize=4 must be odd"):
+        even.infer_shape(q, [(1, 4, 2, 2)], [None, None])
     with pytest.raises(OperatorError, match="nsize"):
         get_op("LRN").parse_params({})

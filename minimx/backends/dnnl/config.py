@@ -101,6 +101,9 @@ def pool_include_pad(p, size: tuple) -> bool | None:
 def _pooling_window(node: SelectorNode) -> str | None:
     p = node.params
     shape = node.input_shapes[0]
+    if p.pooling_convention == "same":
+        # oneDNN's pooling primitive takes valid or full only (even with global_pool).
+        return "pooling_convention 'same' (oneDNN's Pooling takes valid, full)"
     if p.global_pool or not _known(shape):
         return None
     size = shape[2:]
