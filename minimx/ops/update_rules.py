@@ -93,7 +93,10 @@ def ftml(w: Array, g: Array, d: Array, v: Array, z: Array, *, lr: float, t: int,
     """``ftml_update`` at the parameter's `t`-th update (from 1)."""
     grad = bounded(rescale_grad * g + wd * w, clip_grad)
     v[...] = beta2 * v + (1.0 - beta2) * np.square(grad)
-    d_t = (1.0 - beta1 ** t) / lr * (np.sqrt(v / (1.0 - beta2 ** t)) + epsilon)
+    # A zero lr (a schedule's final_lr) makes d_t infinite and the weight NaN, as in
+    # MXNet's kernel, rather than a Python ZeroDivisionError.
+    scale = (1.0 - beta1 ** t) / lr if lr else math.copysign(math.inf, lr)
+    d_t = scale * (np.sqrt(v / (1.0 - beta2 ** t)) + epsilon)
     z[...] = beta1 * z + (1.0 - beta1) * grad - (d_t - beta1 * d) * w
     d[...] = d_t
     w[...] = -z / d_t

@@ -2,7 +2,9 @@
 `AdaGrad`, `AdaDelta`, `Adamax` and `Nadam`, computed as MXNet 1.9's kernels and
 Python rules compute them. For Adam, RMSProp, Adamax and Nadam the weight decay
 joins the gradient before clipping: g = clip(rescale*grad + wd*w); AdaGrad and
-AdaDelta clip g = clip(rescale*grad) and decay the weight apart.
+AdaDelta clip g = clip(rescale*grad) and decay the weight apart. AdaGrad, AdaDelta,
+Adamax and Nadam clip as MXNet's Python rules do, for any `clip_gradient` not None
+(0 and negative ones too: see `clipped`); Adam's and RMSProp's kernels ignore those.
 
 - Adam: ``mean = b1*mean + (1-b1)*g; var = b2*var + (1-b2)*g^2;
   w -= lr_t * mean / (sqrt(var) + eps)`` with
@@ -118,7 +120,7 @@ class AdaGrad(_PerElement):
 
     def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         lr, wd, _ = self._begin_update(index)
-        rescale, clip, eps = self.rescale_grad, self._clip(), self.float_stable_eps
+        rescale, clip, eps = self.rescale_grad, self.clip_gradient, self.float_stable_eps
 
         def kernel(w: np.ndarray, g: np.ndarray, history: np.ndarray) -> None:
             step = clipped(rescale * g, clip)
@@ -139,7 +141,7 @@ class AdaDelta(_PerElement):
     def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         wd = self._get_wd(index)
         self._update_count(index)
-        rescale, clip, rho, eps = self.rescale_grad, self._clip(), self.rho, self.epsilon
+        rescale, clip, rho, eps = self.rescale_grad, self.clip_gradient, self.rho, self.epsilon
 
         def kernel(w: np.ndarray, g: np.ndarray, acc_g: np.ndarray,
                    acc_delta: np.ndarray) -> None:
@@ -164,7 +166,8 @@ class Adamax(_PerElement):
     def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         lr, wd, t = self._begin_update(index)
         lr /= 1.0 - self.beta1 ** t
-        rescale, clip, beta1, beta2 = self.rescale_grad, self._clip(), self.beta1, self.beta2
+        rescale, clip, beta1, beta2 = (self.rescale_grad, self.clip_gradient, self.beta1,
+                                        self.beta2)
 
         def kernel(w: np.ndarray, g: np.ndarray, m: np.ndarray, u: np.ndarray) -> None:
             step = clipped(rescale * g + wd * w, clip)
@@ -190,7 +193,7 @@ class Nadam(_Moments):
         mu_next = self.beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * self.schedule_decay))
         self.m_schedule *= mu
         schedule, schedule_next = self.m_schedule, self.m_schedule * mu_next
-        rescale, clip = self.rescale_grad, self._clip()
+        rescale, clip = self.rescale_grad, self.clip_gradient
         beta1, beta2, eps = self.beta1, self.beta2, self.epsilon
         v_scale = 1.0 - beta2 ** t
 

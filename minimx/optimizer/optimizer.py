@@ -137,8 +137,13 @@ class Optimizer:
 
 
 def clipped(values: np.ndarray, clip: float | None) -> np.ndarray:
-    """`values` limited to [-clip, clip] (unchanged without a clip)."""
-    return values if clip is None else np.clip(values, -clip, clip)
+    """`values` through MXNet's ``clip(values, -clip, clip)``, as its Python rules clip
+    (unchanged without a clip): above `clip` becomes `clip`, else below `-clip` becomes
+    `-clip`. So 0 clips to zero, and a negative clip, whose bounds cross, gives `clip`
+    where ``values > clip`` and `-clip` elsewhere (np.clip would give `clip` everywhere)."""
+    if clip is None:
+        return values
+    return np.where(values > clip, clip, np.where(values < -clip, -clip, values))
 
 
 def push_update(kernel: Callable[..., None], weight: NDArray, grad: NDArray,

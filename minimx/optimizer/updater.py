@@ -9,6 +9,7 @@ hold minimx NDArrays, so they load back into minimx, not into MXNet.
 from __future__ import annotations
 
 import pickle
+from collections.abc import Sequence
 
 from ..base import MinimxError
 from ..ndarray import NDArray
@@ -31,7 +32,20 @@ class Updater:
         self.optimizer = optimizer
         self.states: dict[int, State] = {}
 
-    def __call__(self, index: int, grad: NDArray, weight: NDArray) -> None:
+    def __call__(self, index: int | Sequence[int], grad: NDArray | Sequence[NDArray],
+                 weight: NDArray | Sequence[NDArray]) -> None:
+        """Update `weight` from `grad`; or, as MXNet's, lists of indices, gradients and
+        weights, in order (MXNet's `Module` calls its updater so)."""
+        indices = [index] if isinstance(index, int) else list(index)
+        grads = [grad] if isinstance(grad, NDArray) else list(grad)
+        weights = [weight] if isinstance(weight, NDArray) else list(weight)
+        if not len(indices) == len(grads) == len(weights):
+            raise MinimxError(f"Updater: {len(indices)} indices, {len(grads)} gradients and "
+                              f"{len(weights)} weights")
+        for i, g, w in zip(indices, grads, weights, strict=True):
+            self._update(i, g, w)
+
+    def _update(self, index: int, grad: NDArray, weight: NDArray) -> None:
         if grad.shape != weight.shape:
             raise MinimxError(f"Updater: the gradient of parameter {index} "
                               f"({self.optimizer.idx2name.get(index, 'unnamed')}) has shape "
