@@ -11,6 +11,7 @@ from __future__ import annotations
 
 FLUENT: dict[str, str] = {
     "reshape": "Reshape", "astype": "Cast", "flatten": "Flatten",
+    "broadcast_axes": "broadcast_axes",   # an alias: MXNet names the node so
     **{name: name for name in (
         "transpose", "expand_dims", "split", "slice", "slice_axis", "clip", "swapaxes",
         "squeeze", "flip", "tile", "repeat", "broadcast_to", "broadcast_like", "one_hot",

@@ -16,34 +16,39 @@ from .symbol import Symbol
 Shape = int | Sequence[int]
 
 
-def _shape(shape: Shape) -> tuple[int, ...]:
-    return (shape,) if isinstance(shape, int) else tuple(shape)
-
-
 def _make(op: str, **kwargs: Any) -> Symbol:
     return create(get_op(op), [], {k: v for k, v in kwargs.items() if v is not None}, hint=op)
 
 
+def _dtype(dtype: Any) -> Any:
+    return "float32" if dtype is None else dtype
+
+
+# As MXNet's functions, these write dtype (float32 when not given) among the node's
+# attributes, full's value as a float and arange's stop even when None.
 def zeros(shape: Shape, dtype: Any = None, **kwargs: Any) -> Symbol:
     """A node giving zeros of `shape` (float32 unless `dtype`)."""
-    return _make("_zeros", shape=_shape(shape), dtype=dtype, **kwargs)
+    return _make("_zeros", shape=shape, dtype=_dtype(dtype), **kwargs)
 
 
 def ones(shape: Shape, dtype: Any = None, **kwargs: Any) -> Symbol:
     """A node giving ones of `shape` (float32 unless `dtype`)."""
-    return _make("_ones", shape=_shape(shape), dtype=dtype, **kwargs)
+    return _make("_ones", shape=shape, dtype=_dtype(dtype), **kwargs)
 
 
 def full(shape: Shape, val: float, dtype: Any = None, **kwargs: Any) -> Symbol:
     """A node giving `val` everywhere in `shape`."""
-    return _make("_full", shape=_shape(shape), value=val, dtype=dtype, **kwargs)
+    return _make("_full", shape=shape, value=float(val), dtype=_dtype(dtype),
+                 **kwargs)
 
 
 def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: int = 1,
            infer_range: bool = False, name: str | None = None, dtype: Any = None) -> Symbol:
     """A node giving start, start + step, ... below stop (one bound: 0 to start)."""
-    return _make("_arange", start=start, stop=stop, step=step, repeat=repeat,
-                 infer_range=infer_range, name=name, dtype=dtype)
+    return create(get_op("_arange"), [], {"start": start, "stop": stop, "step": step,
+                                           "repeat": repeat, "infer_range": infer_range,
+                                           "name": name, "dtype": _dtype(dtype)},
+                  hint="_arange")
 
 
 def _choosing(what: str, sym_op: str, scalar_op: str,

@@ -23,6 +23,8 @@ from ..ops.params import format_value
 from ..ops.registry import OpDef, get_op, is_hidden_attr
 from .symbol import Symbol
 
+_STORAGE_TYPE_IDS = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
+
 
 def Variable(name: str, attr: dict | None = None, shape: Sequence[int] | None = None,
              lr_mult: float | None = None, wd_mult: float | None = None,
@@ -49,8 +51,11 @@ def Variable(name: str, attr: dict | None = None, shape: Sequence[int] | None = 
         # An mx.init.Initializer (a layer above) writes its own JSON.
         attrs["__init__"] = init if isinstance(init, str) else \
             init.dumps() if hasattr(init, "dumps") else json.dumps(init)
-    if stype is not None:
-        attrs["__storage_type__"] = stype
+    if stype is not None:  # stored as MXNet's storage type id
+        if stype not in _STORAGE_TYPE_IDS:
+            raise MinimxError(f"Variable {name}: unknown stype {stype!r} (one of "
+                              f"{', '.join(_STORAGE_TYPE_IDS)})")
+        attrs["__storage_type__"] = str(_STORAGE_TYPE_IDS[stype])
     for key, value in kwargs.items():
         stored = stored_key(key)
         if not is_hidden_attr(stored):
@@ -68,6 +73,17 @@ def Group(symbols: Sequence[Symbol]) -> Symbol:
     if not symbols or not all(isinstance(s, Symbol) for s in symbols):
         raise MinimxError("Group needs a non-empty list of Symbols")
     return Symbol([e for s in symbols for e in s.outputs])
+
+
+_ZERO, _ONE = '["zero", {}]', '["one", {}]'
+_BN_STATS = {3: _ZERO, 4: _ONE}  # moving_mean, moving_var
+# The __init__ attributes MXNet 1.9.1's operators give their input variables, by input index.
+_INPUT_VAR_INIT: dict[str, dict[int, str]] = {
+    "BatchNorm": _BN_STATS,
+    "_contrib_SyncBatchNorm": _BN_STATS,
+    "_contrib_BatchNormWithReLU": _BN_STATS,
+    "LeakyReLU": {1: '["Constant", {"value": 0.25}]'},  # prelu's gamma
+}
 
 
 def _single_entry(sym: Symbol, op: OpDef, input_name: str) -> NodeEntry:
@@ -92,6 +108,11 @@ def create(op: OpDef, args: Sequence[Any], kwargs: dict[str, Any], hint: str) ->
         else:  # MXNet copies the op's attributes onto the variables it creates
             inputs.append(Variable(f"{name}_{input_name}", attr=attrs).outputs[0])
     node = Node(op, name, attrs, inputs)
+    # MXNet's FSetInputVarAttrOnCompose: these operators give the variables at some
+    # inputs (made here or the caller's) an __init__ attribute unless they have one.
+    for index, init in _INPUT_VAR_INIT.get(op.name, {}).items():
+        if index < len(inputs) and inputs[index].node.is_variable:
+            inputs[index].node.attrs.setdefault("__init__", init)
     return Symbol([NodeEntry(node, i) for i in range(node.num_visible_outputs())])
 
 
@@ -115,7 +136,10 @@ def arith(lhs: Symbol, rhs: Any, sym_op: str, scalar_op: str, reverse: bool) -> 
         a, b = (rhs, lhs) if reverse else (lhs, rhs)
         return create(get_op(sym_op), [a, b], {}, hint=sym_op)
     if isinstance(rhs, (int, float, np.number)):
-        return create(get_op(scalar_op), [lhs], {"scalar": float(rhs)}, hint=scalar_op)
+        # MXNet writes the scalar as str() of the number given: ``x + 1`` has scalar "1",
+        # ``x + np.float32(0.1)`` "0.1".
+        scalar = str(rhs) if isinstance(rhs, np.number) else rhs
+        return create(get_op(scalar_op), [lhs], {"scalar": scalar}, hint=scalar_op)
     return NotImplemented
 
 

@@ -94,8 +94,15 @@ class Symbol:
 
     @property
     def name(self) -> str | None:
-        """The name of the node of a single-output symbol; None for a group."""
-        return self.outputs[0].node.name if len(self.outputs) == 1 else None
+        """The name of the symbol's node; None for a group of outputs of several nodes
+        (as MXNet's: the outputs of one split node are named after it)."""
+        node = self._one_node()
+        return node.name if node is not None else None
+
+    def _one_node(self) -> Node | None:
+        """The node all outputs come from, if they come from one (nnvm's GetAttr rule)."""
+        node = self.outputs[0].node
+        return node if all(e.node is node for e in self.outputs) else None
 
     def _topo(self) -> list[Node]:
         return topo_order(self.outputs)
@@ -120,7 +127,14 @@ class Symbol:
     def __iter__(self) -> Iterator[Symbol]:
         return (Symbol([e]) for e in self.outputs)
 
-    def __getitem__(self, index: int | str) -> Symbol:
+    def __getitem__(self, index: int | str | slice) -> Symbol:
+        if isinstance(index, slice):
+            # As MXNet's: a slice of the outputs is a group of them (``parts[1:]``).
+            picked = self.outputs[index]
+            if not picked:
+                raise MinimxError(f"output slice {index} of a symbol with "
+                                  f"{len(self.outputs)} outputs is empty")
+            return Symbol(picked)
         if isinstance(index, str):
             names = self.list_outputs()
             matches = [i for i, n in enumerate(names) if n == index]
@@ -128,6 +142,9 @@ class Symbol:
                 raise MinimxError(f"output {index!r} {'is ambiguous' if matches else 'not found'}"
                                   f" (outputs: {', '.join(names)})")
             index = matches[0]
+        if not isinstance(index, (int, np.integer)) or isinstance(index, bool):
+            raise MinimxError(f"a symbol's outputs are indexed by int, name or slice, got "
+                              f"{index!r}")
         if not -len(self.outputs) <= index < len(self.outputs):
             raise MinimxError(f"output index {index} out of range for a symbol with "
                               f"{len(self.outputs)} outputs")
@@ -145,21 +162,25 @@ class Symbol:
 
     # -- attributes -------------------------------------------------------
     def _single_node(self, what: str) -> Node:
-        if len(self.outputs) != 1:
-            raise MinimxError(f"{what} needs a single-output symbol, this one has "
-                              f"{len(self.outputs)} outputs")
-        return self.outputs[0].node
+        node = self._one_node()
+        if node is None:
+            raise MinimxError(f"{what} needs a symbol whose outputs come from one node, this "
+                              f"one has {len(self.outputs)} outputs of several nodes")
+        return node
 
     def attr(self, key: str) -> str | None:
         """The attribute `key`; MXNet's hidden keys also by their plain names
         (``attr('lr_mult')`` reads ``__lr_mult__``)."""
-        return attribute.lookup(self._single_node("attr").attrs, key)
+        # As MXNet's: None for a group of outputs of several nodes.
+        node = self._one_node()
+        return attribute.lookup(node.attrs, key) if node is not None else None
 
     def list_attr(self, recursive: bool = False) -> dict[str, str]:
         """The head node's attributes; hidden keys under both names, as in MXNet."""
         if recursive:
             raise MinimxError("list_attr(recursive=True) is deprecated in MXNet; use attr_dict()")
-        return attribute.listed(self._single_node("list_attr").attrs)
+        # As MXNet's (nnvm's shallow ListAttrs): the first output's node, for groups too.
+        return attribute.listed(self.outputs[0].node.attrs)
 
     def attr_dict(self) -> dict[str, dict[str, str]]:
         """The attributes of every node that has some, by node name (as `list_attr`)."""
@@ -177,17 +198,17 @@ class Symbol:
 
     # -- inference ------------------------------------------------------------
     def _known_inputs(self, g: Graph, args: Sequence, kwargs: Mapping, what: str,
-                      parse, from_attr) -> dict[int, Any]:
+                      parse, from_attr, complete) -> dict[int, Any]:
         """Entry ids of the variables given positionally (argument order) or by name."""
-        by_name = {g.nodes[i].name: i for i in g.input_ids}
+        # As MXNet's, a name gives its value to every input of that name (two
+        # Variable('x') nodes in one graph both take x=...).
+        by_name: dict[str, list[int]] = {}
+        for i in g.input_ids:
+            by_name.setdefault(g.nodes[i].name, []).append(i)
         if len(args) > len(g.argument_ids):
             raise MinimxError(f"{what}: {len(args)} positional values for "
                               f"{len(g.argument_ids)} arguments")
         given: dict[int, Any] = {}
-        for nid in g.input_ids:
-            attr_value = from_attr(g.nodes[nid])
-            if attr_value is not None:
-                given[g.entry_ptr[nid]] = attr_value
         for nid, value in zip(g.argument_ids, args, strict=False):
             if value is not None:
                 given[g.entry_ptr[nid]] = parse(value)
@@ -196,7 +217,17 @@ class Symbol:
                 raise MinimxError(f"{what}: {name!r} is not an input of the symbol "
                                   f"(inputs: {', '.join(by_name)})")
             if value is not None:
-                given[g.entry_ptr[by_name[name]]] = parse(value)
+                parsed = parse(value)
+                for nid in by_name[name]:
+                    given[g.entry_ptr[nid]] = parsed
+        for nid in g.input_ids:
+            attr_value = from_attr(g.nodes[nid])
+            eid = g.entry_ptr[nid]
+            # As MXNet's inference: a variable's __shape__ / __dtype__ attribute stands
+            # for what the call leaves unknown - the whole shape when the given one
+            # has an unknown (0) dimension - and a complete given value wins.
+            if attr_value is not None and (eid not in given or not complete(given[eid])):
+                given[eid] = attr_value
         return given
 
     def _infer(self, rule: str, args: Sequence, kwargs: Mapping, graph: Graph | None = None
@@ -206,10 +237,12 @@ class Symbol:
         g = graph or self._graph()
         values: list[Any]
         if rule == "shape":
-            known_in = self._known_inputs(g, args, kwargs, "infer_shape", _as_shape, attr_shape)
+            known_in = self._known_inputs(g, args, kwargs, "infer_shape", _as_shape, attr_shape,
+                                          known)
             values = infer_shapes(g, known_in)
         else:
-            known_in = self._known_inputs(g, args, kwargs, "infer_type", as_dtype, attr_dtype)
+            known_in = self._known_inputs(g, args, kwargs, "infer_type", as_dtype, attr_dtype,
+                                          lambda t: t is not None)
             values = infer_dtypes(g, known_in)
         pick = lambda ids: [values[g.entry_ptr[i]] for i in ids]  # noqa: E731
         return (pick(g.argument_ids), [values[e] for e in g.head_entry_ids()],
@@ -229,10 +262,16 @@ class Symbol:
         return fill(arg), fill(out), fill(aux)
 
     def infer_type(self, *args: Any, **kwargs: Any):
-        """(arg_types, out_types, aux_types) as numpy dtypes; None where unknown."""
+        """(arg_types, out_types, aux_types) as numpy dtypes, or (None, None, None)
+        when some are unknown."""
         arg, out, aux, _ = self._infer("type", args, kwargs)
         if any(t is None for t in (*arg, *out, *aux)):
             return None, None, None
+        return arg, out, aux
+
+    def infer_type_partial(self, *args: Any, **kwargs: Any):
+        """Like infer_type, with None for each dtype that is unknown (MXNet 1.9's)."""
+        arg, out, aux, _ = self._infer("type", args, kwargs)
         return arg, out, aux
 
     # -- serialization, binding -----------------------------------------
@@ -251,6 +290,12 @@ class Symbol:
         _warn_ignored("simple_bind", stype_dict=stype_dict, group2ctx=group2ctx,
                       shared_arg_names=shared_arg_names, shared_exec=shared_exec,
                       shared_buffer=shared_buffer)
+        # As MXNet's simple_bind, shapes and dtypes of names that are not inputs of
+        # the symbol are ignored (a label shape given for a symbol without a label).
+        inputs = set(self.list_inputs())
+        shapes = {k: v for k, v in shapes.items() if k in inputs}
+        if type_dict is not None:
+            type_dict = {k: v for k, v in type_dict.items() if k in inputs}
         return _above("simple_bind")(self, ctx, grad_req=grad_req, type_dict=type_dict,
                                      shapes=shapes)
 
@@ -338,9 +383,10 @@ class Symbol:
     # -- printing ------------------------------------------------------------
 
     def __repr__(self) -> str:
-        if len(self.outputs) == 1:
-            return f"<Symbol {self.name}>"
-        return f"<Symbol group [{', '.join(self.list_outputs())}]>"
+        name = self.name
+        if name is not None:
+            return f"<Symbol {name}>"
+        return f"<Symbol group [{', '.join(str(s.name) for s in self)}]>"
 
     def __str__(self) -> str:
         return str(self._graph())
@@ -360,14 +406,18 @@ class Symbol:
     def __mod__(self, o): return self._binary(o, "_Mod", "_ModScalar")
     def __rmod__(self, o): return self._binary(o, "_Mod", "_RModScalar", True)
     def __neg__(self): return self._binary(-1.0, "_Mul", "_MulScalar")
+    def __abs__(self): return self.abs()   # the fluent method
     def __pow__(self, o): return self._binary(o, "_Power", "_PowerScalar")
-    def __rpow__(self, o): return self._binary(o, "_Power", "_RPowerScalar", True)
+    # MXNet's __rpow__ and comparisons call the operators by their snake_case names
+    # (``_internal._rpower_scalar``), which give the automatic names ``_rpower_scalar0``,
+    # ``_greater_scalar0``, not ``_rpowerscalar0`` as mx.sym.power(2, x) gives.
+    def __rpow__(self, o): return self._binary(o, "_Power", "_rpower_scalar", True)
     # As MXNet's: 1 where the comparison holds, else 0. (== and != stay Python's identity
     # comparisons, which dicts and sets of symbols rely on.)
-    def __gt__(self, o): return self._binary(o, "_Greater", "_GreaterScalar")
-    def __ge__(self, o): return self._binary(o, "_Greater_Equal", "_GreaterEqualScalar")
-    def __lt__(self, o): return self._binary(o, "_Lesser", "_LesserScalar")
-    def __le__(self, o): return self._binary(o, "_Lesser_Equal", "_LesserEqualScalar")
+    def __gt__(self, o): return self._binary(o, "_greater", "_greater_scalar")
+    def __ge__(self, o): return self._binary(o, "_greater_equal", "_greater_equal_scalar")
+    def __lt__(self, o): return self._binary(o, "_lesser", "_lesser_scalar")
+    def __le__(self, o): return self._binary(o, "_lesser_equal", "_lesser_equal_scalar")
 
     def __bool__(self) -> bool:
         raise NotImplementedForSymbol(self.__bool__, "bool")
