@@ -9,6 +9,11 @@ last row, as MXNet's does.
 Without it every epoch starts at the first row and the last batch is padded
 with copies of the first rows (MXNet leaves the previous batch's rows there;
 either way `pad` says they are not examples).
+A batch's `index` is its rows' numbers (uint64, padding rows included), and
+`iter_next()` / `getdata()` / `getlabel()` / `getpad()` / `getindex()` give the
+current batch as MXNet's do (`getdata` / `getlabel` one NDArray each). With
+`round_batch`, a batch that would need more padding rows than the file holds
+is refused, as MXNet's "number of input must be bigger than batch size".
 """
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import DTypeError, ShapeError, as_dtype
+from ..base import DTypeError, OperatorError, ShapeError, as_dtype
 from ..ndarray import NDArray, array
 from .ndarray_iter import checked_batch_size
 from .protocol import DataBatch, DataDesc, DataIter
@@ -49,12 +54,17 @@ class CSVIter(DataIter):
         self.provide_label = [DataDesc(label_name, (self.batch_size, *self.label.shape[1:]),
                                        dtype)]
         self._cursor = 0   # the next batch's first row; past the end when it wrapped
+        self._batch: DataBatch | None = None   # the current batch (iter_next / get*)
+        if round_batch and 2 * count < self.batch_size:   # MXNet reads the first at once
+            raise ShapeError(_too_few(count, self.batch_size))
 
     def reset(self) -> None:
+        self._batch = None
         count = self.data.shape[0]
         # The rows a wrapped last batch took from the start are not read again.
+        # A ring that wrapped onto the last row leaves an empty epoch, as MXNet's does.
         wrapped = self.round_batch and self._cursor > count
-        self._cursor = (self._cursor - count) % count if wrapped else 0
+        self._cursor = self._cursor - count if wrapped else 0
 
     def next(self) -> DataBatch:
         count, first = self.data.shape[0], self._cursor
@@ -63,12 +73,48 @@ class CSVIter(DataIter):
         real = min(self.batch_size, count - first)
         rows = np.arange(first, first + real)
         if real < self.batch_size:   # padding: the ring's next rows, or the first rows
+            if self.round_batch and self.batch_size - real > count:
+                raise ShapeError(_too_few(count, self.batch_size))
             fill = (np.arange(first + real, first + self.batch_size) if self.round_batch
                     else np.arange(self.batch_size - real))
             rows = np.concatenate([rows, fill % count])
         self._cursor = first + self.batch_size
         return DataBatch([_nd(self.data[rows])], [_nd(self.label[rows])],
-                         pad=self.batch_size - real)
+                         pad=self.batch_size - real, index=rows.astype(np.uint64))
+
+    # -- MXNet's accessors of the current batch -------------------------------------------
+    def iter_next(self) -> bool:
+        try:
+            self._batch = self.next()
+        except StopIteration:
+            self._batch = None
+            return False
+        return True
+
+    def _current(self) -> DataBatch:
+        if self._batch is None:
+            raise OperatorError("CSVIter: no current batch: call iter_next() first")
+        return self._batch
+
+    def getdata(self) -> NDArray:  # type: ignore[override]
+        """The current batch's data (one NDArray, as MXNet's)."""
+        return self._current().data[0]  # type: ignore[index]
+
+    def getlabel(self) -> NDArray:  # type: ignore[override]
+        """The current batch's label (one NDArray, as MXNet's)."""
+        return self._current().label[0]  # type: ignore[index]
+
+    def getpad(self) -> int | None:
+        return self._current().pad
+
+    def getindex(self) -> np.ndarray | None:
+        return self._current().index
+
+
+def _too_few(count: int, batch_size: int) -> str:
+    return (f"CSVIter: round_batch needs more padding rows than the {count} rows of the "
+            f"file hold (batch_size {batch_size}): number of input must be bigger than "
+            f"batch size")
 
 
 def _rows(path: str, shape: tuple[int, ...], dtype: np.dtype, what: str) -> np.ndarray:

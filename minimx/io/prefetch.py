@@ -2,8 +2,10 @@
 
 One thread per epoch reads the next batch of every inner iterator and joins
 them (data after data, label after label, in the iterators' order) while the
-caller works on the current one. The queue between them holds `capacity`
-batches (one, as MXNet's), so the thread is at most that far ahead. An error in
+caller works on the current one. The thread reads a batch only while fewer
+than `capacity` (one, as MXNet's) read batches wait untaken, so the inner
+iterators are at most that far ahead of the caller (which matters to a
+`reset()` of stateful ones, such as NDArrayIter's roll_over). An error in
 an inner iterator is raised by `next()` in the caller's thread; iterators that
 run out at different batches are an error, not a hang. `reset()` stops the
 thread, resets the inner iterators and starts a new one; `close()` (or garbage
@@ -69,25 +71,25 @@ class PrefetchingIter(DataIter):
 
     # -- the thread -----------------------------------------------------------------------
     def _start(self) -> None:
-        self._queue: queue.Queue = queue.Queue(maxsize=self.capacity)
+        self._queue: queue.Queue = queue.Queue()
         self._stop = threading.Event()
+        self._slots = _Slots(self.capacity)   # batches the thread may read
         self._thread = threading.Thread(
             target=_produce, name="PrefetchingIter", daemon=True,
-            args=(self.iters, (self.provide_data, self.provide_label), self._queue, self._stop))
+            args=(self.iters, (self.provide_data, self.provide_label), self._queue, self._stop,
+                  self._slots))
         self._thread.start()
 
     def _halt(self) -> None:
-        """Stop the thread: after the stop flag it queues at most one more item, which
-        fits once the queue is drained, so the join cannot hang."""
+        """Stop the thread once it has read the batches it may (the one after the
+        current, as MXNet's reset waits for it), into an unbounded queue: the join
+        cannot hang."""
         if self._thread is None:
             return
         self._stop.set()
-        while True:
-            try:
-                self._queue.get_nowait()
-            except queue.Empty:
-                break
-        self._thread.join()
+        self._slots.wake()
+        if self._thread is not threading.current_thread():   # __del__ by gc on it
+            self._thread.join()
         self._thread = None
 
     # -- the protocol -----------------------------------------------------------------------
@@ -109,6 +111,7 @@ class PrefetchingIter(DataIter):
         if self._thread is None:
             return False
         item = self._queue.get()
+        self._slots.release()   # taken: the thread may read the next batch
         if item is _END:
             self._thread.join()
             self._thread = None
@@ -139,9 +142,13 @@ class PrefetchingIter(DataIter):
 
 
 def _produce(iters: list[DataIter], descs: tuple[list[DataDesc], list[DataDesc]],
-             out: queue.Queue, stop: threading.Event) -> None:
-    """The thread: queue joined batches until the end, an error, or `stop`."""
-    while not stop.is_set():
+             out: queue.Queue, stop: threading.Event, slots: _Slots) -> None:
+    """The thread: queue joined batches until the end, an error, or `stop`; each read
+    takes a slot (one per batch the caller has taken), and the slots given are used
+    even after `stop`."""
+    while True:
+        if not slots.acquire(stop):
+            return
         try:
             item: Any = _read_all(iters, descs)
         except BaseException as exc:  # noqa: BLE001  (re-raised in the caller's thread)
@@ -149,6 +156,32 @@ def _produce(iters: list[DataIter], descs: tuple[list[DataDesc], list[DataDesc]]
         out.put(item)
         if item is _END or isinstance(item, _Failed):
             return
+
+
+class _Slots:
+    """A counting semaphore whose waiters also wake on a stop event."""
+
+    def __init__(self, count: int) -> None:
+        self._count = count
+        self._cond = threading.Condition()
+
+    def acquire(self, stop: threading.Event) -> bool:
+        """Take a slot, waiting for one unless `stop` is set; False if stopped without."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._count > 0 or stop.is_set())
+            if self._count == 0:
+                return False
+            self._count -= 1
+            return True
+
+    def release(self) -> None:
+        with self._cond:
+            self._count += 1
+            self._cond.notify_all()
+
+    def wake(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
 
 
 def _read_all(iters: list[DataIter], descs: tuple[list[DataDesc], list[DataDesc]]) -> Any:

@@ -47,11 +47,11 @@ class ResizeIter(DataIter):
             self.current_batch = self.data_iter.next()
         except StopIteration:
             self.data_iter.reset()
+            # An inner epoch with no batch ends this one early (MXNet's StopIteration).
             try:
                 self.current_batch = self.data_iter.next()
             except StopIteration:
-                raise OperatorError("ResizeIter: the inner iterator gives no batch, even "
-                                    "after a reset") from None
+                return False
         self.cur += 1
         return True
 
