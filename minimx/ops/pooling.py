@@ -90,7 +90,9 @@ def _infer_shape(p: Params, in_shapes: list, out_shapes: list):
         return ins, outs
     _check(p, len(data))
     win = _window(p, data[2:])
-    spatial = tuple((1 if p.global_pool else _out_size(p, win, s, i)) if s else 0
+    # A global pool's output is 1 per spatial axis, known (as MXNet's) even where
+    # the input's size is not.
+    spatial = tuple(1 if p.global_pool else _out_size(p, win, s, i) if s else 0
                     for i, s in enumerate(data[2:]))
     merge_at(outs, 0, (*data[:2], *spatial), "output")
     merge_at(ins, 0, (*outs[0][:2], *data[2:]), "data")

@@ -174,3 +174,9 @@ def test_pooling_errors(params, shape, error, message):
 def test_pooling_output_contradiction():
     with pytest.raises(ShapeError, match="output"):
         infer(dict(kernel=(2, 2)), (1, 2, 8, 8), (1, 2, 8, 8))
+
+
+def test_global_pool_output_is_known_where_the_input_size_is_not():
+    # MXNet 1.9.1's infer_shape_partial(data=(2, 3, 4, 0)) of a global pool: (2, 3, 1, 1).
+    p = {"kernel": "(2, 2)", "global_pool": "True", "pool_type": "avg"}
+    assert infer(p, (2, 3, 4, 0))[1] == [(2, 3, 1, 1)]
