@@ -100,6 +100,8 @@ def _params_dict(params: Any) -> dict[str, np.ndarray]:
     """The parameters as numpy arrays by name, MXNet's ``arg:``/``aux:`` prefixes dropped."""
     if isinstance(params, str):
         params = load_arrays(params)
+        if isinstance(params, list) and not params:  # a file of no arrays, saved unnamed
+            params = {}
     elif isinstance(params, (list, tuple)) and len(params) == 2:
         params = {**params[0], **params[1]}
     if not isinstance(params, Mapping):

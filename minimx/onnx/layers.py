@@ -85,7 +85,10 @@ def _pooling(e: Emitter, s: Site) -> None:
         raise Unsupported("pooling_convention='same'")
     ceil_mode = int(s.p.pooling_convention == "full")
     attrs = _window_attrs(s)
-    if kind == "max":
+    dropped = _windows_dropped(s) if ceil_mode and kind in ("max", "avg") else []
+    if any(dropped):
+        _pool_past_input(e, s, dropped, attrs)
+    elif kind == "max":
         e.add("MaxPool", [x], out, ceil_mode=ceil_mode, **attrs)
     elif kind == "avg":
         include_pad = s.p.count_include_pad is None or s.p.count_include_pad
@@ -98,6 +101,61 @@ def _pooling(e: Emitter, s: Site) -> None:
         e.add("Mul", [mean, e.const(f"{s.name}_size", prod(s.p.kernel), s.dtype)], out)
     else:
         raise Unsupported(f"pool_type={kind!r} with pooling_convention='full'")
+
+
+def _pool_past_input(e: Emitter, s: Site, dropped: list[int], attrs: dict) -> None:
+    """MXNet's 'full' max or avg pooling whose last windows start past the input and its
+    leading pad, which ONNX's ceil_mode leaves out (onnxruntime's kernel drops them, while
+    ONNX's shape inference keeps them): the kept windows in floor mode with the trailing
+    pads widened, avg's divisors brought back to MXNet's (which count the given pad only),
+    then the dropped windows filled as MXNet fills them (float's lowest for max, 0 for avg)."""
+    nd = len(s.p.kernel)
+    ins, outs = s.in_shapes[0][2:], s.out_shapes[0][2:]
+    kept = [o - d for o, d in zip(outs, dropped, strict=True)]
+    stride, pad = attrs["strides"], attrs["pads"][:nd]
+    ends = [max(p, (n - 1) * st + k - size - p)
+            for n, st, k, size, p in zip(kept, stride, s.p.kernel, ins, pad, strict=True)]
+    attrs = {**attrs, "pads": pad + ends}
+    if s.p.pool_type == "max":
+        pooled = e.add("MaxPool", [s.inputs[0]], **attrs)
+        fill = np.finfo(s.dtype).min
+    else:
+        include_pad = s.p.count_include_pad is None or s.p.count_include_pad
+        pooled = e.add("AveragePool", [s.inputs[0]], count_include_pad=int(include_pad), **attrs)
+        fill = 0
+        if include_pad:  # onnxruntime divides by the window within the widened pads
+            ratio = np.ones(kept)
+            for axis, (n, st, k, size, p, end) in enumerate(
+                    zip(kept, stride, s.p.kernel, ins, pad, ends, strict=True)):
+                starts = np.arange(n) * st - p
+                ours = np.minimum(starts + k, size + end) - starts
+                theirs = np.minimum(starts + k, size + p) - starts
+                shape = [1] * nd
+                shape[axis] = n
+                ratio = ratio * (ours / theirs).reshape(shape)
+            pooled = e.add("Mul", [pooled, e.const(f"{s.name}_divisors", ratio[None, None],
+                                                   s.dtype)])
+    pads = [0] * (2 + nd) + [0, 0] + dropped
+    e.add("Pad", [pooled, e.ints(f"{s.name}_pads", pads), e.const(f"{s.name}_fill", fill, s.dtype)],
+          s.outputs[0], mode="constant")
+
+
+def _windows_dropped(s: Site) -> list[int]:
+    """Per spatial axis, how many of MXNet's 'full' windows onnxruntime's ceil_mode leaves
+    out: those starting past the input and its leading pad (ONNX drops them, MXNet keeps
+    them). With free input dimensions (dynamic=True) this is unknown: none."""
+    if s.dynamic:
+        return []
+    nd = len(s.p.kernel)
+    stride, pad = s.p.stride or (1,) * nd, s.p.pad or (0,) * nd
+    dropped = []
+    for size, out, st, p in zip(s.in_shapes[0][2:], s.out_shapes[0][2:],
+                                stride, pad, strict=True):
+        kept = out
+        while kept > 1 and (kept - 1) * st >= size + p:
+            kept -= 1
+        dropped.append(out - kept)
+    return dropped
 
 
 @translates("LayerNorm")
@@ -211,3 +269,29 @@ def _bilinear_resize(e: Emitter, s: Site) -> None:
     mode = "align_corners" if s.p.align_corners else "half_pixel"
     e.add("Resize", [s.inputs[0], "", "", sizes], s.outputs[0], mode="linear",
           coordinate_transformation_mode=mode)
+
+
+@translates("LRN")
+def _lrn(e: Emitter, s: Site) -> None:
+    e.add("LRN", s.inputs[:1], s.outputs[0], size=s.p.nsize, alpha=s.p.alpha, beta=s.p.beta,
+          bias=s.p.knorm)
+
+
+@translates("UpSampling")
+def _upsampling(e: Emitter, s: Site) -> None:
+    """Nearest: every input brought to the output's height and width, then concatenated
+    on channels or summed."""
+    if s.p.sample_type != "nearest":
+        raise Unsupported(f"sample_type={s.p.sample_type!r}")
+    n, _, h, w = s.out_shapes[0]
+    ups = []
+    for k, (x, shape) in enumerate(zip(s.inputs, s.in_shapes, strict=True)):
+        scales = e.const(f"{s.name}_scales{k}", [1, 1, h / shape[2], w / shape[3]], np.float32)
+        ups.append(e.add("Resize", [x, "", scales], mode="nearest",
+                         coordinate_transformation_mode="asymmetric", nearest_mode="floor"))
+    if len(ups) == 1:
+        e.add("Identity", ups, s.outputs[0])
+    elif s.p.multi_input_mode == "sum":
+        e.add("Sum", ups, s.outputs[0])
+    else:
+        e.add("Concat", ups, s.outputs[0], axis=1)

@@ -40,6 +40,16 @@ def _reshape(e: Emitter, s: Site) -> None:
     e.add("Reshape", [s.inputs[0], e.ints(f"{s.name}_shape", target)], s.outputs[0])
 
 
+@translates("Pad")
+def _pad(e: Emitter, s: Site) -> None:
+    width = list(s.p.pad_width)
+    pads = width[0::2] + width[1::2]  # MXNet: (begin, end) per axis; ONNX: begins, then ends
+    inputs = [s.inputs[0], e.ints(f"{s.name}_pads", pads)]
+    if s.p.mode == "constant":
+        inputs.append(e.const(f"{s.name}_value", s.p.constant_value, s.dtype))
+    e.add("Pad", inputs, s.outputs[0], mode=s.p.mode)
+
+
 @translates("transpose")
 def _transpose(e: Emitter, s: Site) -> None:
     perm = list(s.p.axes) if s.p.axes else list(range(s.ndim))[::-1]
