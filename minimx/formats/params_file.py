@@ -63,7 +63,9 @@ NDARRAY_V2_MAGIC = 0xF993FAC9
 NDARRAY_V3_MAGIC = 0xF993FACA
 MAX_DENSIFIED_BYTES = 1 << 31
 
-_ROW_SPARSE, _CSR = 1, 2
+# MXNet's storage types (NDArrayStorageType), as files and `__storage_type__` write them.
+STORAGE_TYPE_IDS = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
+_ROW_SPARSE, _CSR = STORAGE_TYPE_IDS["row_sparse"], STORAGE_TYPE_IDS["csr"]
 _NUM_AUX = {0: 0, _ROW_SPARSE: 1, _CSR: 2}
 _STYPE_NAMES = {_ROW_SPARSE: "row_sparse", _CSR: "csr"}
 _CPU_DEV_TYPE = 1

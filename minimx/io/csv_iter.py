@@ -26,6 +26,7 @@ from ..base import DTypeError, OperatorError, ShapeError, as_dtype
 from ..ndarray import NDArray, array
 from .ndarray_iter import checked_batch_size
 from .protocol import DataBatch, DataDesc, DataIter
+from .ring import next_epoch_start
 
 
 class CSVIter(DataIter):
@@ -60,11 +61,7 @@ class CSVIter(DataIter):
 
     def reset(self) -> None:
         self._batch = None
-        count = self.data.shape[0]
-        # The rows a wrapped last batch took from the start are not read again.
-        # A ring that wrapped onto the last row leaves an empty epoch, as MXNet's does.
-        wrapped = self.round_batch and self._cursor > count
-        self._cursor = self._cursor - count if wrapped else 0
+        self._cursor = next_epoch_start(self._cursor, self.data.shape[0], self.round_batch)
 
     def next(self) -> DataBatch:
         count, first = self.data.shape[0], self._cursor

@@ -31,6 +31,7 @@ from ..recordio import RecordReader, read_index, unpack
 from .image_aug import crop, normalize, resize_short
 from .ndarray_iter import checked_batch_size
 from .protocol import DataBatch, DataDesc, DataIter
+from .ring import next_epoch_start
 
 # Arguments of MXNet's that only tune its threads and buffers, accepted and ignored.
 _IGNORED = frozenset({"preprocess_threads", "prefetch_buffer", "verbose", "ctx",
@@ -108,10 +109,7 @@ class ImageRecordIter(DataIter):
         return self._rng.permutation(count) if self.shuffle else np.arange(count)
 
     def reset(self) -> None:
-        count = len(self._offsets)
-        # the records a wrapped last batch took from the start are not read again
-        wrapped = self.round_batch and self._cursor > count
-        self._cursor = (self._cursor - count) % count if wrapped else 0
+        self._cursor = next_epoch_start(self._cursor, len(self._offsets), self.round_batch)
         self._order = self._new_order()
 
     def next(self) -> DataBatch:

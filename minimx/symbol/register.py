@@ -15,6 +15,7 @@ import numpy as np
 from ..attribute import HIDDEN_KEYS, stored_key
 from ..attribute import current as current_attr_scope
 from ..base import DTYPE_TO_FLAG, MinimxError, as_dtype
+from ..formats.params_file import STORAGE_TYPE_IDS
 from ..graph import Node, NodeEntry
 from ..name import current as current_name_manager
 from ..ops.calling import split_call
@@ -22,8 +23,6 @@ from ..ops.fluent import FLUENT
 from ..ops.params import format_value
 from ..ops.registry import OpDef, get_op, is_hidden_attr
 from .symbol import Symbol
-
-_STORAGE_TYPE_IDS = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
 
 
 def Variable(name: str, attr: dict | None = None, shape: Sequence[int] | None = None,
@@ -52,10 +51,10 @@ def Variable(name: str, attr: dict | None = None, shape: Sequence[int] | None = 
         attrs["__init__"] = init if isinstance(init, str) else \
             init.dumps() if hasattr(init, "dumps") else json.dumps(init)
     if stype is not None:  # stored as MXNet's storage type id
-        if stype not in _STORAGE_TYPE_IDS:
+        if stype not in STORAGE_TYPE_IDS:
             raise MinimxError(f"Variable {name}: unknown stype {stype!r} (one of "
-                              f"{', '.join(_STORAGE_TYPE_IDS)})")
-        attrs["__storage_type__"] = str(_STORAGE_TYPE_IDS[stype])
+                              f"{', '.join(STORAGE_TYPE_IDS)})")
+        attrs["__storage_type__"] = str(STORAGE_TYPE_IDS[stype])
     for key, value in kwargs.items():
         stored = stored_key(key)
         if not is_hidden_attr(stored):
