@@ -67,8 +67,8 @@ def _node_values(symbol: Symbol, rule: str, given: Mapping[str, Any]) -> list[li
                          "of the symbol")
     per_node, start = [], 0
     for node in symbol._topo():   # the internals' order, and the JSON's
-        per_node.append(list(outs[start:start + node.num_outputs()]))
-        start += node.num_outputs()
+        per_node.append(list(outs[start:start + node.num_visible_outputs()]))
+        start += node.num_visible_outputs()
     return per_node
 
 

@@ -198,9 +198,9 @@ class Executor:
         return dict(zip(self._arg_names, self.arg_arrays, strict=True))
 
     @property
-    def grad_dict(self) -> dict[str, NDArray]:
-        return {n: g for n, g in zip(self._arg_names, self.grad_arrays, strict=True)
-                if g is not None}
+    def grad_dict(self) -> dict[str, NDArray | None]:
+        """Every argument's gradient array; None where its grad_req is 'null' (as MXNet)."""
+        return dict(zip(self._arg_names, self.grad_arrays, strict=True))
 
     @property
     def aux_dict(self) -> dict[str, NDArray]:
@@ -296,7 +296,7 @@ class Executor:
             return
         heads = self._head_grads(out_grads)
         grads = {n: g for n, g in self.grad_dict.items()
-                 if self._grad_req.get(n, "null") != "null"}
+                 if g is not None and self._grad_req.get(n, "null") != "null"}
         g = self._graph
         targets = [grads.get(g.nodes[nid].name) for nid in g.input_ids]
         head_data = [None if h is None else h._data for h in heads]

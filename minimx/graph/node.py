@@ -88,10 +88,9 @@ class Node:
         return 1 if self.opdef is None else len(self._operator_outputs())
 
     def num_visible_outputs(self) -> int:
-        if self.opdef is None:
-            return 1
-        opdef, params = self.operator()
-        return opdef.num_visible_outputs(params)
+        if self.opdef is None or self.opdef.visible_outputs is None:
+            return self.num_outputs()   # from the cached names (a split may have thousands)
+        return self.opdef.visible_outputs(self.operator()[1])
 
     def input_names(self) -> list[str]:
         if self.opdef is None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import optimizer as opt
@@ -383,8 +383,9 @@ class Module(BaseModule):
         args = self._executor("update").arg_dict
         updater = self._updater_or_fail("update")
         for index, name in enumerate(self._param_names):
-            if name in grads:
-                updater(index, grads[name], args[name])
+            grad = grads.get(name)
+            if grad is not None:
+                updater(index, grad, args[name])
 
     def get_outputs(self, merge_multi_context: bool = True) -> list[NDArray]:
         self._require("get_outputs", "binded", "params_initialized")
@@ -394,8 +395,8 @@ class Module(BaseModule):
         self._require("get_input_grads", "binded", "params_initialized")
         if not self.inputs_need_grad:
             raise MinimxError("get_input_grads: bind with inputs_need_grad=True first")
-        grads = self._executor("get_input_grads").grad_dict
-        return [grads[n] for n in self._data_names]
+        grads = self._executor("get_input_grads").grad_dict   # inputs_need_grad: none is None
+        return [g for g in (grads[n] for n in self._data_names) if g is not None]
 
     def update_metric(self, eval_metric: EvalMetric, labels: Sequence[NDArray] | None,
                       pre_sliced: bool = False) -> None:
@@ -433,16 +434,17 @@ def _sharable(module: Any) -> Executor:
     return module._executor("bind")
 
 
-def _shared_array(arrays: dict[str, NDArray], name: str, shape: tuple[int, ...],
+def _shared_array(arrays: Mapping[str, NDArray | None], name: str, shape: tuple[int, ...],
                   what: str) -> NDArray:
     """`arrays[name]`, checked to exist with `shape`."""
-    if name not in arrays:
+    array = arrays.get(name)
+    if array is None:
         raise MinimxError(f"Module.bind: {what} {name!r} is not in the shared module "
                           f"(a bucket's parameters must be the default bucket's)")
-    if arrays[name].shape != tuple(shape):
+    if array.shape != tuple(shape):
         raise ShapeError(f"Module.bind: {what} {name!r} has shape {tuple(shape)} here but "
-                         f"{arrays[name].shape} in the shared module")
-    return arrays[name]
+                         f"{array.shape} in the shared module")
+    return array
 
 
 def one_device(context: Context | Sequence[Context] | None, group2ctxs: Any = None,

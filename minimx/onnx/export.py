@@ -177,8 +177,10 @@ def translate(symbol: Symbol, params: Mapping[str, np.ndarray],
     walk = _Walk(graph, params, shapes, dtypes, untranslated, dynamic, verbose)
     for nid in range(len(graph.nodes)):
         walk.visit(nid)
-    if walk.problems:
-        _refuse(walk.problems)
+    unmade = [f"{x.node.label}: its output {x.index} is a graph output the export does "
+              "not produce" for x in graph.outputs if x.key() not in walk.produced]
+    if walk.problems or unmade:
+        _refuse(walk.problems + unmade)
     outputs: list[tuple[str, np.dtype, Dims]] = [
         (walk.produced[x.key()], np.dtype(dtypes[i]),
          [None] * len(shapes[i]) if dynamic else list(shapes[i]))

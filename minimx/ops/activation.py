@@ -163,7 +163,6 @@ register(OpDef(
     backward_reads=_leaky_reads, draws=True,   # rrelu's slopes
     inputs=lambda p: ("data", "gamma") if p.act_type == "prelu" else ("data",),
     outputs=lambda p: ("output", "mask") if p.act_type == "rrelu" else ("output",),
-    visible_outputs=lambda p: 1,
     params=(Param("act_type", "str", "leaky", "Activation function to be applied.",
                   choices=LEAKY_TYPES),
             Param("slope", "float", 0.25, "Init slope for the activation. (For leaky and elu "

@@ -151,8 +151,10 @@ class Symbol:
         return Symbol([self.outputs[index]])
 
     def get_internals(self) -> Symbol:
-        """Every output of every node (hidden outputs included), in graph order."""
-        return Symbol([NodeEntry(n, i) for n in self._topo() for i in range(n.num_outputs())])
+        """Every visible output of every node, in graph order (MXNet's: BatchNorm's
+        mean and variance, hidden, are not among them)."""
+        return Symbol([NodeEntry(n, i) for n in self._topo()
+                       for i in range(n.num_visible_outputs())])
 
     def get_children(self) -> Symbol | None:
         """The inputs of this symbol's head node(s), each node once; None for variables."""

@@ -223,7 +223,15 @@ def test_activation(act_type: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("act_type", LEAKY)
 def test_leaky_relu(act_type: str, tmp_path: Path) -> None:
-    check(S.LeakyReLU(x, act_type=act_type, slope=0.3), {"x": normal(2, 5)}, tmp_path)
+    net = S.LeakyReLU(x, act_type=act_type, slope=0.3)
+    # rrelu's second output, its slopes, has no ONNX form: the first is exported.
+    check(net[0] if act_type == "rrelu" else net, {"x": normal(2, 5)}, tmp_path)
+
+
+def test_a_graph_output_without_an_onnx_form_is_refused_by_name(tmp_path: Path) -> None:
+    net = S.LeakyReLU(x, act_type="rrelu", name="r")
+    with pytest.raises(mx.OperatorError, match="r.*its output 1 is a graph output"):
+        mx.onnx.export_model(net, {}, [(2, 5)], onnx_file_path=str(tmp_path / "r.onnx"))
 
 
 @pytest.mark.parametrize("op", UNARY)
