@@ -219,6 +219,8 @@ class OpDef:
             if spec is None and self.extra_params:
                 values[key] = str(text)
                 continue
+            if not self.params:   # as MXNet's operators without a parameter struct,
+                continue          # which keep any attribute (an AttrScope's, a user's)
             if spec is None:
                 known = ", ".join(p.name for p in self.params) or "none"
                 raise OperatorError(f"{label}: unknown parameter {key}={text!r} "

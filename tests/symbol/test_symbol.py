@@ -74,6 +74,21 @@ def test_batchnorm_hides_mean_and_var_from_its_outputs_and_the_internals():
     assert len(mx.sym.BatchNorm(mx.sym.Variable("x"), output_mean_var=True)) == 3
 
 
+def test_an_operator_without_parameters_keeps_any_attribute_as_mxnet_does():
+    # MXNet 1.9.1 keeps them on relu and Flatten (no parameter struct), and
+    # refuses them on FullyConnected as an unknown parameter.
+    x = mx.sym.Variable("x")
+    with mx.AttrScope(group="4"):
+        r = mx.sym.relu(x, bogus=1, name="r1")
+        with pytest.raises(mx.OperatorError, match="unknown parameter group"):
+            mx.sym.FullyConnected(x, num_hidden=2, name="fc")
+    assert r.attr_dict() == {"r1": {"group": "4", "bogus": "1"}}
+    again = mx.sym.load_json(r.tojson())
+    assert again.attr_dict() == r.attr_dict()
+    np.testing.assert_array_equal(again.eval(x=mx.nd.array([-1.0, 2.0]))[0].asnumpy(), [0, 2])
+    np.testing.assert_array_equal(mx.nd.relu(mx.nd.array([-1.0, 2.0]), bogus=3).asnumpy(), [0, 2])
+
+
 def test_split_has_one_output_per_piece():
     parts = mx.sym.split(mx.sym.Variable("x"), num_outputs=3, axis=1, name="sp")
     assert parts.list_outputs() == ["sp_output0", "sp_output1", "sp_output2"]
@@ -120,8 +135,8 @@ def test_bad_calls_name_the_node():
         mx.sym.FullyConnected(x, name="fc1")
     with pytest.raises(mx.OperatorError, match=r"c1 \(Convolution\).*kernel.*'\(3, x\)'"):
         mx.sym.Convolution(x, kernel="(3, x)", num_filter=2, name="c1")
-    with pytest.raises(mx.OperatorError, match="unknown parameter bogus"):
-        mx.sym.relu(x, bogus=1, name="r1")
+    with pytest.raises(mx.OperatorError, match=r"fc2 \(FullyConnected\): unknown parameter bogus"):
+        mx.sym.FullyConnected(x, num_hidden=2, bogus=1, name="fc2")
     with pytest.raises(mx.OperatorError, match="unknown input 'wieght'"):
         mx.sym.FullyConnected(x, wieght=x, num_hidden=2)
     with pytest.raises(AttributeError):
