@@ -24,9 +24,10 @@ if TYPE_CHECKING:
 # OpenCV's imdecode flags, as `unpack_img(iscolor=...)` passes them.
 UNCHANGED, GRAYSCALE, COLOR = -1, 0, 1
 
-# libpng's fixed-point luma (red 0.299, green 0.587, over 2**15, truncated), which OpenCV
-# asks of it when a colour PNG is read as grey.
-_PNG_LUMA = (9797, 19235, 3736)
+# libpng's fixed-point luma when OpenCV asks it for grey (red 0.299, green 0.587): each
+# truncated to 1/2**15ths, blue the rest, and the sum truncated.
+_PNG_LUMA = (9797, 19234, 3737)
+_SIXTEEN_BIT = ("I;16", "I;16B", "I;16L", "I")
 
 
 class ImageLibraryError(MinimxError, ImportError):
@@ -65,6 +66,9 @@ def imdecode(buf: bytes, flag: int = COLOR, what: str = "image") -> np.ndarray:
 
 
 def _opencv_layout(image: Image, flag: int) -> np.ndarray:
+    if image.mode in _SIXTEEN_BIT:   # 16-bit grey: OpenCV keeps the high byte
+        high = np.asarray(image).astype(np.uint32) >> 8
+        image = _pillow().fromarray(high.astype(np.uint8))
     if image.mode == "P":
         image = image.convert("RGBA" if "transparency" in image.info else "RGB")
     if flag == GRAYSCALE:

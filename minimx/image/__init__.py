@@ -19,8 +19,12 @@ from .augmenters import (
                          CreateAugmenter,
                          ForceResizeAug,
                          HorizontalFlipAug,
+                         HueJitterAug,
+                         LightingAug,
                          RandomCropAug,
+                         RandomGrayAug,
                          RandomOrderAug,
+                         RandomSizedCropAug,
                          ResizeAug,
                          SaturationJitterAug,
                          SequentialAug,
@@ -28,11 +32,13 @@ from .augmenters import (
 from .image import (
                          center_crop,
                          color_normalize,
+                         copyMakeBorder,
                          fixed_crop,
                          imdecode,
                          imread,
                          imresize,
                          random_crop,
+                         random_size_crop,
                          resize_short,
                          scale_down,
 )
@@ -40,6 +46,8 @@ from .image_iter import ImageIter
 
 __all__ = ["Augmenter", "BrightnessJitterAug", "CastAug", "CenterCropAug", "ColorJitterAug",
            "ColorNormalizeAug", "ContrastJitterAug", "CreateAugmenter", "ForceResizeAug",
-           "HorizontalFlipAug", "ImageIter", "RandomCropAug", "RandomOrderAug", "ResizeAug",
-           "SaturationJitterAug", "SequentialAug", "center_crop", "color_normalize", "fixed_crop",
-           "imdecode", "imread", "imresize", "random_crop", "resize_short", "scale_down"]
+           "HorizontalFlipAug", "HueJitterAug", "ImageIter", "LightingAug", "RandomCropAug",
+           "RandomGrayAug", "RandomOrderAug", "RandomSizedCropAug", "ResizeAug",
+           "SaturationJitterAug", "SequentialAug", "center_crop", "color_normalize",
+           "copyMakeBorder", "fixed_crop", "imdecode", "imread", "imresize", "random_crop",
+           "random_size_crop", "resize_short", "scale_down"]

@@ -22,6 +22,7 @@ from .image import (
     color_normalize,
     imresize,
     random_crop,
+    random_size_crop,
     resize_short,
 )
 
@@ -99,6 +100,17 @@ class RandomCropAug(_Sized):
         return random_crop(src, self.size, self.interp)[0]
 
 
+class RandomSizedCropAug(_Sized):
+    """A random crop of `area` and aspect `ratio`, resized to `size` (`random_size_crop`)."""
+
+    def __init__(self, size: Any, area: Any, ratio: tuple[float, float], interp: int = 2) -> None:
+        Augmenter.__init__(self, size=size, area=area, ratio=ratio, interp=interp)
+        self.size, self.area, self.ratio, self.interp = size, area, ratio, interp
+
+    def __call__(self, src: NDArray) -> NDArray:
+        return random_size_crop(src, self.size, self.area, self.ratio, self.interp)[0]
+
+
 class CenterCropAug(_Sized):
     """The centred crop of `size` (width, height) (`center_crop`)."""
 
@@ -161,6 +173,24 @@ class SaturationJitterAug(_Jitter):
         return src
 
 
+class HueJitterAug(_Jitter):
+    """Rotate the hue of a float RGB image by a random angle in [-hue, hue] half-turns,
+    in YIQ space."""
+
+    _TYIQ = np.array([[0.299, 0.587, 0.114], [0.596, -0.274, -0.321], [0.211, -0.523, 0.311]])
+    _ITYIQ = np.array([[1.0, 0.956, 0.621], [1.0, -0.272, -0.647], [1.0, -1.107, 1.705]])
+
+    def __init__(self, hue: float) -> None:
+        super().__init__(hue=hue)
+
+    def __call__(self, src: NDArray) -> NDArray:
+        alpha = random.uniform(-self.amount, self.amount)
+        u, w = np.cos(alpha * np.pi), np.sin(alpha * np.pi)
+        rotation = np.array([[1.0, 0.0, 0.0], [0.0, u, -w], [0.0, w, u]])
+        matrix = (self._ITYIQ @ rotation @ self._TYIQ).T
+        return nd.dot(src, array(matrix))
+
+
 class ColorJitterAug(RandomOrderAug):
     """Brightness, contrast and saturation jitters (those not 0), in a random order."""
 
@@ -185,6 +215,35 @@ class ColorNormalizeAug(Augmenter):
 
     def __call__(self, src: NDArray) -> NDArray:
         return color_normalize(src, self.mean, self.std)
+
+
+class LightingAug(Augmenter):
+    """AlexNet's PCA lighting noise: add `eigvec * alpha @ eigval` to each RGB pixel,
+    alpha drawn from N(0, alphastd) with numpy's global generator (as MXNet's)."""
+
+    def __init__(self, alphastd: float, eigval: Any, eigvec: Any) -> None:
+        super().__init__(alphastd=alphastd, eigval=eigval, eigvec=eigvec)
+        self.alphastd = alphastd
+        self.eigval, self.eigvec = np.asarray(eigval), np.asarray(eigvec)
+
+    def __call__(self, src: NDArray) -> NDArray:
+        alpha = np.random.normal(0, self.alphastd, size=(3,))
+        src += array(np.dot(self.eigvec * alpha, self.eigval))
+        return src
+
+
+class RandomGrayAug(Augmenter):
+    """With probability `p`, replace each RGB pixel by its grey level (0.21 R + 0.72 G
+    + 0.07 B) in all three channels."""
+
+    _MIX = ((0.21, 0.21, 0.21), (0.72, 0.72, 0.72), (0.07, 0.07, 0.07))
+
+    def __init__(self, p: float) -> None:
+        super().__init__(p=p)
+        self.p = p
+
+    def __call__(self, src: NDArray) -> NDArray:
+        return nd.dot(src, array(self._MIX)) if random.random() < self.p else src
 
 
 class HorizontalFlipAug(Augmenter):
@@ -215,6 +274,10 @@ def _as_nd(values: Any) -> NDArray:
 
 _MEAN_RGB = (123.68, 116.28, 103.53)   # ImageNet's, for mean=True
 _STD_RGB = (58.395, 57.12, 57.375)
+_PCA_EIGVAL = np.array([55.46, 4.794, 1.148])   # ImageNet's RGB principal components
+_PCA_EIGVEC = np.array([[-0.5675, 0.7192, 0.4009],
+                        [-0.5808, -0.0045, -0.8140],
+                        [-0.5836, -0.6948, 0.4203]])
 
 
 def CreateAugmenter(data_shape: Sequence[int], resize: int = 0, rand_crop: bool = False,  # noqa: N802
@@ -226,30 +289,36 @@ def CreateAugmenter(data_shape: Sequence[int], resize: int = 0, rand_crop: bool 
     the shorter side to `resize` (if > 0), crop to the data size (centred, or random with
     `rand_crop`), mirror by a coin (`rand_mirror`), cast to float32, jitter colours, and
     normalise (`mean` / `std`: per-channel values, or True for ImageNet's).
-    `rand_resize`, `hue`, `pca_noise` and `rand_gray` are not supported here.
+    `rand_resize` (with `rand_crop`) crops a random area and aspect instead; `hue`,
+    `pca_noise` and `rand_gray` add those augmenters after the colour jitters.
 
     >>> import minimx as mx
     >>> [type(a).__name__ for a in mx.image.CreateAugmenter((3, 224, 224), resize=256,
     ...                                                     mean=True, std=True)]
     ['ResizeAug', 'CenterCropAug', 'CastAug', 'ColorNormalizeAug']
     """
-    unsupported = [name for name, value in (("rand_resize", rand_resize), ("hue", hue),
-                                            ("pca_noise", pca_noise), ("rand_gray", rand_gray))
-                   if value]
-    if unsupported:
-        raise MinimxError(f"CreateAugmenter: {', '.join(unsupported)} not supported in minimx "
-                          f"(it has resize, crops, mirror, colour jitters and mean/std)")
+    if rand_resize and not rand_crop:
+        raise MinimxError("CreateAugmenter: rand_resize needs rand_crop=True")
     auglist: list[Augmenter] = []
     if resize > 0:
         auglist.append(ResizeAug(resize, inter_method))
     crop_size = (data_shape[2], data_shape[1])
-    auglist.append(RandomCropAug(crop_size, inter_method) if rand_crop
-                   else CenterCropAug(crop_size, inter_method))
+    if rand_resize:
+        auglist.append(RandomSizedCropAug(crop_size, 0.08, (3.0 / 4.0, 4.0 / 3.0), inter_method))
+    else:
+        auglist.append(RandomCropAug(crop_size, inter_method) if rand_crop
+                       else CenterCropAug(crop_size, inter_method))
     if rand_mirror:
         auglist.append(HorizontalFlipAug(0.5))
     auglist.append(CastAug())
     if brightness or contrast or saturation:
         auglist.append(ColorJitterAug(brightness, contrast, saturation))
+    if hue:
+        auglist.append(HueJitterAug(hue))
+    if pca_noise > 0:
+        auglist.append(LightingAug(pca_noise, _PCA_EIGVAL, _PCA_EIGVEC))
+    if rand_gray > 0:
+        auglist.append(RandomGrayAug(rand_gray))
     mean = _MEAN_RGB if mean is True else mean
     std = _STD_RGB if std is True else std
     for what, values in (("mean", mean), ("std", std)):

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import DataFileError, MinimxError, ShapeError
+from ..base import DataFileError, DTypeError, MinimxError, ShapeError
 from ..formats import image_codec
 from ..formats.image_resize import AREA, CUBIC, LINEAR, resize
 from ..ndarray import NDArray, array
@@ -59,23 +59,26 @@ def imread(filename: str, flag: int = 1, to_rgb: bool = True) -> NDArray:
     return imdecode(buf, flag, to_rgb, what=filename)
 
 
-def _pixels(src: NDArray, what: str) -> np.ndarray:
+def _pixels(src: NDArray, what: str, dtypes: tuple[str, ...] = ("uint8",)) -> np.ndarray:
     pixels = src.asnumpy() if isinstance(src, NDArray) else np.asarray(src)
-    if pixels.dtype != np.uint8 or pixels.ndim != 3:
-        raise ShapeError(f"{what}: expected a height x width x channels uint8 image, got "
-                         f"{pixels.dtype} of shape {pixels.shape}")
+    if pixels.ndim != 3:
+        raise ShapeError(f"{what}: expected a height x width x channels image, got shape "
+                         f"{pixels.shape}")
+    if pixels.dtype.name not in dtypes:
+        raise DTypeError(f"{what}: expected a {' or '.join(dtypes)} image, got {pixels.dtype}")
     return pixels
 
 
 def imresize(src: NDArray, w: int, h: int, interp: int = 1) -> NDArray:
-    """`src` (height x width x channels uint8) resized to `w` x `h` with OpenCV's
-    interpolation `interp` (0 nearest, 1 bilinear, 2 bicubic, 3 area).
+    """`src` (height x width x channels, uint8 or float) resized to `w` x `h` with
+    OpenCV's interpolation `interp` (0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 Lanczos).
 
     >>> import minimx as mx
     >>> mx.image.imresize(mx.nd.zeros((4, 6, 3), dtype="uint8"), 3, 2).shape
     (2, 3, 3)
     """
-    return array(resize(_pixels(src, "imresize"), int(w), int(h), interp), dtype=np.uint8)
+    pixels = _pixels(src, "imresize", ("uint8", "float32", "float64"))
+    return array(resize(pixels, int(w), int(h), interp), dtype=pixels.dtype)
 
 
 def _get_interp_method(interp: int, sizes: tuple[int, int, int, int] | None = None) -> int:
@@ -105,9 +108,12 @@ def resize_short(src: NDArray, size: int, interp: int = 2) -> NDArray:
 
 def fixed_crop(src: NDArray, x0: int, y0: int, w: int, h: int,
                size: tuple[int, int] | None = None, interp: int = 2) -> NDArray:
-    """The `w` x `h` window of `src` at column `x0`, row `y0`, resized to `size`
-    (width, height) if given."""
+    """The `w` x `h` window of `src` at column `x0`, row `y0` (cut short at the image's
+    edge, as a slice is), resized to `size` (width, height) if given."""
     out = src[y0:y0 + h, x0:x0 + w]
+    if out.shape[0] == 0 or out.shape[1] == 0:
+        raise ShapeError(f"fixed_crop: the window x0={x0}, y0={y0}, w={w}, h={h} holds no "
+                         f"pixel of the {src.shape[1]}x{src.shape[0]} (width x height) image")
     if size is not None and (w, h) != tuple(size):
         out = imresize(out, *size, interp=_get_interp_method(interp, (h, w, size[1], size[0])))
     return out
@@ -148,6 +154,26 @@ def random_crop(src: NDArray, size: tuple[int, int], interp: int = 2
     return fixed_crop(src, x0, y0, new_w, new_h, size, interp), (x0, y0, new_w, new_h)
 
 
+def random_size_crop(src: NDArray, size: tuple[int, int], area: float | tuple[float, float],
+                     ratio: tuple[float, float], interp: int = 2
+                     ) -> tuple[NDArray, tuple[int, int, int, int]]:
+    """A random window covering `area` (a fraction of the image, or a (min, max) range)
+    with aspect ratio in `ratio` (width / height, drawn log-uniformly), resized to `size`
+    (width, height); after ten misses, `center_crop`. Draws as MXNet's do."""
+    h, w, _ = src.shape
+    low, high = (area, 1.0) if isinstance(area, (int, float)) else area
+    log_ratio = (np.log(ratio[0]), np.log(ratio[1]))
+    for _ in range(10):
+        target_area = random.uniform(low, high) * h * w
+        new_ratio = np.exp(random.uniform(*log_ratio))
+        new_w = int(round(np.sqrt(target_area * new_ratio)))
+        new_h = int(round(np.sqrt(target_area / new_ratio)))
+        if new_w <= w and new_h <= h:
+            x0, y0 = random.randint(0, w - new_w), random.randint(0, h - new_h)
+            return fixed_crop(src, x0, y0, new_w, new_h, size, interp), (x0, y0, new_w, new_h)
+    return center_crop(src, size, interp)
+
+
 def color_normalize(src: NDArray, mean: NDArray | None, std: NDArray | None = None) -> NDArray:
     """`(src - mean) / std` per channel, in place (as MXNet's): `src` must be a float
     NDArray.
@@ -163,3 +189,48 @@ def color_normalize(src: NDArray, mean: NDArray | None, std: NDArray | None = No
     if std is not None:
         src /= std
     return src
+
+
+# OpenCV's border types by number (MXNet passes `type` through; its docstring's list is
+# in another order), and numpy's names for them.
+_BORDERS: dict[int, Any] = {0: "constant", 1: "edge", 2: "symmetric", 3: "wrap", 4: "reflect"}
+
+
+def copyMakeBorder(src: NDArray, top: int, bot: int, left: int, right: int,  # noqa: N802
+                   type: int = 0, value: float = 0.0,  # noqa: A002 - MXNet's name
+                   values: tuple[float, ...] = ()) -> NDArray:
+    """`src` (height x width x channels) padded by `top`, `bot`, `left` and `right`
+    pixels as OpenCV's `copyMakeBorder`: `type` 0 fills with `values` (per channel) or
+    `value`, 1 repeats the edge pixel (aa|abc), 2 reflects (ba|abc), 3 wraps around
+    (bc|abc), 4 reflects about the edge pixel (cb|abc).
+
+    >>> import minimx as mx
+    >>> img = mx.nd.array([[[1], [2], [3]]], dtype="uint8")
+    >>> mx.image.copyMakeBorder(img, 0, 0, 2, 1, type=2).asnumpy()[0, :, 0].tolist()
+    [2, 1, 1, 2, 3, 3]
+    """
+    pixels = _pixels(src, "copyMakeBorder", ("uint8", "float32", "float64"))
+    widths = ((top, bot), (left, right), (0, 0))
+    if type not in _BORDERS or min(top, bot, left, right) < 0:
+        raise MinimxError(f"copyMakeBorder: type must be 0-4 and the margins non-negative, "
+                          f"got type={type!r}, top={top}, bot={bot}, left={left}, right={right}")
+    if type != 0:
+        return array(np.pad(pixels, widths, mode=_BORDERS[type]), dtype=pixels.dtype)
+    if pixels.shape[2] > 4:
+        raise ShapeError(f"copyMakeBorder: a constant border fills at most 4 channels, "
+                         f"the image has {pixels.shape[2]}")
+    return array(np.pad(pixels, widths) + _border_fill(pixels, widths, value, values),
+                 dtype=pixels.dtype)
+
+
+def _border_fill(pixels: np.ndarray, widths: tuple, value: float,
+                 values: tuple[float, ...]) -> np.ndarray:
+    """The constant border alone: OpenCV's Scalar of `values`, or of `value` for the
+    first three channels (a fourth gets 0), cast as OpenCV saturates."""
+    scalar = np.zeros(4)
+    scalar[:len(values) or 3] = values if len(values) else value
+    channels = scalar[:pixels.shape[2]]
+    if pixels.dtype == np.uint8:
+        channels = np.clip(np.rint(channels), 0, 255)
+    border = np.pad(np.zeros(pixels.shape[:2], bool), widths[:2], constant_values=True)
+    return (border[..., None] * channels).astype(pixels.dtype)

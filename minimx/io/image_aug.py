@@ -7,8 +7,7 @@ scales the shorter side to `resize`; `crop` enlarges an image smaller than the o
 `rand_crop`, from anywhere; `normalize` turns BGR into RGB planes, subtracts the mean,
 scales, and mirrors.
 
-Resizing is OpenCV's INTER_LINEAR (formats/image_resize.py), whose pixels can differ
-from MXNet's by one level.
+Resizing is OpenCV's INTER_LINEAR (formats/image_resize.py), pixel for pixel.
 """
 from __future__ import annotations
 
