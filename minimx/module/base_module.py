@@ -21,7 +21,7 @@ from .. import ndarray as nd
 from ..base import MinimxError, warn_user
 from ..initializer import Initializer, Uniform
 from ..io import DataBatch, DataDesc, DataIter
-from ..model import BatchEndParam, load_params
+from ..model import BatchEndParam, read_params
 from ..ndarray import NDArray, array, save
 from ..symbol import Symbol
 
@@ -228,7 +228,7 @@ class BaseModule:
 
     def load_params(self, fname: str) -> None:
         """Set the parameters from a file written by `save_params` (or MXNet)."""
-        self.set_params(*load_params(fname))
+        self.set_params(*read_params(fname))
 
     # -- what a module gives -------------------------------------------------------------------
     def get_params(self) -> tuple[dict[str, NDArray], dict[str, NDArray]]:

@@ -300,7 +300,7 @@ class BucketingModule(BaseModule):
                                  next(iter(saved.values()))).asnumpy()]
         symbols = {key: load_symbol(f"{prefix}-{key}-symbol.json") for key in keys}
         return BucketingModule.load_dict(symbols, sym_gen, default_bucket_key,
-                                         *load_params(f"{prefix}-{epoch:04d}.params"),
+                                         *load_params(prefix, epoch),
                                          **kwargs)
 
     @staticmethod

@@ -5,7 +5,8 @@ with ``op`` (``"null"`` for variables), ``name``, string ``attrs``, ``inputs``
 as ``[node_id, output_index, version]`` and optional ``subgraphs``;
 ``arg_nodes``, ``node_row_ptr``, ``heads`` and graph ``attrs`` holding
 ``mxnet_version``. Loading accepts files from MXNet 0.8 on: ``attr`` and
-``param`` keys, two-field inputs, missing auxiliary variables. A file may ask
+``param`` keys, two-field inputs, missing auxiliary variables, and upgrades
+them by their ``mxnet_version`` as MXNet's ``legacy_json_util.cc`` does. A file may ask
 for no more than it lists: a variadic operator's count must match its inputs,
 and subgraphs nest at most `MAX_SUBGRAPH_DEPTH` levels.
 """
@@ -14,15 +15,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..attribute import HIDDEN_KEYS
 from ..base import GraphFormatError, GraphOperatorError, OperatorError
 from ..graph import Graph, Node, NodeEntry
+from .register import set_input_var_init
 from .symbol import Symbol
 
 MXNET_VERSION = 10901  # files written here claim MXNet 1.9.1's format
 # Partitioners nest one level, or two; a deeper file is refused rather than
 # risking Python's recursion limit.
 MAX_SUBGRAPH_DEPTH = 64
-_HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")
+# The versions whose files MXNet's legacy_json_util.cc upgrades, each rule
+# applying to files older than it.
+_V0_9_0, _V0_9_4, _V0_9_5 = 900, 904, 905
 
 
 def to_graph_dict(sym: Symbol, nested: bool = False) -> dict[str, Any]:
@@ -147,17 +152,49 @@ def _node_attrs(raw: dict, where: str) -> dict[str, str]:
     return attrs
 
 
-def _pop_hidden_keys(attrs: dict[str, str]) -> dict[str, dict[str, str]]:
-    """MXNet's FixParsing: ``lr_mult`` becomes ``__lr_mult__``; ``weight_lr_mult``
-    is taken out and returned by input name (``{'weight': {'__lr_mult__': ..}}``)."""
-    by_input: dict[str, dict[str, str]] = {}
+# An attribute of an operator's input given to the operator (``weight_lr_mult``):
+# its key, the input's name and the key it gets on that input (``__lr_mult__``).
+_InputKey = tuple[str, str, str]
+
+
+def _pop_hidden_keys(attrs: dict[str, str], is_variable: bool) -> list[_InputKey]:
+    """MXNet's FixParsing: ``lr_mult`` becomes ``__lr_mult__``; an operator's
+    ``weight_lr_mult`` is taken out, to move onto its input ``weight``. A
+    variable keeps ``weight_lr_mult`` as it is."""
+    moved: list[_InputKey] = []
     for key in list(attrs):
-        for hidden in _HIDDEN_KEYS:
-            if key == hidden:
-                attrs[f"__{hidden}__"] = attrs.pop(key)
-            elif key.endswith("_" + hidden):
-                by_input.setdefault(key[:-len(hidden) - 1], {})[f"__{hidden}__"] = attrs.pop(key)
-    return by_input
+        hidden = next((h for h in HIDDEN_KEYS if key.endswith(h)), None)
+        if hidden is None:
+            continue
+        if key == hidden:
+            attrs[f"__{hidden}__"] = attrs.pop(key)
+        elif not is_variable and len(key) > len(hidden) + 1:
+            # MXNet cuts one separator character, whichever it is.
+            moved.append((key, key[:-len(hidden) - 1], f"__{hidden}__"))
+    return moved
+
+
+def _move_input_keys(node: Node, moved: list[_InputKey], attrs: dict[str, str]) -> None:
+    """Put each moved key on its input variable. As in MXNet, one that names no
+    variable input stays on the node, for the operator's parser to judge."""
+    names = node.input_names()[:len(node.inputs)]
+    kept = False
+    for key, input_name, hidden in moved:
+        source = node.inputs[names.index(input_name)].node if input_name in names else None
+        if source is not None and source.is_variable:
+            source.attrs[hidden] = attrs[key]
+        else:
+            node.attrs[key] = attrs[key]
+            kept = True
+    if kept:
+        node.reparse()
+
+
+def _drop_old_argmax_axis(op: str, attrs: dict[str, str]) -> None:
+    """Before MXNet 0.9.5, argmax/argmin's ``axis=-1`` meant "no axis": reduce
+    the whole array, not the last axis."""
+    if op in ("argmax", "argmin") and attrs.get("axis") == "-1":
+        del attrs["axis"]
 
 
 def from_graph_dict(obj: Any) -> Symbol:
@@ -181,10 +218,11 @@ def _check_nesting(obj: Any) -> None:
                                          f"levels deep; minimx loads at most {MAX_SUBGRAPH_DEPTH}")
 
 
-def _graph(obj: Any) -> Symbol:
+def _graph(obj: Any, nested: bool = False) -> Symbol:
     if not isinstance(obj, dict) or not isinstance(obj.get("nodes"), list):
         raise _fail("graph", "expected an object with a 'nodes' list")
-    version = _version(obj)
+    # A subgraph has no version of its own; MXNet upgrades only the outer graph.
+    version = MXNET_VERSION if nested else _version(obj)
     nodes: list[Node] = []
     for i, raw in enumerate(obj["nodes"]):
         nodes.append(_node(raw, i, nodes, version))
@@ -206,12 +244,20 @@ def _node(raw: Any, i: int, nodes: list[Node], version: int) -> Node:
     if not isinstance(raw_inputs, list) or not isinstance(subgraphs, list):
         raise _fail(where, "'inputs' and 'subgraphs' must be lists")
     inputs = [_entry(e, nodes, i, f"{where} input") for e in raw_inputs]
-    per_input = _pop_hidden_keys(attrs) if version < 10901 else {}
+    is_variable = raw["op"] == "null"
+    moved = _pop_hidden_keys(attrs, is_variable) if version < MXNET_VERSION else []
+    if version < _V0_9_5:
+        _drop_old_argmax_axis(raw["op"], attrs)
     inner = [_subgraph(s, where) for s in subgraphs]
+    moved_keys = {key for key, _, _ in moved}
     try:
-        node = Node.create(raw["op"], raw["name"], attrs, inputs, inner)
+        node = Node.create(raw["op"], raw["name"],
+                           {k: v for k, v in attrs.items() if k not in moved_keys}, inputs, inner)
         if not node.is_variable:
-            _complete_inputs(node, version, per_input, where)
+            _complete_inputs(node, version, where)
+            _move_input_keys(node, moved, attrs)
+            if version < _V0_9_4:
+                set_input_var_init(node)
             node.num_outputs()  # a bad count of outputs is found here, naming the node
     except OperatorError as exc:
         raise GraphOperatorError(f"{where}: {exc}") from None
@@ -220,13 +266,12 @@ def _node(raw: Any, i: int, nodes: list[Node], version: int) -> Node:
 
 def _subgraph(obj: Any, where: str) -> Symbol:
     try:
-        return _graph(obj)
+        return _graph(obj, nested=True)
     except GraphFormatError as exc:  # GraphOperatorError stays one
         raise type(exc)(f"{where} subgraph: {exc}") from None
 
 
-def _complete_inputs(node: Node, version: int, per_input: dict[str, dict[str, str]],
-                     where: str) -> None:
+def _complete_inputs(node: Node, version: int, where: str) -> None:
     """Check the inputs of an operator node; add what older files leave out."""
     opdef, params = node.operator()
     count_param = opdef.variadic
@@ -236,12 +281,9 @@ def _complete_inputs(node: Node, version: int, per_input: dict[str, dict[str, st
         raise _fail(where, f"{node.label}: {count_param}={params[count_param]}, but "
                            f"the node lists {len(node.inputs)} inputs (a file must list "
                            "every input of a variadic operator)")
-    if version < 900:
+    if version < _V0_9_0:
         _add_missing_inputs(node)
     names = node.input_names()
-    for input_name, hidden in per_input.items():
-        if input_name in names[:len(node.inputs)]:
-            node.inputs[names.index(input_name)].node.attrs.update(hidden)
     if len(node.inputs) != len(names):
         raise _fail(where, f"{node.label} has {len(node.inputs)} inputs, the operator takes "
                            f"{len(names)} ({', '.join(names)})")

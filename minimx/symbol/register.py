@@ -85,6 +85,14 @@ _INPUT_VAR_INIT: dict[str, dict[int, str]] = {
 }
 
 
+def set_input_var_init(node: Node) -> None:
+    """MXNet's FSetInputVarAttrOnCompose: some operators give the variables at some
+    inputs (made for them or the caller's) an ``__init__`` attribute unless they have one."""
+    for index, init in _INPUT_VAR_INIT.get(node.op or "", {}).items():
+        if index < len(node.inputs) and node.inputs[index].node.is_variable:
+            node.inputs[index].node.attrs.setdefault("__init__", init)
+
+
 def _single_entry(sym: Symbol, op: OpDef, input_name: str) -> NodeEntry:
     if len(sym.outputs) != 1:
         raise MinimxError(f"{op.name}: input {input_name} is a group of {len(sym.outputs)} "
@@ -107,11 +115,7 @@ def create(op: OpDef, args: Sequence[Any], kwargs: dict[str, Any], hint: str) ->
         else:  # MXNet copies the op's attributes onto the variables it creates
             inputs.append(Variable(f"{name}_{input_name}", attr=attrs).outputs[0])
     node = Node(op, name, attrs, inputs)
-    # MXNet's FSetInputVarAttrOnCompose: these operators give the variables at some
-    # inputs (made here or the caller's) an __init__ attribute unless they have one.
-    for index, init in _INPUT_VAR_INIT.get(op.name, {}).items():
-        if index < len(inputs) and inputs[index].node.is_variable:
-            inputs[index].node.attrs.setdefault("__init__", init)
+    set_input_var_init(node)
     return Symbol([NodeEntry(node, i) for i in range(node.num_visible_outputs())])
 
 

@@ -35,3 +35,26 @@ def test_params_without_prefix_are_rejected(tmp_path):
 def test_missing_files_are_format_errors(tmp_path):
     with pytest.raises(mx.GraphFormatError):
         mx.model.load_checkpoint(str(tmp_path / "absent"), 0)
+
+
+def test_load_params_takes_prefix_and_epoch_as_in_mxnet(tmp_path):
+    save_arrays(str(tmp_path / "m-0012.params"), {"arg:w": np.ones(2, np.float32),
+                                                 "aux:s": np.zeros(1, np.float32)})
+    arg, aux = mx.model.load_params(str(tmp_path / "m"), 12)
+    assert sorted(arg) == ["w"] and sorted(aux) == ["s"]
+
+
+def test_an_empty_checkpoint_loads_as_empty_dicts(tmp_path):
+    # MXNet saves {} with no name table, so the file reads back as an empty list.
+    prefix = str(tmp_path / "empty")
+    mx.model.save_checkpoint(prefix, 1, mx.sym.Variable("x"), {}, {})
+    assert load_arrays(f"{prefix}-0001.params") == []
+    sym, arg, aux = mx.model.load_checkpoint(prefix, 1)
+    assert (sym.list_arguments(), arg, aux) == (["x"], {}, {})
+
+
+def test_keys_with_other_prefixes_are_skipped_as_in_mxnet(tmp_path):
+    save_arrays(str(tmp_path / "m-0000.params"), {"arg:w": np.ones(2, np.float32),
+                                                 "opt:w_momentum": np.ones(2, np.float32)})
+    arg, aux = mx.model.load_params(str(tmp_path / "m"), 0)
+    assert (sorted(arg), aux) == (["w"], {})

@@ -433,3 +433,12 @@ def test_files_written_here_load_in_mxnet(tmp_path: Path) -> None:
              for line in result.stdout.splitlines() if line[:4] in ("OK  ", "FAIL")}
     assert lines == {f"{stem}.params": ("FAIL" if "cannot" in stem else "OK")
                      for stem in samples}, result.stdout + result.stderr
+
+
+def test_mxnets_legacy_ndarray_v0_file() -> None:
+    # MXNet's tests/python/unittest/legacy_ndarray.v0, rebuilt byte for byte (3224
+    # bytes): six pre-V1 records of arange(128) float32 and no names.
+    arange = np.arange(128, dtype=np.float32)
+    data = container([pre_v1_record(arange)] * 6)
+    assert len(data) == 3224
+    assert_same(load_arrays(data), [arange] * 6)
