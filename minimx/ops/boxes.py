@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..base import ShapeError
+from ..base import OperatorError, ShapeError
 from .infer import Dims, known, merge, merge_all, merge_at
 from .registry import GradReads, OpDef, Param, Params, register, zero_gradients
 
@@ -274,16 +274,28 @@ def _center(boxes: Array) -> tuple[Array, Array, Array, Array]:
     return boxes[..., 0] + width * half, boxes[..., 1] + height * half, width, height
 
 
+def _matched_refs(p: Params, matches: Array, positive: Array, num_refs: int) -> Array:
+    """Each sample's reference index. Only positive samples read their reference, so the
+    others may hold anything (GluonCV marks them -1); a positive one outside the refs
+    would read out of bounds in MXNet, we refuse it."""
+    index = matches.astype(np.int64)
+    outside = positive & ((index < 0) | (index >= num_refs))
+    if outside.any():
+        raise OperatorError(f"{p.label}: positive samples match refs "
+                            f"{sorted(set(index[outside].tolist()))}, there are {num_refs}")
+    return np.where(positive, index, 0)
+
+
 def _encode_forward(p, ctx, inputs):
     samples, matches, anchors, refs, means, stds = inputs
     if not known(anchors.shape) or anchors.shape[:2] != samples.shape:
         raise ShapeError(f"box_encode: anchors {anchors.shape} do not match samples "
                          f"{samples.shape}")
-    index = matches.astype(np.int64)
+    valid = (samples > 0.5)[..., None]
+    index = _matched_refs(p, matches, valid[..., 0], refs.shape[1])
     matched = np.take_along_axis(refs, index[..., None], axis=1)
     rx, ry, rw, rh = _center(matched)
     ax, ay, aw, ah = _center(anchors)
-    valid = (samples > 0.5)[..., None]
     with np.errstate(divide="ignore", invalid="ignore"):  # degenerate boxes: inf/nan, as MXNet
         raw = np.stack([(rx - ax) / aw, (ry - ay) / ah, np.log(rw / aw), np.log(rh / ah)], -1)
         targets = np.where(valid, (raw - means) / stds, 0).astype(anchors.dtype)

@@ -167,6 +167,12 @@ def _match(overlaps: Array, threshold: float) -> tuple[Array, Array, Array]:
     return positive, best_iou, best_gt
 
 
+def _c_exp(x: Array) -> Array:
+    """exp as C's expf rounds it: numpy's float32 exp may be an ulp off, which reorders
+    tied probabilities (equal logits summed in another order)."""
+    return np.exp(x.astype(np.float64)).astype(x.dtype)
+
+
 def _hard_negatives(p: Params, positive: Array, best_iou: Array, overlaps: Array,
                     cls_pred: Array) -> Array:
     """The negatives negative mining picks: among anchors not positive whose best IoU is
@@ -191,8 +197,8 @@ def _hard_negatives(p: Params, positive: Array, best_iou: Array, overlaps: Array
     top = logits.max(0)
     total = np.zeros_like(top)
     for row in logits:  # summed class by class, as MXNet's loop does
-        total += np.exp(row - top)
-    background = (np.exp(logits[0] - top) / total).astype(F32)
+        total += _c_exp(row - top)
+    background = (_c_exp(logits[0] - top) / total).astype(F32)
     negative[candidates[np.argsort(background, kind="stable")[:wanted]]] = True
     return negative
 
@@ -210,6 +216,18 @@ def _loc_targets(anchors: Array, gts: Array, variances: Array) -> Array:
                          np.log(gw / aw) / variances[2], np.log(gh / ah) / variances[3]], -1)
 
 
+def _valid_labels(p: Params, rows: Array) -> int:
+    """How many ground truths one image has: they end at the first row of class -1,
+    which MXNet requires to be all -1 (padding)."""
+    ends = np.flatnonzero(rows[:, 0].astype(F32) == F32(-1))
+    if not len(ends):
+        return len(rows)
+    if (rows[ends[0], 1:5].astype(F32) != F32(-1)).any():
+        raise OperatorError(f"{p.label}: label row {ends[0]} has class -1 (padding) but box "
+                            f"{rows[ends[0], 1:5]}; padding rows must be all -1")
+    return int(ends[0])
+
+
 def _target_forward(p, ctx, inputs):
     anchor, label, cls_pred = inputs
     _target_shape(p, [anchor.shape, label.shape, cls_pred.shape], [None] * 3)
@@ -221,9 +239,7 @@ def _target_forward(p, ctx, inputs):
     cls_target = np.full((batch, count), p.ignore_label, dtype)
     overlaps = _overlap(anchors[None, :, None], label[:, None, :, 1:5], False).astype(F32)
     for b, rows in enumerate(label):
-        # Ground truths end at the first row of class -1 (padding).
-        ends = np.flatnonzero(rows[:, 0].astype(F32) == F32(-1))
-        valid = ends[0] if len(ends) else len(rows)
+        valid = _valid_labels(p, rows)
         if valid == 0:
             continue
         ious = overlaps[b, :, :valid]

@@ -159,6 +159,10 @@ def _upsampling_scales(p: Params, shapes: list) -> list[tuple[int, int]]:
         if out_h % s[2] or out_w % s[3]:
             raise ShapeError(f"UpSampling: input size {s[2:]} does not divide the output "
                              f"size {(out_h, out_w)}")
+        if out_h // s[2] != out_w // s[3]:  # MXNet's kernel scales both by the height's
+            raise ShapeError(f"UpSampling: input size {s[2:]} needs factors "
+                             f"{(out_h // s[2], out_w // s[3])} to reach {(out_h, out_w)}; "
+                             f"nearest upsampling scales height and width alike")
         scales.append((out_h // s[2], out_w // s[3]))
     return scales
 

@@ -124,8 +124,9 @@ def _align_forward(p, ctx, inputs):
     _check_inputs("ROIAlign", data.shape, rois.shape)
     channels = _align_channels(p, data.shape[1])
     out = np.zeros((len(rois), channels, *_pooled(p)), data.dtype)
-    for n, roi in enumerate(rois.astype(data.dtype, copy=False)):
-        batch = int(roi[0])
+    rois = rois.astype(data.dtype, copy=False)
+    batches = _roi_batches(p, rois, data.shape[0], skip_negative=True)
+    for n, (roi, batch) in enumerate(zip(rois, batches, strict=True)):
         if batch < 0:  # MXNet's documented "ignored" roi
             continue
         wy, wx, rows, cols = _align_weights(p, roi, *data.shape[2:])
@@ -143,8 +144,9 @@ def _align_backward(p, ctx, inputs, outputs, out_grads):
     data, rois = inputs
     grad = np.zeros(data.shape, out_grads[0].dtype)
     pattern = "ph,cpq,qw->cpqhw" if p.position_sensitive else "ph,cpq,qw->chw"
-    for n, roi in enumerate(rois.astype(grad.dtype, copy=False)):
-        batch = int(roi[0])
+    boxes = rois.astype(grad.dtype, copy=False)
+    batches = _roi_batches(p, boxes, data.shape[0], skip_negative=True)
+    for n, (roi, batch) in enumerate(zip(boxes, batches, strict=True)):
         if batch < 0:
             continue
         wy, wx, rows, cols = _align_weights(p, roi, *data.shape[2:])
@@ -295,10 +297,13 @@ def _round_half_away_array(x: Array) -> Array:
     return np.copysign(np.floor(np.abs(x) + 0.5), x)
 
 
-def _roi_batches(p: Params, rois: Array, batch_size: int) -> Array:
-    """Each roi's image index; MXNet reads out of bounds for a missing image, we refuse."""
+def _roi_batches(p: Params, rois: Array, batch_size: int, skip_negative: bool = False
+                 ) -> Array:
+    """Each roi's image index; MXNet reads out of bounds for a missing image, we refuse.
+    With `skip_negative` a negative index is allowed: it marks a roi to skip (ROIAlign)."""
     batch = rois[:, 0].astype(np.int64)
-    if len(batch) and not (0 <= batch.min() and batch.max() < batch_size):
+    lowest = 0 if not skip_negative else -np.inf
+    if len(batch) and not (lowest <= batch.min() and batch.max() < batch_size):
         raise OperatorError(f"{p.label}: rois name images {sorted(set(batch.tolist()))}, the "
                             f"data has {batch_size}")
     return batch

@@ -91,9 +91,10 @@ def bilinear_sample_grads(data: Array, grid: Array, grad: Array) -> tuple[Array,
     output gradient `grad` (N, C, Ho, Wo)."""
     n, c, h, w = data.shape
     corners, wy, wx = _corners(grid, h, w)
-    # Each output pixel adds grad * weight to the in-image corners it read.
+    # Each output pixel adds grad * weight to the in-image corners it read; the others
+    # add nothing, even with a NaN weight (a NaN position), as MXNet skips them.
     flat = np.stack([f for f, _, _ in corners])                        # (4, N, Ho, Wo)
-    weight = np.stack([wt * m for _, wt, m in corners])[:, :, None] * grad[None]
+    weight = np.stack([np.where(m, wt, 0) for _, wt, m in corners])[:, :, None] * grad[None]
     image = (np.arange(n)[:, None] * c + np.arange(c))[None, :, :, None, None] * (h * w)
     gdata = np.bincount((image + flat[:, :, None]).ravel(), weight.ravel(),
                         minlength=n * c * h * w).reshape(data.shape)

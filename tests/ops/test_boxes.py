@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import minimx as mx
-from minimx.base import ShapeError
+from minimx.base import OperatorError, ShapeError
 from minimx.ops import get_op
 
 from gradcheck import check_gradient
@@ -155,3 +155,18 @@ def test_box_operators_have_zero_gradients_where_mxnet_does():
     p = op.parse_params({})
     grads = op.backward(p, None, [np.ones((2, 4)), np.ones((3, 4))], [], [np.ones((2, 3))])
     assert [g.shape for g in grads] == [(2, 4), (3, 4)] and not any(g.any() for g in grads)
+
+
+def test_box_encode_ignores_the_matches_of_non_positive_samples():
+    """GluonCV marks unmatched anchors -1; MXNet 1.9.1 reads only positives' matches. A
+    positive one outside the refs (MXNet reads out of bounds) is refused."""
+    anchors = np.array([[[0, 0, 1, 1], [0, 0, 2, 2], [1, 1, 2, 2]]], np.float32)
+    refs = np.array([[[0, 0, 1, 1], [0.5, 0.5, 2.5, 1.5]]], np.float32)
+    means, stds = np.array([0, 0, 0.1, 0.1], np.float32), np.array([0.1, 0.1, 0.2, 0.2], np.float32)
+    targets, masks = run("_contrib_box_encode", {}, np.array([[1, -1, 0]], np.float32),
+                         np.array([[1, -1, 7]], np.float32), anchors, refs, means, stds)
+    np.testing.assert_allclose(targets, [[[10, 5, 2.9657359, -0.5], [0] * 4, [0] * 4]], rtol=1e-6)
+    np.testing.assert_array_equal(masks, [[[1] * 4, [0] * 4, [0] * 4]])
+    with pytest.raises(OperatorError, match=r"match refs \[-1\], there are 2"):
+        run("_contrib_box_encode", {}, np.ones((1, 3), np.float32),
+            np.array([[1, -1, 0]], np.float32), anchors, refs, means, stds)

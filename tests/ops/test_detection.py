@@ -69,6 +69,21 @@ def test_target_matches_each_ground_truth_to_its_best_anchor():
     np.testing.assert_allclose(loc.reshape(3, 4)[0], [-1, 0, np.log(0.8) / 0.2, 0], rtol=1e-5)
 
 
+def test_target_hard_negatives_rank_probabilities_as_c_expf_rounds_them():
+    """Equal logits in another order sum to background probabilities an ulp apart with
+    C's expf (numpy's float32 exp makes them equal); MXNet 1.9.1 keeps anchors 1 and 3."""
+    anchor = np.array([[[0, 0, .5, .5], [.6, .6, .7, .7], [.7, .7, .8, .8], [.8, .8, .9, .9]]],
+                      np.float32)
+    label = np.array([[[0, 0, 0, .5, .5], [-1] * 5]], np.float32)
+    cls_pred = np.array([[[0, 0, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1], [0, 1, 0, 0]]], np.float32)
+    params = dict(negative_mining_ratio=2, negative_mining_thresh=0.5)
+    cls_target = run("_contrib_MultiBoxTarget", params, anchor, label, cls_pred)[2]
+    np.testing.assert_array_equal(cls_target, [[1, 0, -1, 0]])
+    label[0, 1, 1] = 0.1  # a padding row must be all -1, as MXNet checks
+    with pytest.raises(OperatorError, match="label row 1 has class -1"):
+        run("_contrib_MultiBoxTarget", {}, anchor, label, cls_pred)
+
+
 def test_proposal_anchors_are_py_faster_rcnn_anchors():
     op = get_op("_contrib_Proposal")
     p = op.parse_params(attrs_of(scales=(8, 16, 32), ratios=(0.5, 1, 2)))

@@ -107,6 +107,20 @@ def test_roi_align_gradient_is_the_adjoint_and_ignored_rois():
                    data, rois)[2].any()
 
 
+def test_roi_align_refuses_a_roi_of_a_missing_image():
+    """A negative batch index skips the roi; one past the batch (MXNet 1.9.1 reads past its
+    data) is refused, forward and backward."""
+    data = np.ones((2, 1, 4, 4), np.float32)
+    params = dict(pooled_size=(1, 1), spatial_scale=1.0)
+    with pytest.raises(OperatorError, match=r"rois name images \[-1, 2\], the data has 2"):
+        run("_contrib_ROIAlign", params, data, np.array([[-1, 0, 0, 2, 2], [2, 0, 0, 2, 2]]))
+    op = get_op("_contrib_ROIAlign")
+    with pytest.raises(OperatorError, match="the data has 1"):
+        op.backward(op.parse_params(attrs_of(**params)), OpContext(),
+                    [data[:1], np.array([[1, 0, 0, 2, 2]], np.float32)], [None],
+                    [np.ones((1, 1, 1, 1), np.float32)])
+
+
 def test_roi_align_shapes():
     assert infer("_contrib_ROIAlign", dict(pooled_size=(3, 2), spatial_scale=1.0),
                  [(2, 12, 8, 8), (5, 5)]) == ([(2, 12, 8, 8), (5, 5)], [(5, 12, 3, 2)])

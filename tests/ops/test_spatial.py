@@ -12,6 +12,7 @@ import pytest
 
 import minimx as mx
 from minimx.base import OperatorError, ShapeError
+from minimx.ops import OpContext, get_op
 
 from ops_support import run
 
@@ -43,6 +44,21 @@ def test_bilinear_sampler_matches_a_per_pixel_reference_inside_and_outside():
     # Far outside, every corner is outside: zeros, and no gradient.
     far = np.full((1, 2, 2, 2), 7.5)
     assert not run("BilinearSampler", {}, data[:1], far)[0].any()
+
+
+def test_a_nan_position_adds_nothing_to_the_data_gradient():
+    """A NaN grid position (a target size of 1 makes them) reads no pixel: MXNet 1.9.1's
+    numbers, where the NaN weight used to reach pixel 0."""
+    op = get_op("BilinearSampler")
+    p = op.parse_params({})
+    data = np.array([[[[1, 2], [3, 4]]]], np.float32)
+    grid = np.array([[[[np.nan, 0.5]], [[0, 0]]]], np.float32)
+    out = op.forward(p, OpContext(), [data, grid])
+    np.testing.assert_array_equal(out[0], [[[[np.nan, 2.75]]]])
+    d_data, d_grid = op.backward(p, OpContext(), [data, grid], out,
+                                 [np.ones_like(out[0]), np.zeros_like(out[1])])
+    np.testing.assert_array_equal(d_data, [[[[0.125, 0.375], [0.125, 0.375]]]])
+    np.testing.assert_array_equal(d_grid, [[[[0, 0.5]], [[np.nan, 1]]]])
 
 
 def test_the_identity_grid_reproduces_the_image_and_shifts_move_it():
