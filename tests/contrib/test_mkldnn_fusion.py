@@ -34,3 +34,18 @@ def test_clip_after_a_sum_stays_apart():
                     name="relu6")
     assert [op[:2] for op in _ops(fuse_float(y))] == [("_sg_mkldnn_conv", "sg_mkldnn_conv_add_0"),
                                                       ("clip", "relu6")]
+
+
+def test_dropouts_an_operator_feeds_are_read_through():
+    """MXNet 1.9.1's graphs, from its identity property: a training-mode Dropout after
+    an operator goes (the chain then fuses across it); one on an input, or of mode
+    'always', stays."""
+    x = mx.sym.var("data")
+    y = mx.sym.Dropout(mx.sym.BatchNorm(_conv("conv0", x), name="bn0"), p=0.3, name="drop0")
+    y = mx.sym.Activation(y, act_type="relu", name="relu0")
+    assert [op[:2] for op in _ops(fuse_float(y))] == [
+        ("_sg_mkldnn_conv", "sg_mkldnn_conv_bn_act_0")]
+    kept = mx.sym.Dropout(_conv("conv1", mx.sym.Dropout(x, p=0.5, name="drop1")), p=0.5,
+                          mode="always", name="drop2")
+    assert [op[:2] for op in _ops(fuse_float(kept))] == [
+        ("Dropout", "drop1"), ("_sg_mkldnn_conv", "sg_mkldnn_conv_0"), ("Dropout", "drop2")]

@@ -256,3 +256,25 @@ def test_bad_calibration_data_is_refused(calib_data, error, message):
         with pytest.raises(error, match=message):
             quantize_fn(sym, args, auxs, calib_mode="entropy", calib_data=calib_data,
                         quantized_dtype="auto", label_names=None)
+
+
+def test_a_head_a_float_operator_also_reads_is_dequantized_once():
+    """conv -> sigmoid, both outputs: MXNet 1.9.1 dequantizes the sigmoid's
+    dequantized input again for the second head (its bind then fails on the
+    ranges' shapes); minimx gives that head the one dequantize."""
+    conv = mx.sym.Convolution(mx.sym.var("data"), kernel=(1, 1), num_filter=2, name="conv")
+    sym = mx.sym.Group([mx.sym.Activation(conv, act_type="sigmoid", name="sig"), conv])
+    rng = np.random.default_rng(0)
+    args = {"conv_weight": mx.nd.array(rng.uniform(0.5, 1.5, (2, 2, 1, 1))),
+            "conv_bias": mx.nd.array(rng.uniform(0.5, 1.5, (2,)))}
+    calib = rng.uniform(-1, 1, (2, 2, 3, 3)).astype(np.float32)
+    qsym, qargs, _ = quantize_model_mkldnn(
+        sym, args, {}, ctx=mx.cpu(), calib_mode="naive", quantized_dtype="auto",
+        calib_data=mx.io.NDArrayIter(calib, batch_size=1), label_names=None)
+    assert [n["op"] for n in nodes(qsym) if n["op"] != "null"] == [
+        "_contrib_quantize_v2", "_sg_mkldnn_conv", "_contrib_dequantize", "Activation"]
+    data = calib[:1]
+    got = qsym.bind(mx.cpu(), {**qargs, "data": mx.nd.array(data)}, grad_req="null").forward()
+    want = sym.bind(mx.cpu(), {**args, "data": mx.nd.array(data)}, grad_req="null").forward()
+    for g, w in zip(got, want, strict=True):   # one int8 step of the conv's range
+        np.testing.assert_allclose(g.asnumpy(), w.asnumpy(), atol=0.02)

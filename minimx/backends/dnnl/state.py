@@ -9,23 +9,27 @@ whenever the input shapes differ from the last compile, all on the one
 oneDNN thread (see `thread`); a training forward (BatchNorm would use batch
 statistics) or inputs of other dtypes than the bound ones (float32, or the
 int8/uint8 of a quantized graph) run the inner graph with the numpy kernels,
-as `_subgraph_op` does. `prepare_inference` binds the plan to an executor's
+as `_subgraph_op` does (a training forward the graph as it was before stride
+hoisting, which is exact for inference only). `prepare_inference` binds the plan to an executor's
 arrays once, so that its inference forwards are one C job each.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import cached_property
 
 import numpy as np
 
 from ... import onednn
-from ...graph.infer import infer_dtypes
+from ...graph import Graph
+from ...graph.infer import infer_dtypes, infer_shapes
 from ...graph.plan_memory import MemoryPlan
 from ...interpreter.runner import GraphRunner
 from ...ops.params import Params
 from ...ops.registry import OpContext
 from ...subgraph import subgraph_op
 from .lower import Compiled, Lowering
+from .strides import unhoisted
 from .thread import on_onednn_thread, run_bound
 from .winograd import WINOGRAD
 
@@ -56,8 +60,10 @@ class DnnlState:
         c = self.compiled
         # The usual case first: the bound shapes and dtypes, checked once.
         fitted = c if c is not None and c.fits(inputs) else None
-        if ctx.is_train or fitted is None and any(a.dtype not in PLAN_DTYPES for a in inputs):
-            return self._numpy_runner(inputs).forward(list(inputs), ctx.is_train)
+        if ctx.is_train:
+            return self._training_runner(inputs).forward(list(inputs), True)
+        if fitted is None and any(a.dtype not in PLAN_DTYPES for a in inputs):
+            return self._numpy_runner(inputs).forward(list(inputs), False)
         # One version per input when the executor tracks them (see weights.py).
         return on_onednn_thread(self._infer, inputs, ctx.input_versions, ctx.outputs, fitted)
 
@@ -126,9 +132,34 @@ class DnnlState:
         the convolutions it runs as Winograd (None until a plan is compiled)."""
         return None if self.compiled is None else {WINOGRAD: list(self.compiled.winograd)}
 
+    @cached_property
+    def training_graph(self) -> Graph:
+        """The inner graph as it was before stride hoisting: what training runs."""
+        return unhoisted(self.graph)
+
+    def _training_runner(self, inputs: Sequence[np.ndarray]) -> GraphRunner:
+        """The numpy runner of the graph before stride hoisting (the runner of the
+        graph itself when nothing was hoisted)."""
+        g = self.training_graph
+        if g is self.graph:
+            return self._numpy_runner(inputs)
+        key = ("train", *((a.shape, a.dtype) for a in inputs))
+        if key not in self._numpy:
+            self._numpy[key] = _runner(g, inputs)
+        return self._numpy[key]
+
     def _numpy_runner(self, inputs: Sequence[np.ndarray]) -> GraphRunner:
         key = tuple((a.shape, a.dtype) for a in inputs)
         if key not in self._numpy:
             self._numpy[key] = subgraph_op.create_runner(
                 self.params, [a.shape for a in inputs], [a.dtype for a in inputs])
         return self._numpy[key]
+
+
+def _runner(g: Graph, inputs: Sequence[np.ndarray]) -> GraphRunner:
+    """A numpy runner of `g` for these inputs (auxiliary states updated in place)."""
+    entries = [g.entry_ptr[nid] for nid in g.input_ids]
+    shapes = infer_shapes(g, {e: a.shape for e, a in zip(entries, inputs, strict=True)})
+    dtypes = infer_dtypes(g, {e: a.dtype for e, a in zip(entries, inputs, strict=True)})
+    aux = set(g.aux_ids)
+    return GraphRunner(g, shapes, dtypes, ["null" if n in aux else "write" for n in g.input_ids])

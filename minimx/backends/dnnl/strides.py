@@ -27,7 +27,10 @@ the stride of a stage's first block back into the last block of the stage
 before: its 3x3 convolution runs with stride 2 on a quarter of the pixels,
 its last 1x1 convolution and residual sum on the pixels the next stage
 reads (OpenVINO's strides optimisation does the same). Every output value
-is computed by the same arithmetic as before.
+is computed by the same arithmetic as before - in inference: a training
+forward's BatchNorm takes its statistics over every pixel, so it runs the
+graph as it was (`unhoisted`), which the hoist's marks (hidden attributes on
+the convolutions it restrided and the poolings it added) give back.
 """
 from __future__ import annotations
 
@@ -47,6 +50,10 @@ class _Window(NamedTuple):
     stride: Stride
     pointwise: bool     # a 1x1 kernel without padding
 
+
+# The marks of a hoist: the stride a convolution had before, and a pooling it added.
+STRIDE_BEFORE = "__stride_before_hoist__"
+ADDED_POOLING = "__added_by_hoist__"
 
 # MXNet's fused convolution (quantized or not): a Convolution with BatchNorm,
 # activations and a sum inside, as `contrib.quantization` and MXNet write it.
@@ -209,7 +216,7 @@ def _rebuilt(g: Graph, edits: _Edits) -> list[NodeEntry]:
 def _pooled(node: Node, k: int, inputs: list[NodeEntry], s: Stride) -> NodeEntry:
     """Input `k` of `node` read through a 1x1 max pooling of stride s: MXNet's
     quantized pooling (which passes the range on) where `node` is quantized."""
-    attrs = {"kernel": "(1, 1)", "stride": str(s), "pool_type": "max"}
+    attrs = {"kernel": "(1, 1)", "stride": str(s), "pool_type": "max", ADDED_POOLING: "True"}
     name = f"{node.name}_subsample{k}"
     e = inputs[k]
     if node.attrs.get("quantized") == "true":
@@ -224,7 +231,9 @@ def _restrided(node: Node, inputs: list[NodeEntry], stride: Stride) -> Node:
         inner, conv = _inner_conv(node)
         outputs = _rebuilt(inner, _Edits(strides={conv: stride}))
         return Node.create(node.op, node.name, node.attrs, inputs, [Symbol(outputs)])
+    _, p = node.operator()
     copy = node.with_inputs(inputs)
+    copy.attrs.setdefault(STRIDE_BEFORE, str(tuple(p.stride) or (1, 1)))
     copy.attrs["stride"] = str(stride)
     copy.reparse()
     return copy
@@ -236,3 +245,40 @@ def hoist_strides(g: Graph) -> tuple[Graph, int]:
     hoister = _Hoister(g)
     count = hoister.hoist()
     return (hoister.rebuild(), count) if count else (g, 0)
+
+
+def unhoisted(g: Graph) -> Graph:
+    """Graph `g` as it was before `hoist_strides` (`g` itself if no hoist marks it):
+    the strides of the convolutions it restrided (fused ones included) put back,
+    the poolings it added bypassed."""
+    outputs = _unhoisted_outputs(g)
+    return g if outputs is None else Graph(outputs)
+
+
+def _unhoisted_outputs(g: Graph) -> list[NodeEntry] | None:
+    """The outputs of `g` with the hoist undone, or None if nothing marks one."""
+    new: dict[int, Node] = {}
+    changed = False
+
+    def entry(e: NodeEntry) -> NodeEntry:
+        node = e.node
+        if node.attrs.get(ADDED_POOLING):
+            # output i of an added pooling is its input i (the data, or a range)
+            return entry(node.inputs[e.index])
+        return NodeEntry(new[g.node_id(node)], e.index, e.version)
+
+    for nid, node in enumerate(g.nodes):
+        if node.is_variable or node.attrs.get(ADDED_POOLING):
+            new[nid] = node
+            changed |= not node.is_variable
+            continue
+        copy = node.with_inputs(entry(e) for e in node.inputs)
+        inner = _unhoisted_outputs(inner_graph(node.params)) if node.subgraphs else None
+        if inner is not None:
+            copy = Node.create(node.op, node.name, node.attrs, copy.inputs, [Symbol(inner)])
+        elif STRIDE_BEFORE in node.attrs:
+            copy.attrs["stride"] = copy.attrs.pop(STRIDE_BEFORE)
+            copy.reparse()
+        changed |= inner is not None or STRIDE_BEFORE in node.attrs
+        new[nid] = copy
+    return [entry(e) for e in g.outputs] if changed else None

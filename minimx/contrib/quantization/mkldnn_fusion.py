@@ -1,6 +1,7 @@
 """MXNet 1.9's ``MKLDNN_QUANTIZE`` backend: the two fusions around quantization.
 
-`fuse_float` is the pass before: chains become MXNet's fused nodes, named
+`fuse_float` is the pass before: the Dropouts an operator feeds are read
+through (identities at inference), then chains become MXNet's fused nodes, named
 and flagged as MXNet names them, so that quantized checkpoints move between
 the runtimes. A convolution takes a BatchNorm, then a sum (``elemwise_add``),
 then a relu, or relu6's ``clip`` from zero where no sum came before
@@ -191,8 +192,30 @@ def _variables(sym: Symbol) -> list[Node]:
 
 
 def fuse_float(sym: Symbol) -> Symbol:
-    """`sym` with MXNet's fused convolution and FC nodes (the first pass)."""
+    """`sym` with MXNet's fused convolution and FC nodes (the first pass), after
+    its inference identities are gone (`without_dropouts`)."""
+    sym = without_dropouts(sym)
     return _fuse(_fuse(sym, "Convolution", _CONV, _conv_chain), "FullyConnected", _FC, _fc_chain)
+
+
+def without_dropouts(sym: Symbol) -> Symbol:
+    """`sym` with each Dropout of mode 'training' that an operator feeds read
+    through (MXNet's identity property, first in ``MKLDNN_QUANTIZE``): an identity
+    at inference, it would otherwise cut the chains and INT8 runs around it."""
+    copies: dict[int, Node] = {}
+    bypassed: dict[int, NodeEntry] = {}
+
+    def entry(e: NodeEntry) -> NodeEntry:
+        return bypassed.get(id(e.node)) or NodeEntry(copies[id(e.node)], e.index, e.version)
+
+    for node in topo_order(sym.outputs):
+        if node.op == "Dropout" and node.params is not None \
+                and node.params.mode == "training" and not node.inputs[0].node.is_variable:
+            bypassed[id(node)] = entry(node.inputs[0])
+        else:
+            copies[id(node)] = node if node.is_variable else node.with_inputs(
+                entry(e) for e in node.inputs)
+    return Symbol([entry(e) for e in sym.outputs]) if bypassed else sym
 
 
 def fuse_requantize(qsym: Symbol) -> Symbol:

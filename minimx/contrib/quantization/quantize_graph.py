@@ -265,6 +265,10 @@ class _Rewrite:
         mirror = self.mirror[id(e.node)]
         if id(e.node) not in self.chosen:
             return NodeEntry(mirror, e.index, e.version)
+        if mirror.op == _DEQUANTIZE:
+            # A float reader made it already; dequantizing that float again is
+            # MXNet's bug (its bind fails on the ranges' shapes).
+            return NodeEntry(mirror, 0)
         deq = self.dequantize(e.node, NodeEntry(mirror, e.index, e.version),
                               e.node.num_visible_outputs())
         return NodeEntry(deq, 0)

@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import minimx as mx
-from minimx.backends.dnnl.strides import hoist_strides
+from minimx.backends.dnnl.strides import hoist_strides, unhoisted
 from minimx.graph import Graph
 
-from .helpers import check, dnnl_nodes
+from .helpers import assert_close, bind, check, dnnl_nodes, outputs, partitioned, random_arrays
 
 
 def _conv(x, kernel: int, name: str, num_filter: int = 8, stride: int = 1, pad: int = 0):
@@ -89,6 +89,41 @@ def test_inputs_keep_their_order_and_outputs_their_shapes():
     assert hoisted.list_inputs() == sym.list_inputs()
     shapes = {"data": (1, 3, 9, 9)}
     assert hoisted.infer_shape(**shapes) == sym.infer_shape(**shapes)
+
+
+def _training_forward(sym, args: dict, aux: dict) -> tuple[list, dict]:
+    """A training forward of an executor bound for inference: outputs, moving statistics."""
+    ex = bind(sym, args, aux)
+    outs = [o.asnumpy() for o in ex.forward(is_train=True)]
+    return outs, {k: v.asnumpy() for k, v in ex.aux_dict.items()}
+
+
+def test_a_training_forward_runs_the_graph_as_it_was(monkeypatch):
+    """A training forward's BatchNorm takes its statistics over every pixel: the
+    hoisted graph, whose BatchNorm sees every other pixel, gave other numbers."""
+    x = mx.sym.BatchNorm(_conv(mx.sym.var("data"), 3, "a", num_filter=2, pad=1), name="bn")
+    sym = _conv(_relu(x), 1, "b", num_filter=2, stride=2)
+    shapes = {"data": (1, 2, 4, 4)}
+    args, aux = random_arrays(sym, shapes)
+    part = partitioned(sym, shapes)
+    assert "stride_hoist:1" in dnnl_nodes(part)[0].attrs["fusions"]
+    got, got_aux = _training_forward(part, args, aux)
+    want, want_aux = _training_forward(sym, args, aux)
+    assert_close(got, want)
+    assert_close(list(got_aux.values()), [want_aux[k] for k in got_aux])
+    # and inference afterwards still runs the hoisted plan, with the new statistics
+    ex = bind(part, args, aux)
+    ex.forward(is_train=True)
+    assert_close([o.asnumpy() for o in ex.forward()], outputs(sym, args, want_aux))
+
+
+def test_unhoisted_gives_back_the_graph_before():
+    sym = _two_stages()
+    graph, _ = hoist_strides(Graph(sym.outputs))
+    back = unhoisted(graph)
+    assert [(n.op, n.attrs) for n in back.nodes] == [(n.op, n.attrs)
+                                                      for n in Graph(sym.outputs).nodes]
+    assert unhoisted(back) is back
 
 
 def _hoists(sym) -> int:
