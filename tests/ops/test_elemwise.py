@@ -411,7 +411,7 @@ def test_cast_gradient_and_errors():
     ("_div_scalar", {"is_int": "maybe"}, "is_int"),
     ("add_n", {"num_args": "two"}, "num_args"),
     ("clip", {"a_min": "0", "a_max": "[1]"}, "a_max"),
-    ("relu", {"alpha": "1"}, "alpha"),
+    ("LeakyReLU", {"alpha": "1"}, "alpha"),   # relu, without parameters, keeps any
 ])
 def test_bad_parameters_name_the_parameter(name, attrs, param):
     with pytest.raises(OperatorError, match=param):
