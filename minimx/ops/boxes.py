@@ -1,9 +1,9 @@
 """Bounding-box operators of detection models: _contrib_box_nms, _contrib_box_iou,
-_contrib_box_encode and _contrib_box_decode, as MXNet 1.9's
-src/operator/contrib/bounding_box-inl.h computes them.
+_contrib_box_encode, _contrib_box_decode and _contrib_bipartite_matching, as MXNet
+1.9's src/operator/contrib/bounding_box-inl.h computes them.
 
-MXNet gives box_iou, box_encode and box_decode zero gradients (MakeZeroGradNodes and
-kin). A box is four numbers, "corner" [xmin, ymin, xmax, ymax] or "center"
+MXNet gives box_iou, box_encode, box_decode and bipartite_matching zero gradients
+(MakeZeroGradNodes and kin). A box is four numbers, "corner" [xmin, ymin, xmax, ymax] or "center"
 [x, y, width, height]. Arithmetic stays in the input's dtype, as MXNet's
 kernels do, so suppression decisions at the threshold agree with MXNet's.
 """
@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..base import OperatorError, ShapeError
-from .infer import Dims, known, merge, merge_all, merge_at
+from .infer import Dims, from_input, known, merge, merge_all, merge_at
 from .registry import GradReads, OpDef, Param, Params, register, zero_gradients
 
 FORMATS = ("corner", "center")
@@ -357,4 +357,70 @@ register(OpDef(
     ),
     forward=_decode_forward, backward=zero_gradients, backward_reads=GradReads(),
     infer_shape=_decode_shape,
+))
+
+
+# -- bipartite_matching ------------------------------------------------------------------------
+
+@from_input
+def _matching_shape(p: Params, in_shapes: list) -> list:
+    """(..., N, M) scores: (..., N) row matches and (..., M) column matches."""
+    dshape = in_shapes[0]
+    if len(dshape) < 2:
+        raise ShapeError(f"{p.label}: the score matrix must have ndim >= 2, got {dshape}")
+    return [dshape[:-1], dshape[:-2] + dshape[-1:]]
+
+
+def _greedy_match(p: Params, scores: Array, rows: Array, cols: Array, row_marker: Array,
+                  col_marker: Array) -> None:
+    """MXNet's walk down one batch's sorted pairs, writing the markers: the first pair
+    whose row and column are both free is matched if its score passes the threshold
+    (strictly; the threshold is a float32), else the walk ends. MXNet counts a match
+    before comparing the count with topk, so it makes topk + 1."""
+    threshold = np.float32(p.threshold)
+    count = 0
+    while len(scores):
+        if not (scores[0] < threshold if p.is_ascend else scores[0] > threshold):
+            break
+        r, c = rows[0], cols[0]
+        row_marker[r], col_marker[c] = c, r
+        count += 1
+        if 0 < p.topk < count:
+            break
+        free = (rows != r) & (cols != c)  # what remains are the pairs MXNet would not skip
+        scores, rows, cols = scores[free], rows[free], cols[free]
+
+
+def _matching_forward(p, ctx, inputs):
+    data = inputs[0]
+    if data.dtype.kind != "f":
+        raise OperatorError(f"{p.label}: the scores must be floating point, got {data.dtype}")
+    _matching_shape(p, [data.shape], [None, None])
+    *lead, n, m = data.shape
+    batches = data.reshape(math.prod(lead), n * m)
+    row_marker = np.full((len(batches), n), -1, data.dtype)
+    col_marker = np.full((len(batches), m), -1, data.dtype)
+    # MXNet's stable sorts by score, then by batch: each batch's pairs best first, ties
+    # in index order.
+    orders = np.argsort(batches if p.is_ascend else -batches, axis=-1, kind="stable")
+    for scores, order, rows, cols in zip(batches, orders, row_marker, col_marker, strict=True):
+        _greedy_match(p, scores[order], order // m, order % m, rows, cols)
+    return row_marker.reshape(data.shape[:-1]), col_marker.reshape((*lead, m))
+
+
+register(OpDef(
+    name="_contrib_bipartite_matching", bfloat16="refuse",
+    doc="Greedy bipartite matching of a score matrix (..., N, M): the best pairs first, "
+        "while they pass the threshold. Returns each row's column and each column's row, "
+        "-1 where unmatched.",
+    params=(
+        Param("is_ascend", "bool", False, "Use ascend order for scores instead of "
+              "descending. Please set threshold accordingly."),
+        Param("threshold", "float", doc="Ignore matching when score < thresh, if "
+              "is_ascend=false, or ignore score > thresh, if is_ascend=true."),
+        Param("topk", "int", -1, "Limit the number of matches to topk, set -1 for no limit"),
+    ),
+    outputs=("output0", "output1"),
+    forward=_matching_forward, backward=zero_gradients, backward_reads=GradReads(),
+    infer_shape=_matching_shape,
 ))

@@ -78,18 +78,19 @@ def split_call(op: OpDef, args: Sequence[Any], kwargs: Mapping[str, Any],
             raise OperatorError(f"{label}: positional argument {i} is a {type(a).__name__}; "
                                 "inputs must be given as tensors, parameters by keyword")
     if op.variadic is not None:
+        attrs.setdefault(op.variadic, str(len(args) + len(named)))
+    p = op.parse_params(attrs, name or "")
+    if op.variadic is not None and op.counts_inputs(p):
         if named:
             raise OperatorError(f"{label}: inputs of a variadic operator are given by position, "
                                 f"not as {', '.join(named)}")
-        attrs.setdefault(op.variadic, str(len(args)))
-        p = op.parse_params(attrs, name or "")
         # Compared before the names are listed: num_args=10**8 must not build them.
         if p[op.variadic] != len(args):
             raise OperatorError(f"{label}: {op.variadic}={attrs[op.variadic]} but "
                                 f"{len(args)} inputs were given")
         names = op.input_names(p)
         return names, dict(zip(names, args, strict=True)), attrs
-    names = op.input_names(op.parse_params(attrs, name or ""))
+    names = op.input_names(p)
     if any(a is not None for a in args[len(names):]):
         raise OperatorError(f"{label}: {len(args)} inputs given, the operator takes "
                             f"{len(names)} ({', '.join(names)})")

@@ -1,4 +1,4 @@
-"""FullyConnected, Embedding and UpSampling (nearest), with MXNet 1.9 parameters."""
+"""FullyConnected, Embedding and UpSampling, with MXNet 1.9 parameters."""
 from __future__ import annotations
 
 from math import prod
@@ -8,7 +8,8 @@ import numpy as np
 from ..base import DEFAULT_DTYPE, OperatorError, ShapeError
 from .bias import add_bias, inputs_with_bias, with_bias_grad
 from .infer import known, merge_at, merge_dtype
-from .registry import GradReads, OpContext, OpDef, Param, Params, register
+from .params import format_value
+from .registry import GradReads, OpContext, OpDef, Param, Params, get_op, register
 
 # -- FullyConnected --------------------------------------------------------------
 
@@ -138,18 +139,17 @@ register(OpDef(
 
 
 # -- UpSampling --------------------------------------------------------------------
+# Nearest takes num_args inputs and repeats pixels; bilinear takes data and a weight and
+# is MXNet's grouped Deconvolution, run here by minimx's Deconvolution.
 
-def _check_nearest(p: Params) -> None:
-    if p.sample_type != "nearest":
-        raise OperatorError("UpSampling: only sample_type='nearest' is supported, "
-                            f"got {p.sample_type!r}")
+def _check_scale(p: Params) -> None:
     if p.scale < 1:
-        raise OperatorError(f"UpSampling: scale={p.scale} must be positive")
+        raise OperatorError(f"{p.label}: scale={p.scale} must be positive")
 
 
 def _upsampling_scales(p: Params, shapes: list) -> list[tuple[int, int]]:
     """Each input's (height, width) factor: all are brought to input 0's size times scale."""
-    _check_nearest(p)
+    _check_scale(p)
     for s in shapes:
         if len(s) != 4:
             raise ShapeError(f"UpSampling: inputs must be 4-D (batch, channel, y, x), got {s}")
@@ -167,7 +167,7 @@ def _upsampling_scales(p: Params, shapes: list) -> list[tuple[int, int]]:
     return scales
 
 
-def _upsampling_infer_shape(p: Params, in_shapes: list, out_shapes: list):
+def _nearest_infer_shape(p: Params, in_shapes: list, out_shapes: list):
     ins, outs = list(in_shapes), list(out_shapes)
     if not all(known(s) for s in ins):
         return ins, outs
@@ -188,16 +188,14 @@ def _nearest(x: np.ndarray, sh: int, sw: int) -> np.ndarray:
         n, c, h * sh, w * sw)
 
 
-def _upsampling_forward(p: Params, ctx: OpContext, inputs: list) -> np.ndarray:
+def _nearest_forward(p: Params, inputs: list) -> np.ndarray:
     ups = [_nearest(x, *s) for x, s in zip(inputs, _upsampling_scales(
         p, [x.shape for x in inputs]), strict=True)]
     return sum(ups[1:], ups[0]) if p.multi_input_mode == "sum" else np.concatenate(
         ups, axis=1)
 
 
-def _upsampling_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
-                         out_grads: list) -> list:
-    dy = out_grads[0]
+def _nearest_backward(p: Params, inputs: list, dy: np.ndarray) -> list:
     grads, begin = [], 0
     for x, (sh, sw) in zip(inputs, _upsampling_scales(p, [x.shape for x in inputs]),
                            strict=True):
@@ -208,26 +206,90 @@ def _upsampling_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
     return grads
 
 
+def _bilinear_kernel(scale: int) -> int:
+    return 2 * scale - scale % 2
+
+
+def _bilinear_infer_shape(p: Params, in_shapes: list, out_shapes: list):
+    """MXNet's: the weight is (channels, 1, kernel, kernel), once the data is known."""
+    _check_scale(p)
+    ins, outs = list(in_shapes), list(out_shapes)
+    data = ins[0]
+    if data is not None and len(data) != 4:
+        raise ShapeError(f"{p.label}: data must be 4-D (batch, channel, y, x), got {data}")
+    if not known(data):
+        return ins, outs
+    n, c, h, w = data
+    k = _bilinear_kernel(p.scale)
+    merge_at(ins, 1, (c, 1, k, k), "weight")
+    merge_at(outs, 0, (n, c, h * p.scale, w * p.scale), "output")
+    return ins, outs
+
+
+def _deconvolution(p: Params, channels: int) -> tuple[OpDef, Params]:
+    """The Deconvolution bilinear upsampling is (MXNet's GetDeconvolutionParam): one
+    group per channel, stride scale, and a kernel and pad that make the output exactly
+    scale times the input."""
+    if p.num_filter != channels:  # MXNet fails (or crashes, for 0) on others
+        raise OperatorError(f"{p.label}: bilinear upsampling needs num_filter equal to the "
+                            f"data's channels, {channels}; got {p.num_filter}")
+    k, s, pad = _bilinear_kernel(p.scale), p.scale, p.scale // 2  # pad: ceil((s - 1) / 2)
+    attrs = dict(kernel=(k, k), stride=(s, s), pad=(pad, pad), num_filter=channels,
+                 num_group=channels, no_bias=True, workspace=p.workspace)
+    deconv = get_op("Deconvolution")
+    return deconv, deconv.parse_params({key: format_value(v) for key, v in attrs.items()},
+                                       p.label)
+
+
+def _upsampling_infer_shape(p: Params, in_shapes: list, out_shapes: list):
+    infer = _nearest_infer_shape if p.sample_type == "nearest" else _bilinear_infer_shape
+    return infer(p, in_shapes, out_shapes)
+
+
+def _upsampling_forward(p: Params, ctx: OpContext, inputs: list) -> np.ndarray:
+    if p.sample_type == "nearest":
+        return _nearest_forward(p, inputs)
+    deconv, dp = _deconvolution(p, inputs[0].shape[1])
+    return deconv.forward(dp, ctx, inputs)
+
+
+def _upsampling_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
+                         out_grads: list) -> list:
+    if p.sample_type == "nearest":
+        return _nearest_backward(p, inputs, out_grads[0])
+    deconv, dp = _deconvolution(p, inputs[0].shape[1])
+    assert deconv.backward is not None
+    return deconv.backward(dp, ctx, inputs, outputs, out_grads)
+
+
 register(OpDef(
     name="UpSampling", bfloat16="refuse",
     forward=_upsampling_forward,
     backward=_upsampling_backward,
-    backward_reads=GradReads(),
+    backward_reads=lambda p: GradReads(() if p.sample_type == "nearest" else
+                                       ("data", "weight")),
     params=(
         Param("scale", "int", doc="Up sampling scale."),
-        Param("num_filter", "int", 0, "Input filter; only used by bilinear sample_type."),
-        Param("sample_type", "str", doc="Upsampling method (only nearest is supported).",
+        Param("num_filter", "int", 0, "Input filter; only used by bilinear sample_type, "
+              "which needs it equal to the number of channels."),
+        Param("sample_type", "str", doc="Upsampling method.",
               choices=("bilinear", "nearest")),
         Param("multi_input_mode", "str", "concat", "How to handle multiple inputs: concat "
-              "along channels, or sum.", choices=("concat", "sum")),
-        Param("num_args", "int", doc="Number of inputs to be upsampled."),
-        Param("workspace", "int", 512, "Tmp workspace for deconvolution (MB); unused."),
+              "along channels, or sum (nearest only).", choices=("concat", "sum")),
+        Param("num_args", "int", doc="Number of inputs to be upsampled (nearest; bilinear "
+              "takes data and weight whatever it says)."),
+        Param("workspace", "int", 512, "Tmp workspace for deconvolution (MB)."),
     ),
     variadic="num_args",
+    variadic_when=lambda p: p.sample_type == "nearest",
+    inputs=("data", "weight"),
     infer_shape=_upsampling_infer_shape,
-    doc="""Upsample 4-D (N, C, H, W) inputs by nearest neighbour.
+    doc="""Upsample 4-D (N, C, H, W) inputs by nearest neighbour or bilinearly.
 
-    The output is (N, C, H*scale, W*scale) for input 0; other inputs are upsampled to the
-    same size and concatenated along channels (or summed with multi_input_mode='sum').
+    Nearest: the output is (N, C, H*scale, W*scale) for input 0; other inputs are
+    upsampled to the same size and concatenated along channels (or summed with
+    multi_input_mode='sum'). Bilinear: data and weight (C, 1, k, k), k = 2*scale -
+    scale%2 (initialised by mx.init.Bilinear), run as a Deconvolution with one group per
+    channel, stride scale and pad ceil((scale-1)/2); num_filter must be C.
     """,
 ))

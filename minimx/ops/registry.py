@@ -173,7 +173,11 @@ class OpDef:
     backward: Callable[..., list] | None = None
     backward_reads: GradReads | Callable[[Params], GradReads] | None = None  # None: all
     inplace: tuple[tuple[int, int], ...] = ()
+    # The parameter counting the inputs (arg0, arg1, ...); calls fill it in. With
+    # `variadic_when`, only for the parameters it accepts (UpSampling: nearest); for
+    # others `inputs` names them whatever the count says.
     variadic: str | None = None
+    variadic_when: Callable[[Params], bool] | None = None
     create_state: Callable[..., Any] | None = None
     # For parameters that leave dims to shape inference (MXNet's 0 dims in `shape`):
     # ``resolve(p, out_shapes) -> Params``, the parameters the kernels get once the
@@ -238,8 +242,13 @@ class OpDef:
         return Params(values, subgraphs, label)
 
     # -- inputs and outputs --------------------------------------------------
+    def counts_inputs(self, p: Params) -> bool:
+        """Whether `variadic` counts the inputs for these parameters."""
+        return self.variadic is not None and (self.variadic_when is None
+                                              or self.variadic_when(p))
+
     def input_names(self, p: Params) -> list[str]:
-        if self.variadic is not None:
+        if self.variadic is not None and self.counts_inputs(p):
             return [f"arg{i}" for i in range(p[self.variadic])]
         return list(self.inputs(p) if callable(self.inputs) else self.inputs)
 

@@ -277,7 +277,8 @@ def _complete_inputs(node: Node, version: int, where: str) -> None:
     count_param = opdef.variadic
     # Checked before anything lists the inputs: a count is what a file asks
     # minimx to build, and it may ask for no more inputs than it lists.
-    if count_param is not None and params[count_param] != len(node.inputs):
+    if (count_param is not None and opdef.counts_inputs(params)
+            and params[count_param] != len(node.inputs)):
         raise _fail(where, f"{node.label}: {count_param}={params[count_param]}, but "
                            f"the node lists {len(node.inputs)} inputs (a file must list "
                            "every input of a variadic operator)")

@@ -82,6 +82,7 @@ _INPUT_VAR_INIT: dict[str, dict[int, str]] = {
     "_contrib_SyncBatchNorm": _BN_STATS,
     "_contrib_BatchNormWithReLU": _BN_STATS,
     "LeakyReLU": {1: '["Constant", {"value": 0.25}]'},  # prelu's gamma
+    "UpSampling": {1: '["bilinear", {}]'},  # bilinear's weight (and nearest's arg1, as MXNet)
 }
 
 

@@ -170,3 +170,58 @@ def test_box_encode_ignores_the_matches_of_non_positive_samples():
     with pytest.raises(OperatorError, match=r"match refs \[-1\], there are 2"):
         run("_contrib_box_encode", {}, np.ones((1, 3), np.float32),
             np.array([[1, -1, 0]], np.float32), anchors, refs, means, stds)
+
+
+# -- bipartite_matching (MXNet 1.9.1's numbers) ---------------------------------------------
+
+TIED_SCORES = np.array([[[0.5, 0.5, 0.2], [0.5, 0.9, 0.9], [0.2, 0.2, 0.7]],
+                        [[0.1, 0.3, 0.3], [0.3, 0.3, 0.1], [0.6, 0.1, 0.6]]], np.float32)
+
+
+@pytest.mark.parametrize("params, rows, cols", [
+    # ties go to the first pair in index order, in each batch
+    (dict(threshold=0.25), [[0, 1, 2], [1, -1, 0]], [[0, 1, 2], [2, 0, -1]]),
+    # MXNet counts a match before comparing with topk: topk + 1 matches
+    (dict(threshold=0.25, topk=1), [[-1, 1, 2], [1, -1, 0]], [[-1, 1, 2], [2, 0, -1]]),
+    (dict(threshold=0.35, is_ascend=True), [[2, -1, 0], [0, 2, 1]], [[2, -1, 0], [0, 2, 1]]),
+    (dict(threshold=0.55), [[-1, 1, 2], [-1, -1, 0]], [[-1, 1, 2], [2, -1, -1]]),
+])
+def test_bipartite_matching_matches_mxnet(params, rows, cols):
+    x, y = run("_contrib_bipartite_matching", params, TIED_SCORES)
+    assert x.dtype == y.dtype == np.float32
+    np.testing.assert_array_equal(x, rows)
+    np.testing.assert_array_equal(y, cols)
+
+
+def test_bipartite_matching_docstring_example_threshold_and_dtypes():
+    scores = np.array([[0.5, 0.6], [0.1, 0.2], [0.3, 0.4]], np.float32)
+    for topk in (-1, 0, 1):  # 0 means no limit; 1 makes 2 matches
+        x, y = run("_contrib_bipartite_matching", dict(threshold=1e-12, topk=topk), scores)
+        np.testing.assert_array_equal(x, [1, -1, 0])
+        np.testing.assert_array_equal(y, [2, 0])
+    x, y = run("_contrib_bipartite_matching", dict(threshold=0.3), scores)  # strictly above
+    np.testing.assert_array_equal(x, [1, -1, -1])
+    # The threshold is a float32: 0.1000000001 is below float32(0.1) in float64 scores.
+    x, y = run("_contrib_bipartite_matching", dict(threshold=0.1),
+               np.array([[0.1, 0.1000000001]]))
+    assert x.dtype == np.float64 and x.tolist() == [-1] and y.tolist() == [-1, -1]
+    x, y = run("_contrib_bipartite_matching", dict(threshold=0.3),
+               TIED_SCORES[:1, :2].astype(np.float16))
+    assert x.dtype == np.float16 and x.tolist() == [[0, 1]] and y.tolist() == [[0, 1, -1]]
+    with pytest.raises(OperatorError, match="floating point"):
+        run("_contrib_bipartite_matching", dict(threshold=0), np.ones((2, 2), np.int32))
+
+
+def test_bipartite_matching_shapes_symbol_and_zero_gradient():
+    op = get_op("_contrib_bipartite_matching")
+    assert infer("_contrib_bipartite_matching", dict(threshold=0.1), [(2, 3, 4, 5)],
+                 [None, None]) == ([(2, 3, 4, 5)], [(2, 3, 4), (2, 3, 5)])
+    with pytest.raises(ShapeError, match="ndim >= 2"):
+        infer("_contrib_bipartite_matching", dict(threshold=0.1), [(3,)], [None, None])
+    with pytest.raises(OperatorError, match="threshold"):
+        op.parse_params({})
+    sym = mx.sym.contrib.bipartite_matching(mx.sym.var("d"), threshold=0.1, name="m")
+    assert sym.list_outputs() == ["m_output0", "m_output1"]
+    p = op.parse_params({"threshold": "0.1"})
+    grads = op.backward(p, None, [TIED_SCORES], [], [np.ones((2, 3))] * 2)
+    assert grads[0].shape == TIED_SCORES.shape and not grads[0].any()

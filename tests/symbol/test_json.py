@@ -152,6 +152,8 @@ CASES = {
     "_contrib_box_encode": lambda: S._contrib_box_encode(V, S.zeros_like(V), _boxes(), _boxes(),
                                                          S.Variable("means"),
                                                          S.Variable("stds")),
+    "_contrib_bipartite_matching": lambda: S._contrib_bipartite_matching(D, threshold=0.3,
+                                                                         topk=4),
     "_contrib_box_decode": lambda: S._contrib_box_decode(
         _boxes(), S.slice_axis(_boxes(), axis=0, begin=0, end=1), std0=0.1, clip=2.0),
     "_contrib_ROIAlign": lambda: S._contrib_ROIAlign(D, _rois(), pooled_size=(2, 2),
