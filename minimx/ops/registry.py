@@ -357,12 +357,13 @@ def namespace_names(space: str) -> dict[str, str]:
 
 def namespace_modules(package: str, make: Callable[[OpDef, str], Any]) -> dict[str, ModuleType]:
     """`NAMESPACES` as modules of `package` (``minimx.symbol.linalg``), each holding
-    ``make(op, name)`` (the package's generated function) by the short names."""
+    ``make(op, short)`` (the package's generated function) by the short names, which
+    are also the functions' names (MXNet's auto names: ``box_nms0``, ``gemm20``)."""
     modules = {}
     for space, prefix in NAMESPACES.items():
         module = ModuleType(f"{package}.{space}", f"The {prefix} operators without their prefix.")
         for short, name in namespace_names(space).items():
-            setattr(module, short, make(get_op(name), name))
+            setattr(module, short, make(get_op(name), short))
         modules[space] = module
     return modules
 

@@ -18,8 +18,8 @@ def test_linalg_namespaces_hold_every_linalg_operator():
     assert len(names) == 17
     for name in names:
         short = name.removeprefix("_linalg_")
-        assert getattr(mx.nd.linalg, short).__name__ == name
-        assert getattr(mx.sym.linalg, short).__name__ == name
+        assert getattr(mx.nd.linalg, short).__name__ == short   # as MXNet names them
+        assert getattr(mx.sym.linalg, short).__name__ == short
         if short != "syevd":   # MXNet 1.9.1 registers no linalg_syevd
             assert get_op(f"linalg_{short}") is get_op(name)
     assert "linalg_syevd" not in mx.ops.list_ops()

@@ -89,6 +89,17 @@ def test_an_operator_without_parameters_keeps_any_attribute_as_mxnet_does():
     np.testing.assert_array_equal(mx.nd.relu(mx.nd.array([-1.0, 2.0]), bogus=3).asnumpy(), [0, 2])
 
 
+def test_namespace_functions_name_their_nodes_by_the_short_name_as_mxnet():
+    # MXNet 1.9.1: box_nms0, gemm20, deformableconvolution0_weight.
+    x = mx.sym.Variable("x")
+    with mx.name.NameManager():
+        assert mx.sym.contrib.box_nms(x).name == "box_nms0"
+        assert mx.sym.linalg.gemm2(x, x).name == "gemm20"
+        conv = mx.sym.contrib.DeformableConvolution(x, x, num_filter=2, kernel=(3, 3))
+    assert conv.list_arguments() == ["x", "deformableconvolution0_weight",
+                                     "deformableconvolution0_bias"]
+
+
 def test_split_has_one_output_per_piece():
     parts = mx.sym.split(mx.sym.Variable("x"), num_outputs=3, axis=1, name="sp")
     assert parts.list_outputs() == ["sp_output0", "sp_output1", "sp_output2"]
