@@ -26,7 +26,7 @@ from ..base import DTypeError, OperatorError, ShapeError, as_dtype
 from ..ndarray import NDArray, array
 from .ndarray_iter import checked_batch_size
 from .protocol import DataBatch, DataDesc, DataIter
-from .ring import next_epoch_start
+from .ring import check_one_wrap, next_epoch_start
 
 
 class CSVIter(DataIter):
@@ -56,8 +56,8 @@ class CSVIter(DataIter):
                                        dtype)]
         self._cursor = 0   # the next batch's first row; past the end when it wrapped
         self._batch: DataBatch | None = None   # the current batch (iter_next / get*)
-        if round_batch and 2 * count < self.batch_size:   # MXNet reads the first at once
-            raise ShapeError(_too_few(count, self.batch_size))
+        if round_batch:   # MXNet reads the first batch at once
+            check_one_wrap(min(count, self.batch_size), count, self.batch_size, "CSVIter")
 
     def reset(self) -> None:
         self._batch = None
@@ -70,8 +70,8 @@ class CSVIter(DataIter):
         real = min(self.batch_size, count - first)
         rows = np.arange(first, first + real)
         if real < self.batch_size:   # padding: the ring's next rows, or the first rows
-            if self.round_batch and self.batch_size - real > count:
-                raise ShapeError(_too_few(count, self.batch_size))
+            if self.round_batch:
+                check_one_wrap(real, count, self.batch_size, "CSVIter")
             fill = (np.arange(first + real, first + self.batch_size) if self.round_batch
                     else np.arange(self.batch_size - real))
             rows = np.concatenate([rows, fill % count])
@@ -107,11 +107,6 @@ class CSVIter(DataIter):
     def getindex(self) -> np.ndarray | None:
         return self._current().index
 
-
-def _too_few(count: int, batch_size: int) -> str:
-    return (f"CSVIter: round_batch needs more padding rows than the {count} rows of the "
-            f"file hold (batch_size {batch_size}): number of input must be bigger than "
-            f"batch size")
 
 
 def _rows(path: str, shape: tuple[int, ...], dtype: np.dtype, what: str) -> np.ndarray:

@@ -31,7 +31,7 @@ from ..recordio import RecordReader, read_index, unpack
 from .image_aug import crop, normalize, resize_short
 from .ndarray_iter import checked_batch_size
 from .protocol import DataBatch, DataDesc, DataIter
-from .ring import next_epoch_start
+from .ring import check_one_wrap, next_epoch_start
 
 # Arguments of MXNet's that only tune its threads and buffers, accepted and ignored.
 _IGNORED = frozenset({"preprocess_threads", "prefetch_buffer", "verbose", "ctx",
@@ -99,6 +99,10 @@ class ImageRecordIter(DataIter):
             self._mean = self._mean_image(mean_img)
         self._order = self._new_order()
         self._cursor = 0
+        if round_batch:   # MXNet reads the first batch at once
+            count = len(self._offsets)
+            check_one_wrap(min(count, self.batch_size), count, self.batch_size,
+                           "ImageRecordIter")
         label_shape = (self.batch_size,) if label_width == 1 else (self.batch_size, label_width)
         self.provide_data = [DataDesc(data_name, (self.batch_size, *self.data_shape),
                                       self.dtype)]
@@ -117,6 +121,8 @@ class ImageRecordIter(DataIter):
         if first >= count:
             raise StopIteration
         real = min(self.batch_size, count - first)
+        if self.round_batch:
+            check_one_wrap(real, count, self.batch_size, "ImageRecordIter")
         taken = real if not self.round_batch else self.batch_size
         data = np.zeros((self.batch_size, *self.data_shape), self.dtype)
         labels = np.zeros((self.batch_size, self.label_width), np.float32)
