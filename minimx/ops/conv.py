@@ -213,7 +213,7 @@ def _deconv_geometry(p: Params, spatial: tuple[int, ...]) -> tuple[Window, tuple
     As MXNet's InferPad: with a target size T and full size F = stride*(in-1) + span,
     pad = ceil((F - T) / 2) and adj = (F - T) % 2, so that F - 2*pad + adj == T.
     """
-    win = conv_window(p, "Deconvolution", 2)
+    win = conv_window(p, "Deconvolution", 3)
     adj = p.adj or (0,) * win.ndim
     if len(adj) != win.ndim or (p.target_shape and len(p.target_shape) != win.ndim):
         raise OperatorError(f"Deconvolution: adj={p.adj} and target_shape={p.target_shape} "
@@ -244,7 +244,7 @@ def _deconv_infer_shape(p: Params, in_shapes: list, out_shapes: list):
     ins, outs = list(in_shapes), list(out_shapes)
     if ins[0] is None:
         return ins, outs
-    _check_data("Deconvolution", ins[0], conv_window(p, "Deconvolution", 2), p.num_group)
+    _check_data("Deconvolution", ins[0], conv_window(p, "Deconvolution", 3), p.num_group)
     n, c, *spatial = ins[0]
     win, adj = _deconv_geometry(p, tuple(spatial))
     merge_at(ins, 1, (c, p.num_filter // p.num_group, *win.kernel), "weight")
@@ -297,7 +297,7 @@ register(OpDef(
     ) + _shared_params(workspace=512, no_bias=True),
     inputs=inputs_with_bias,
     infer_shape=_deconv_infer_shape,
-    doc="""Compute 1-D or 2-D transposed convolution (the gradient of Convolution).
+    doc="""Compute 1-D, 2-D or 3-D transposed convolution (the gradient of Convolution).
 
     data (batch, channel, *spatial), weight (channel, num_filter/num_group, *kernel);
     out_size = stride*(size-1) + dilate*(kernel-1) + 1 - 2*pad + adj.
