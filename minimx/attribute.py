@@ -53,6 +53,10 @@ def listed(attrs: Mapping[str, str]) -> dict[str, str]:
     return {**attrs, **plain}
 
 
+class AttributeValueError(MinimxError, ValueError):
+    """An attribute value that is not a string (a ValueError, as MXNet raises)."""
+
+
 class AttrScope:
     """Attributes given to every symbol made inside a ``with`` block; scopes nest.
 
@@ -65,7 +69,8 @@ class AttrScope:
     def __init__(self, **kwargs: str) -> None:
         for key, value in kwargs.items():
             if not isinstance(value, str):
-                raise MinimxError(f"AttrScope: attribute {key}={value!r} must be a string")
+                raise AttributeValueError(f"AttrScope: attribute {key}={value!r} must be a "
+                                          "string")
         self._attr = dict(kwargs)
         self._old: AttrScope | None = None
 

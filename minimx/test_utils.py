@@ -35,9 +35,9 @@ _EXACT = (np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
 _FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 # MXNet's default_rtols() / default_atols(): the tolerance for data of each dtype.
 _RTOLS: dict[np.dtype, float] = {**dict(zip(_FLOATS, (1e-2, 1e-4, 1e-5), strict=True)),
-                                 **{np.dtype(t): 0.0 for t in _EXACT}}
+                                 **{np.dtype(t): 0 for t in _EXACT}}
 _ATOLS: dict[np.dtype, float] = {**dict(zip(_FLOATS, (1e-1, 1e-3, 1e-20), strict=True)),
-                                 **{np.dtype(t): 0.0 for t in _EXACT}}
+                                 **{np.dtype(t): 0 for t in _EXACT}}
 
 _default_ctx: Context | None = None
 
@@ -77,12 +77,13 @@ def get_rtol(rtol: float | None = None, dtype: Any = np.float64) -> float:
 
 def _tolerance(x: Any, tol: float | Mapping | None, table: dict[np.dtype, float],
                which: str) -> float:
-    """`tol` if a number, else its entry (or the default) for the dtype of `x`."""
-    if isinstance(tol, (int, float)):
-        return float(tol)
+    """`tol` if a number, else its entry (or the default) for the dtype of `x`; as given,
+    so an int stays an int, as in MXNet."""
+    if tol is not None and not isinstance(tol, Mapping):
+        return tol   # a number, numpy's too
     dtype = np.dtype(x.dtype) if hasattr(x, "dtype") else np.asarray(x).dtype
-    given = dict(tol or {})
-    return float(given[dtype]) if dtype in given else _default_tol(table, dtype, which)
+    given = tol or {}
+    return given[dtype] if dtype in given else _default_tol(table, dtype, which)
 
 
 def get_tols(x: Any, y: Any, rtol: float | Mapping | None, atol: float | Mapping | None
@@ -129,6 +130,8 @@ def assert_almost_equal(a: ArrayLike, b: ArrayLike, rtol: float | Mapping | None
     message, as MXNet's, gives the largest violation (in units of the tolerance), where it
     is and the share of elements out of tolerance (counted up to ``mismatches[1]``)."""
     rtol, atol = get_tols(a, b, rtol, atol)
+    # shown in the message as given (a number stays a number), as MXNet shows them
+    shown = [x.asnumpy() if isinstance(x, NDArray) else x for x in (a, b)]
     a, b = _numpy(a), _numpy(b)
     if not use_broadcast:
         _check_shapes(a, b)
@@ -137,16 +140,19 @@ def assert_almost_equal(a: ArrayLike, b: ArrayLike, rtol: float | Mapping | None
         return
     if almost_equal(a, b, rtol, atol, equal_nan=equal_nan):
         return
-    raise AssertionError(_mismatch_message(a, b, rtol, atol, names, equal_nan, mismatches[1]))
+    text = _largest_violation(a, b, rtol, atol, names, equal_nan, mismatches[1])
+    with np.printoptions(threshold=4, suppress=True):
+        raise AssertionError(np.testing.build_err_msg(shown, err_msg=text))
 
 
-def _mismatch_message(a: np.ndarray, b: np.ndarray, rtol: float, atol: float,
-                      names: tuple[str, str], equal_nan: bool, limit: int) -> str:
+def _largest_violation(a: np.ndarray, b: np.ndarray, rtol: float, atol: float,
+                       names: tuple[str, str], equal_nan: bool, limit: int) -> str:
+    """MXNet's report: the largest violation, where it is and the share out of tolerance."""
     a, b = np.broadcast_arrays(a, b)
-    dtype = np.result_type(a, b)
-    if dtype.kind in "biu":   # no wrap-around in a - b
-        dtype = np.dtype(np.float64)
-    x, y = a.astype(dtype), b.astype(dtype)
+    # numpy's own promotions, as MXNet computes (float16 data with a float64 tolerance
+    # is divided in float64), but integers in float64: no wrap-around in a - b
+    x, y = (a.astype(np.float64), b.astype(np.float64)) \
+        if np.result_type(a, b).kind in "biu" else (a, b)
     with np.errstate(invalid="ignore", divide="ignore"):   # inf - inf, nan: reported as nan
         violation = np.where(np.equal(x, y), 0, np.abs(x - y)) / (atol + rtol * np.abs(y) + 1e-20)
     index = tuple(int(i) for i in np.unravel_index(np.argmax(violation), violation.shape))
@@ -159,8 +165,7 @@ def _mismatch_message(a: np.ndarray, b: np.ndarray, rtol: float, atol: float,
         text += (f" (mismatch {degree}{100 * counted / a.size:f}%).\n"
                  f"Location of maximum error: {index}, {names[0]}={a[index]:.8f}, "
                  f"{names[1]}={b[index]:.8f}")
-    with np.printoptions(threshold=4, suppress=True):
-        return np.testing.build_err_msg([a, b], err_msg=text)
+    return text
 
 
 def assert_exception(f: Callable, exception_type: type[BaseException], *args: Any,
@@ -222,7 +227,10 @@ def np_reduce(dat: np.ndarray, axis: int | Sequence[int] | None, keepdims: bool,
     for i in sorted(axes, reverse=True):
         ret = numpy_reduce_func(ret, axis=i)
     if keepdims:
-        ret = ret.reshape([1 if i in axes else d for i, d in enumerate(dat.shape)])
+        shape = list(dat.shape)
+        for i in axes:   # negative axes too
+            shape[i] = 1
+        ret = ret.reshape(shape)
     return ret
 
 

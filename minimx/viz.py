@@ -4,11 +4,13 @@ Needs: a Symbol (its JSON, and shape / dtype inference over its internals).
 Guarantees: `print_summary` prints what MXNet 1.9's prints for the same
 symbol and shapes - the same columns, rows, parameter counts and total,
 quirks included (parameters are counted for Convolution, FullyConnected,
-BatchNorm and Embedding only, from the channels of the previous layers);
-`summary` returns that text. `plot_network` returns the `graphviz.Digraph`
-MXNet's returns (same nodes, labels, colours and edges), except that a
-subgraph node (a partitioned graph's ``_sg_dnnl``, ``_subgraph_op``...) is
-drawn as a cluster holding its inner graph, filled with its backend's colour.
+BatchNorm and Embedding only, from the channels of the previous layers; a
+node whose outputs are numbered shows no shape); `summary` returns that text.
+`plot_network` returns the `graphviz.Digraph` MXNet's returns (same nodes,
+labels, colours and edges), except that an edge's label is the output it
+carries (MXNet's: the node's first output) and a subgraph node (a partitioned
+graph's ``_sg_dnnl``, ``_subgraph_op``...) is drawn as a cluster holding its
+inner graph, filled with its backend's colour.
 
 >>> import minimx as mx
 >>> fc = mx.sym.FullyConnected(mx.sym.var('data'), num_hidden=4, name='fc')
@@ -56,15 +58,23 @@ def _check_symbol(symbol: object, what: str) -> None:
         raise MinimxError(f"{what}: symbol must be a Symbol, got {type(symbol).__name__}")
 
 
-def _node_values(symbol: Symbol, rule: str, given: Mapping[str, Any]) -> list[list[Any]]:
-    """Per node of the symbol's JSON, each output's shape (`rule` 'shape') or dtype
-    ('type'), inferred from the `given` inputs'."""
+def _internal_values(symbol: Symbol, rule: str, given: Mapping[str, Any]
+                     ) -> list[tuple[str, Any]]:
+    """(name, shape) (`rule` 'shape') or (name, dtype) ('type') of each output of the
+    symbol's internals, in order, inferred from the `given` inputs'."""
     internals = symbol.get_internals()
     infer = internals.infer_shape if rule == "shape" else internals.infer_type
     _, outs, _ = infer(**given)
     if outs is None:
         raise ShapeError(f"the input {rule}s {dict(given)} do not determine every {rule} "
                          "of the symbol")
+    return list(zip(internals.list_outputs(), outs, strict=True))
+
+
+def _node_values(symbol: Symbol, rule: str, given: Mapping[str, Any]) -> list[list[Any]]:
+    """Per node of the symbol's JSON, each output's shape (`rule` 'shape') or dtype
+    ('type'), inferred from the `given` inputs'."""
+    outs = [value for _, value in _internal_values(symbol, rule, given)]
     per_node, start = [], 0
     for node in symbol._topo():   # the internals' order, and the JSON's
         per_node.append(list(outs[start:start + node.num_visible_outputs()]))
@@ -101,11 +111,21 @@ def _param_count(node: Mapping[str, Any], channels: int, out_shape: Sequence[int
     return 0
 
 
+def _summary_shape(shapes: Mapping[str, tuple[int, ...]] | None, node: Mapping[str, Any]
+                   ) -> tuple[int, ...] | None:
+    """A node's shape as MXNet's table finds it: under ``<name>_output`` (or a variable's
+    name), so a node whose outputs are numbered (``_output0``...) or otherwise named has
+    none, and neither counts channels nor shows a shape."""
+    key = node["name"] if node["op"] == "null" else node["name"] + "_output"
+    return None if shapes is None else shapes.get(key)
+
+
 def summary(symbol: Symbol, shape: Mapping[str, Sequence[int]] | None = None,
             line_length: int = 120, positions: Sequence[float] = POSITIONS) -> str:
     """The text `print_summary` prints (each line ending in a newline)."""
     _check_symbol(symbol, "print_summary")
-    shapes = None if shape is None else _node_values(symbol, "shape", shape)
+    # by output name, as MXNet looks them up (of nodes sharing a name, the last one's)
+    shapes = None if shape is None else dict(_internal_values(symbol, "shape", shape))
     conf = json.loads(symbol.tojson())
     nodes = conf["nodes"]
     # MXNet reads the first head entry ([node, index, version]) as a set of node
@@ -124,10 +144,10 @@ def summary(symbol: Symbol, shape: Mapping[str, Sequence[int]] | None = None,
             if before["op"] == "null" and source not in layer_ids:
                 continue
             previous.append(before["name"])
-            if shapes is not None:   # the channels of its first output, as MXNet counts
-                dims = shapes[source][0][1:]
-                channels += int(dims[0]) if dims else 0
-        out_shape = None if shapes is None else shapes[i][0]
+            dims = (_summary_shape(shapes, before) or ())[1:]
+            # MXNet fails on a one-axis input (it has no channels): counted as none
+            channels += int(dims[0]) if dims else 0
+        out_shape = _summary_shape(shapes, node)
         params = _param_count(node, channels, out_shape)
         total += params
         lines.append(_row([f"{node['name']}({node['op']})",
@@ -220,6 +240,8 @@ class _Plot:
             name = prefix + node["name"]
             label, colour = _label_and_colour(node)
             target.node(name=name, label=label, **{**self.node_attrs, "fillcolor": colour})
+            if node["op"] == "_contrib_BilinearResize2D":
+                inputs = inputs[:1]   # as MXNet: the data, not the `like` input
             self.edges += [(name, ref[0], ref[1]) for ref in inputs if ref is not None]
             refs.append(functools.partial(self._output, name, prefix, nid))
         return refs

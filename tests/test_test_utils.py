@@ -165,6 +165,34 @@ def test_tolerances_and_context() -> None:
         tu.set_default_context("cpu")
 
 
+def test_tolerances_are_returned_as_mxnet_returns_them() -> None:
+    """Numbers as given (numpy scalars too), and integers' defaults the int 0."""
+    ints = np.int32([1])
+    assert tu.get_tols(ints, ints, None, None) == (0, 0)
+    assert all(isinstance(t, int) for t in tu.get_tols(ints, ints, None, None))
+    assert tu.get_tols(np.ones(1), np.ones(1), np.float32(0.5), None) == (0.5, 1e-20)
+
+
+def test_np_reduce_keeps_negative_axes() -> None:
+    data = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(tu.np_reduce(data, -1, True, np.sum), [[3.0], [12.0]])
+
+
+def test_mismatch_message_computes_in_the_arrays_own_dtypes() -> None:
+    """MXNet 1.9.1's message, verbatim: float16 data against int8 divides by a float64
+    tolerance; a number is shown as given."""
+    with pytest.raises(AssertionError) as info:
+        tu.assert_almost_equal(np.float16([0.6763, 0.5]), np.int8([0, 0]), rtol=0)
+    assert str(info.value) == (
+        "\nItems are not equal:\nError 6.762695 exceeds tolerance rtol=0.000000e+00, "
+        "atol=1.000000e-01 (mismatch 100.000000%).\nLocation of maximum error: (0,), "
+        "a=0.67626953, b=0.00000000\n ACTUAL: array([0.6763, 0.5   ], dtype=float16)\n "
+        "DESIRED: array([0, 0], dtype=int8)")
+    with pytest.raises(AssertionError) as info:
+        tu.assert_almost_equal(np.array(1.0, dtype=np.float32), 3.0)
+    assert str(info.value).endswith("\n ACTUAL: array(1., dtype=float32)\n DESIRED: 3.0")
+
+
 def test_bad_arguments_raise_minimx_errors(tmp_path: Path) -> None:
     x = mx.sym.var("x")
     with pytest.raises(mx.MinimxError, match="stype='csr'"):

@@ -86,6 +86,49 @@ def test_bad_arguments() -> None:
         mx.viz.summary(conv_chain(3, 4, 3, 5, True), shape={"fc_bias": (5,)})
 
 
+def test_numbered_outputs_have_no_shape_in_the_summary() -> None:
+    """MXNet finds a layer's shape under ``<name>_output``: SliceChannel's outputs are
+    ``split_output0``..., so its row has no shape, and fc counts no input channels."""
+    split = mx.sym.SliceChannel(mx.sym.var("data"), num_outputs=2, name="split")
+    fc = mx.sym.FullyConnected(split[1], num_hidden=3, name="fc")
+    assert mx.viz.summary(fc, shape={"data": (1, 4, 2)}, line_length=60).splitlines()[3:8] == [
+        "data(null)                4x2         0                     ",
+        "_" * 60,
+        "split(SliceChannel)                   0     data            ",
+        "_" * 60,
+        "fc(FullyConnected)        3           3     split           "]
+
+
+def test_a_one_axis_input_counts_no_channels() -> None:
+    """MXNet 1.9.1 raises IndexError here (BatchNorm's gamma, node 1, is taken for a
+    layer as the head's output index 1 is)."""
+    bn = mx.sym.BatchNorm(mx.sym.var("data"), output_mean_var=True, name="bn")
+    text = mx.viz.summary(bn[1], shape={"data": (1, 4, 2)})
+    assert "bn_gamma" in text and "Total params: 8\n" in text
+
+
+def test_bilinear_resize_draws_its_data_edge_only() -> None:
+    like = mx.sym.var("like")
+    resize = mx.sym.contrib.BilinearResize2D(mx.sym.var("data"), like, mode="like",
+                                             name="resize")
+    edges = [line.strip() for line in mx.viz.plot_network(resize).source.splitlines()
+             if "->" in line]
+    assert edges == ['resize -> data [label="" arrowtail=open dir=back]']
+
+
+def test_edges_are_labelled_with_the_output_they_carry() -> None:
+    """MXNet 1.9.1 labels every edge from a node with its first output's shape and dtype
+    (BatchNorm's mean as its data), and raises KeyError for topk's `_output0`."""
+    x = mx.sym.var("data")
+    bn = mx.sym.BatchNorm(x, output_mean_var=True, name="bn")
+    top = mx.sym.topk(x, k=1, ret_typ="both", axis=1, name="top")
+    y = mx.sym.Group([mx.sym.relu(bn[1], name="mean_relu"),
+                      mx.sym.relu(top[1], name="top_relu")])
+    dot = mx.viz.plot_network(y, shape={"data": (2, 3, 4)}, dtype={"data": "float16"}).source
+    assert 'mean_relu -> bn [label="(float32)"' in dot
+    assert 'top_relu -> top [label="1x4(float32)"' in dot
+
+
 def test_subgraph_nodes_are_clusters_of_their_inner_graph() -> None:
     part = mx.subgraph.partition(small_cnn(), "default",
                                  op_names=["Convolution", "BatchNorm", "Activation"])

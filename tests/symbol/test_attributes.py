@@ -78,6 +78,11 @@ def test_attr_scope_applies_to_variables_and_operators_and_nests():
         mx.AttrScope(ctx_group=1)
 
 
+def test_a_value_that_is_not_a_string_is_a_value_error_as_in_mxnet():
+    with pytest.raises(ValueError, match="must be a string"):
+        mx.AttrScope(lr_mult=2.0)
+
+
 def test_hidden_keys_survive_json_and_pickle_of_the_json():
     with mx.AttrScope(ctx_group="dev1"):
         w = mx.sym.Variable("w", lr_mult=2.0)
