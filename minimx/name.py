@@ -22,7 +22,6 @@ class NameManager:
         """`name` if given, else the next ``<hint><k>``."""
         if name:
             return name
-        hint = hint.lower()
         count = self._counter[hint]
         self._counter[hint] += 1
         return f"{hint}{count}"

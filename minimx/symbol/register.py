@@ -103,7 +103,8 @@ def _single_entry(sym: Symbol, op: OpDef, input_name: str) -> NodeEntry:
 
 def create(op: OpDef, args: Sequence[Any], kwargs: dict[str, Any], hint: str) -> Symbol:
     """A new node of `op` applied to symbol inputs, as `mx.sym.<op>` makes it."""
-    name = current_name_manager().get(kwargs.pop("name", None), hint)
+    # MXNet's operator functions lower the hint; the name manager takes it as it is.
+    name = current_name_manager().get(kwargs.pop("name", None), hint.lower())
     # As MXNet: `attr` and the active AttrScope join the keywords; hidden keys
     # such as lr_mult are stored as __lr_mult__, which no operator parses.
     kwargs.update(current_attr_scope().get(kwargs.pop("attr", None)))

@@ -46,3 +46,14 @@ def test_bool_of_a_symbol_raises_as_in_mxnet():
     with pytest.raises(mx.MinimxError):
         if mx.sym.relu(x):
             pass
+
+
+def test_a_name_manager_takes_the_hint_as_it_is():
+    # MXNet 1.9.1: Conv0 Conv1 conv0, and p_Conv0 (its operator functions lower the hint).
+    with mx.name.NameManager() as names:
+        assert [names.get(None, h) for h in ("Conv", "Conv", "conv")] == ["Conv0", "Conv1",
+                                                                          "conv0"]
+    with mx.name.Prefix("p_") as names:
+        assert names.get(None, "Conv") == "p_Conv0"
+        assert mx.sym.Convolution(mx.sym.var("x"), kernel=(1, 1), num_filter=1).name == \
+            "p_convolution0"
