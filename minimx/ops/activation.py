@@ -174,6 +174,11 @@ register(OpDef(
 
 # -- softmax family ------------------------------------------------------------------------
 
+def length_shape(data: tuple[int, ...], axis: int) -> tuple[int, ...]:
+    """The shape of softmax's lengths: the data's without `axis`, (1,) for 1-d data (as MXNet)."""
+    return data[:axis] + data[axis + 1:] or (1,)
+
+
 def length_mask(x: Array, axis: int, length: Array | None) -> Array | None:
     """True where an element lies within its row's length along `axis`."""
     if length is None:
@@ -181,7 +186,8 @@ def length_mask(x: Array, axis: int, length: Array | None) -> Array | None:
     shape = [1] * x.ndim
     shape[axis] = x.shape[axis]
     positions = np.arange(x.shape[axis]).reshape(shape)
-    return positions < np.expand_dims(length, axis)
+    rows = np.reshape(length, x.shape[:axis] + x.shape[axis + 1:])
+    return positions < np.expand_dims(rows, axis)
 
 
 def softmax(x: Array, axis: int, temperature: float = 1.0, log: bool = False,
@@ -215,8 +221,17 @@ def softmax_grad(y: Array, g: Array, axis: int, temperature: float = 1.0, log: b
 def _softmax_op(name: str, log: bool, negate: bool = False) -> OpDef:
     """softmax or log_softmax of the data, or (softmin, `negate`) of its negation."""
     sign = -1.0 if negate else 1.0
+    # MXNet 1.9.1's log_softmax and softmin declare use_length but take no length input,
+    # so with use_length=True they always fail; only softmax masks by length.
+    takes_length = not (log or negate)
+
+    def check_use_length(p: Params) -> None:
+        if p.use_length and not takes_length:
+            raise OperatorError(f"{name}: use_length=True needs a length input, which only "
+                                "softmax takes (MXNet 1.9.1's fails likewise)")
 
     def parts(p: Params, inputs: list[Array]) -> tuple[int, float, Array | None]:
+        check_use_length(p)
         axis = _axis(p.axis, inputs[0].ndim)
         mask = length_mask(inputs[0], axis, inputs[1] if p.use_length else None)
         return axis, 1.0 if p.temperature is None else p.temperature, mask
@@ -234,14 +249,17 @@ def _softmax_op(name: str, log: bool, negate: bool = False) -> OpDef:
         return [dx, None] if p.use_length else [dx]  # lengths get no gradient
 
     def infer_shape(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
+        check_use_length(p)
         data = merge(in_shapes[0], out_shapes[0])
         ins = [data, *in_shapes[1:]]
         if p.use_length and data is not None:
-            axis = _axis(p.axis, len(data))
-            ins[1] = merge(ins[1], data[:axis] + data[axis + 1:])
+            rows = length_shape(data, _axis(p.axis, len(data)))
+            if not (ins[1] == () and rows == (1,)):   # MXNet takes a 0-d length as one
+                ins[1] = merge(ins[1], rows)
         return ins, [data]
 
     def infer_type(p: Params, in_types: list, out_types: list):
+        check_use_length(p)
         data, out = in_types[0], out_types[0]
         if p.dtype is not None:
             out = merge_dtype(out, p.dtype)
@@ -253,9 +271,10 @@ def _softmax_op(name: str, log: bool, negate: bool = False) -> OpDef:
     return OpDef(
         name, forward, backward=backward, infer_shape=infer_shape, infer_type=infer_type,
         bfloat16="refuse" if negate else "float32",   # MXNet 1.9.1 has no bf16 softmin
-        backward_reads=lambda p: GradReads(inputs=("length",) if p.use_length else (),
+        backward_reads=lambda p: GradReads(inputs=("length",) if p.use_length and takes_length
+                                           else (),
                                            outputs=("output",)),
-        inputs=lambda p: ("data", "length") if p.use_length else ("data",),
+        inputs=lambda p: ("data", "length") if p.use_length and takes_length else ("data",),
         params=(Param("axis", "int", -1, "The axis along which to compute softmax."),
                 Param("temperature", "float", None, "Temperature parameter in softmax"),
                 Param("dtype", "dtype", None, "DType of the output in case this can't be "

@@ -9,8 +9,8 @@ hidden, its gradient with respect to data (warp-ctc computes it in forward; back
 scales it by the head gradient). The forward-backward recursions run in log space
 over the extended label (blanks between and around the labels), one time step at a
 time for the whole batch. As MXNet, a sequence whose labels cannot fit its time steps
-(length + repeated neighbours > time steps) has loss 0 and gradient 0, and time steps
-past a sequence's length have gradient 0.
+(length + repeated neighbours > time steps), or that has no time steps, has loss 0
+and gradient 0, and time steps past a sequence's length have gradient 0.
 Unlike MXNet, float64 data is accepted (MXNet refuses it when it runs), and labels
 outside [0, C) and lengths outside the arrays are an `OperatorError`.
 """
@@ -75,7 +75,7 @@ def _sequences(p: Params, inputs: list[Array]) -> tuple[Array, Array, Array]:
     else:
         is_pad = labels == (0 if p.blank_label == "first" else -1)
         label_len = np.where(is_pad.any(axis=1), is_pad.argmax(axis=1), label.shape[1])
-    data_len = (_lengths(p, "data_lengths", inputs[2], 1, steps) if p.use_data_lengths
+    data_len = (_lengths(p, "data_lengths", inputs[2], 0, steps) if p.use_data_lengths
                 else np.full(label.shape[0], steps))
     used = np.arange(label.shape[1]) < label_len[:, None]
     bad = used & ((labels < 0) | (labels >= alphabet))
@@ -149,7 +149,8 @@ def ctc_loss(data: Array, labels: Array, label_len: Array, data_len: Array, blan
                          (ext[:, :, None] == np.arange(alphabet)).astype(float))
     live = (np.arange(steps)[:, None] <= last) & feasible
     grad = np.where(live[:, :, None], np.exp(log_probs) - by_class, 0.0)
-    return np.where(feasible, -log_like, 0.0), grad
+    # A sequence of no time steps has loss 0 and no gradient, as in MXNet.
+    return np.where(feasible & (data_len > 0), -log_like, 0.0), grad
 
 
 def _ctc_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> list[Array]:

@@ -368,24 +368,43 @@ def _one_per_matrix(p: Params, in_shapes: list[Dims]) -> list[Dims]:
     return [_scalars(in_shapes[0])]
 
 
-def _inverse_t(a: Array) -> Array:
-    return batch_t(_solved("linalg det", np.linalg.inv, a))
-
-
 def _per_matrix(g: Array, a: Array) -> Array:
     """One value per matrix (shape (1,) for a single one) broadcast over its elements."""
     return g.reshape(a.shape[:-2] + (1, 1))
 
 
+def _inverse_or_zeros(m: Array) -> Array:
+    try:
+        return np.linalg.inv(m)
+    except np.linalg.LinAlgError:
+        return np.zeros_like(m)
+
+
+def _inverses_or_zeros(a: Array) -> Array:
+    """The inverse of each matrix, zeros for one that LAPACK finds singular."""
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        flat = a.reshape((-1,) + a.shape[-2:])
+        return np.stack([_inverse_or_zeros(m) for m in flat]).reshape(a.shape)
+
+
+def _jacobi(scale: Array, a: Array, invertible: Array) -> Array:
+    """Jacobi's formula: scale * A^-T for each matrix. A singular one (det 0) gets a zero
+    gradient, as MXNet's backward gives it, rather than an error."""
+    keep = _per_matrix(invertible, a)
+    return np.where(keep, _per_matrix(scale, a) * batch_t(_inverses_or_zeros(a)), 0)
+
+
 register(_linalg(
     "det", lambda p, a: np.linalg.det(a),
-    lambda p, a, y, g: [_per_matrix(g * y, a) * _inverse_t(a)], _one_per_matrix,
+    lambda p, a, y, g: [_jacobi(g * y, a, y != 0)], _one_per_matrix,
     doc="The determinant of each square matrix."))
 register(_linalg(
     "slogdet", lambda p, a: np.linalg.slogdet(a),
-    lambda p, a, sign, logdet, gsign, glog: [_per_matrix(glog, a) * _inverse_t(a)],
+    lambda p, a, sign, logdet, gsign, glog: [_jacobi(glog, a, logdet != -np.inf)],
     lambda p, in_shapes: _one_per_matrix(p, in_shapes) * 2,
-    outputs=("sign", "logdet"), reads=GradReads(("A",)),
+    outputs=("sign", "logdet"), reads=GradReads(("A",), ("logdet",)),
     doc="The sign and the natural logarithm of the absolute value of the determinant of "
         "each square matrix."))
 

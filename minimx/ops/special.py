@@ -44,12 +44,12 @@ def _erfc_tail(z: Array) -> tuple[Array, Array]:
 
 
 def _scalar_gamma(v: float) -> float:
-    """math.gamma, with MXNet's values where it raises: inf at 0 and on overflow, NaN at
-    the negative integers."""
+    """math.gamma, with MXNet's values where it raises: inf at +0 and -inf at -0 (C's
+    tgamma), inf on overflow, NaN at the negative integers."""
     try:
         return math.gamma(v)
     except ValueError:
-        return math.inf if v == 0 else math.nan
+        return math.copysign(math.inf, v) if v == 0 else math.nan
     except OverflowError:
         return math.inf
 

@@ -70,6 +70,18 @@ def test_labels_that_cannot_fit_give_zero_as_mxnet():
     assert loss.tolist() == [0.0] and not grad.any()
 
 
+def test_a_sequence_of_no_time_steps_has_loss_and_gradient_zero_as_mxnet():
+    data = np.array([[[0.1, 0.5, -0.3], [0.2, -0.1, 0.4]],
+                     [[-0.2, 0.3, 0.1], [0.5, 0.0, -0.4]]], np.float32)
+    loss, grad = run("CTCLoss", {"use_data_lengths": True}, data,
+                     np.array([[1.0, 2.0], [2.0, 0.0]], np.float32), np.array([0.0, 1.0]))
+    # MXNet 1.9.1's numbers.
+    np.testing.assert_allclose(loss, [0.0, 0.885939], rtol=1e-5)
+    np.testing.assert_allclose(grad[0], [[0, 0, 0], [0.337584, 0.250089, -0.587673]],
+                               rtol=1e-5)
+    np.testing.assert_array_equal(grad[1], 0.0)
+
+
 def test_symbol_has_mxnets_inputs_and_one_visible_output():
     data, label = mx.sym.var("data"), mx.sym.var("label")
     sym = mx.sym.ctc_loss(data, label, use_label_lengths=True, name="ctc")
@@ -85,7 +97,7 @@ def test_symbol_has_mxnets_inputs_and_one_visible_output():
     ({"blank_label": "last"}, [np.zeros((3, 1, 4)), np.array([[-2.0]])], OperatorError,
      "outside the alphabet"),
     ({"use_data_lengths": True}, [np.zeros((3, 1, 4)), np.array([[1.0]]), np.array([4.0])],
-     OperatorError, r"data_lengths \[4.0\] must lie in \[1, 3\]"),
+     OperatorError, r"data_lengths \[4.0\] must lie in \[0, 3\]"),
     ({"use_label_lengths": True}, [np.zeros((3, 1, 4)), np.array([[1.0]]), np.array([2.0])],
      OperatorError, "label_lengths"),
 ])

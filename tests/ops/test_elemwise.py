@@ -118,6 +118,7 @@ def test_gamma_poles_and_reflection_as_mxnet():
     x = np.array([-2, -1.5, 0, 0.5, 40, 200], np.float32)
     np.testing.assert_allclose(run("gamma", {}, x), [np.nan, 2.3632717, np.inf, 1.7724538,
                                                     np.inf, np.inf], rtol=1e-6)
+    assert run("gamma", {}, np.float32([-0.0])).tolist() == [-np.inf]   # C's tgamma(-0)
     np.testing.assert_allclose(run("gammaln", {}, x), [np.inf, 0.86004704, np.inf, 0.57236493,
                                                       106.63176, 857.93372], rtol=1e-6)
     op = get_op("gammaln")

@@ -127,3 +127,23 @@ def test_maketrian_inverts_extracttrian(offset, lower):
                                                                          offset)
     np.testing.assert_array_equal(made, a * keep)
     assert tri.shape == (2, int(keep.sum()))
+
+
+def _forward_backward(name, a, heads):
+    x = mx.sym.var("a")
+    grad = mx.nd.zeros(a.shape)
+    exe = getattr(mx.sym.linalg, name)(x).bind(mx.cpu(), {"a": mx.nd.array(a)}, {"a": grad})
+    outs = exe.forward(is_train=True)
+    exe.backward([mx.nd.array(h) for h in heads])
+    return [o.asnumpy() for o in outs], grad.asnumpy()
+
+
+def test_det_and_slogdet_of_a_singular_matrix_give_it_no_gradient():
+    # MXNet 1.9.1 stops the gradient of a matrix whose det is 0 (its numbers).
+    a = np.array([[[1, 2], [1, 2]], [[2, 1], [1, 3]]], np.float32)
+    (det,), grad = _forward_backward("det", a, [np.ones(2)])
+    np.testing.assert_allclose(det, [0.0, 5.0], atol=1e-6)
+    np.testing.assert_allclose(grad, [[[0, 0], [0, 0]], [[3, -1], [-1, 2]]], rtol=1e-6)
+    (sign, logdet), grad = _forward_backward("slogdet", a, [np.zeros(2), np.ones(2)])
+    np.testing.assert_array_equal(logdet, np.float32([-np.inf, 1.609438]))
+    np.testing.assert_allclose(grad, [[[0, 0], [0, 0]], [[0.6, -0.2], [-0.2, 0.4]]], rtol=1e-6)
