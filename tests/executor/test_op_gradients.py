@@ -18,6 +18,7 @@ import pytest
 import minimx as mx
 from minimx.ops.elemwise import BINARY, SCALAR_OPS, UNARY
 from minimx.ops.registry import canonical_ops
+from tests import custom_ops  # noqa: F401  (registers the Custom case's operator)
 
 # Input kinds: a shape draws normal values; ("away", shape) keeps |x| > 0.2 (kinks
 # of relu, abs, leaky ...); ("pos", shape) draws from [0.5, 2]; ("index", shape, n)
