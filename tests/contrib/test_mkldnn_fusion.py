@@ -2,6 +2,8 @@
 convolution, as MXNet 1.9's SgMKLDNNConvSelector takes them in quantize mode."""
 import json
 
+import pytest
+
 import minimx as mx
 from minimx.contrib.quantization.mkldnn_fusion import fuse_float
 
@@ -49,3 +51,28 @@ def test_dropouts_an_operator_feeds_are_read_through():
                           mode="always", name="drop2")
     assert [op[:2] for op in _ops(fuse_float(kept))] == [
         ("Dropout", "drop1"), ("_sg_mkldnn_conv", "sg_mkldnn_conv_0"), ("Dropout", "drop2")]
+
+
+def _fc_then(act: str) -> mx.sym.Symbol:
+    fc = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=4, flatten=False, name="fc0")
+    if act in ("gelu", "elu", "leaky"):
+        return mx.sym.LeakyReLU(fc, act_type=act, name="act0")
+    if act == "clip":
+        return mx.sym.clip(fc, a_min=0, a_max=1, name="act0")
+    return mx.sym.Activation(fc, act_type=act, name="act0") if act in ("relu", "tanh") \
+        else getattr(mx.sym, act)(fc, name="act0")
+
+
+@pytest.mark.parametrize("act", ["relu", "gelu", "elu", "leaky", "abs", "clip"])
+def test_the_fully_connected_layer_takes_the_activations_mxnet_fuses(act):
+    """MXNet 1.9.1's INT8 FC fuses these (BERT's gelu among them), as its checkpoints show."""
+    assert _ops(fuse_float(_fc_then(act))) == [
+        ("_sg_mkldnn_fully_connected", "sg_mkldnn_fully_connected_eltwise_0",
+         {"with_eltwise": "True"})]
+
+
+@pytest.mark.parametrize("act", ["tanh", "sqrt", "square", "exp"])
+def test_activations_mxnet_leaves_after_the_fully_connected_layer(act):
+    assert [op[:2] for op in _ops(fuse_float(_fc_then(act)))] == [
+        ("_sg_mkldnn_fully_connected", "sg_mkldnn_fully_connected_0"),
+        (act if act != "tanh" else "Activation", "act0")]

@@ -7,7 +7,7 @@ the runtimes. A convolution takes a BatchNorm, then a sum (``elemwise_add``),
 then a relu, or relu6's ``clip`` from zero where no sum came before
 (``_sg_mkldnn_conv``, ``sg_mkldnn_conv_bn_add_act_<k>``, with ``with_bn``,
 ``with_sum``, ``with_act`` before a sum or ``with_postsum_act`` after it);
-a fully connected layer takes a relu
+a fully connected layer takes a relu, a LeakyReLU (gelu, elu, leaky), abs or clip
 (``_sg_mkldnn_fully_connected``, ``sg_mkldnn_fully_connected_eltwise_<k>``,
 ``with_eltwise``). Each chain grows only through outputs read once, by the
 next link. Convolutions are numbered in graph order, then FC layers.
@@ -82,10 +82,18 @@ def _conv_chain(g: Graph, nxt: Callable[[int], int | None], seed: int
     return members, attrs, name
 
 
+def _fc_act(node: Node) -> bool:
+    """An activation MXNet 1.9.1's INT8 FC fuses (not sigmoid, tanh, softrelu,
+    sqrt, square, exp: those stay after a float FC)."""
+    if node.op == "LeakyReLU":
+        return node.params is not None and node.params.act_type in ("gelu", "elu", "leaky")
+    return node.op in ("abs", "clip") or _relu(node)
+
+
 def _fc_chain(g: Graph, nxt: Callable[[int], int | None], seed: int
               ) -> tuple[list[int], dict[str, str], str]:
     reader = nxt(seed)
-    if reader is not None and _relu(g.nodes[reader]):
+    if reader is not None and _fc_act(g.nodes[reader]):
         return [seed, reader], {"with_eltwise": "True"}, "sg_mkldnn_fully_connected_eltwise_"
     return [seed], {}, "sg_mkldnn_fully_connected_"
 
