@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from . import engine
+from .base import DTYPE_TO_FLAG
 from .context import cpu
 from .ndarray import NDArray
 from .ops import custom, get_op
@@ -124,9 +125,11 @@ class _Bound:
         _, self.out_dtypes = opdef.infer_type(p, list(in_dtypes), [None] * n_out)
         self.arg_shapes = in_shapes[:self.n_args]
         self.arg_dtypes = in_dtypes[:self.n_args]
+        # As MXNet's: every input (arguments, then auxiliary states), dtypes as
+        # MXNet's type flags (0 float32, 1 float64, ...).
         self.op = self._user("create_operator", lambda: prop.create_operator(
-            cpu(), [list(s) for s in self.arg_shapes],
-            [np.dtype(t).type for t in self.arg_dtypes]))
+            cpu(), [list(s) for s in in_shapes],
+            [DTYPE_TO_FLAG[np.dtype(t)] for t in in_dtypes]))
 
     def _user(self, what: str, fn: Callable[[], Any]) -> Any:
         """``fn()`` on this thread's own engine; what it raises names the node."""
@@ -143,8 +146,9 @@ class _Bound:
             np.empty(s, t) for s, t in zip(self.out_shapes, self.out_dtypes, strict=True)]
         out_data = [NDArray(o) for o in outs]
         self._user("forward", lambda: self.op.forward(
-            is_train=ctx.is_train, req=["write"] * len(outs), in_data=_wrap(inputs[:self.n_args]),
-            out_data=out_data, aux=_wrap(inputs[self.n_args:])))
+            is_train=int(ctx.is_train), req=["write"] * len(outs),   # an int, as MXNet's
+            in_data=_wrap(inputs[:self.n_args]), out_data=out_data,
+            aux=_wrap(inputs[self.n_args:])))
         return outs
 
     def backward(self, ctx: OpContext, inputs: Sequence[Any], outputs: Sequence[Any],

@@ -125,3 +125,44 @@ def test_dnnl_leaves_custom_nodes_out_and_says_why():
     partitioned = mx.subgraph.partition(net, "DNNL")
     assert [n["op"] for n in json.loads(partitioned.tojson())["nodes"]
             if n["op"] != "null"] == ["_sg_dnnl", "Custom", "_sg_dnnl"]
+
+
+class _Recording(mx.operator.CustomOp):
+    def __init__(self, seen: list) -> None:
+        super().__init__()
+        self.seen = seen
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        self.seen.append(("forward", is_train))
+        self.assign(out_data[0], req[0], in_data[0] + aux[0])
+
+
+@mx.operator.register("test_create_arguments")
+class _RecordingProp(mx.operator.CustomOpProp):
+    seen: list = []
+
+    def list_auxiliary_states(self):
+        return ["state"]
+
+    def infer_shape(self, in_shape):
+        return in_shape, [in_shape[0]], [in_shape[0]]
+
+    def create_operator(self, ctx, in_shapes, in_dtypes):
+        self.seen.append(("create", in_shapes, in_dtypes))
+        return _Recording(self.seen)
+
+
+def test_create_operator_gets_every_input_and_type_flags_as_in_mxnet():
+    # MXNet 1.9.1: shapes and dtypes of the arguments and auxiliary states, the
+    # dtypes as type flags (2: float16); forward's is_train an int.
+    seen = _RecordingProp.seen
+    seen.clear()
+    sym = mx.sym.Custom(mx.sym.Variable("x"), op_type="test_create_arguments", name="c")
+    ex = sym.simple_bind(mx.cpu(), type_dict={"x": "float16"}, x=(2, 3))
+    ex.forward(is_train=True)
+    mx.nd.waitall()
+    mx.nd.Custom(mx.nd.ones((2,), dtype="int32"), mx.nd.ones((2,), dtype="int32"),
+                 op_type="test_create_arguments").wait_to_read()
+    assert seen == [("create", [[2, 3], [2, 3]], [2, 2]), ("forward", 1),
+                    ("create", [[2], [2]], [4, 4]), ("forward", 0)]
+    assert [type(is_train) for what, is_train, *_ in seen if what == "forward"] == [int, int]

@@ -7,6 +7,7 @@ variable, so the engine orders them with it.
 """
 from __future__ import annotations
 
+import math
 import reprlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -28,6 +29,7 @@ from ..base import (
 )
 from ..context import Context, as_context, cpu
 from ..ops.fluent import FLUENT
+from ..ops.tensor import reshape_shape
 
 
 def _generated() -> Any:
@@ -164,8 +166,9 @@ class NDArray:
         return out
 
     def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
-        """A reshaped copy; the shape given as a tuple, as separate dimensions or as
-        ``shape=`` (MXNet's special values 0, -1, -2, -3, -4 and ``reverse=`` work).
+        """This array in a new shape, sharing its memory as MXNet's does (writes to
+        either show in the other); the shape given as a tuple, as separate dimensions
+        or as ``shape=`` (MXNet's special values 0, -1, -2, -3, -4 and ``reverse=`` work).
 
         >>> import minimx as mx
         >>> mx.nd.arange(12).reshape(shape=(3, -1)).shape
@@ -180,7 +183,18 @@ class NDArray:
             shape = shape[0]
         if isinstance(shape, (int, np.integer)):
             shape = (shape,)
-        return _generated().Reshape(self, shape=tuple(shape), **kwargs)
+        if not self._data.flags.c_contiguous:
+            # A strided view (basic slicing with steps) has no view in the new shape.
+            return _generated().Reshape(self, shape=tuple(shape), **kwargs)
+        unknown = set(kwargs) - {"reverse"}
+        if unknown:
+            raise MinimxError(f"reshape: unknown keyword arguments {sorted(unknown)}; "
+                              "only shape and reverse are taken")
+        target = reshape_shape(tuple(shape), self.shape, bool(kwargs.get("reverse", False)))
+        if math.prod(target) != self.size:
+            raise ShapeError(f"reshape: cannot reshape an array of shape {self.shape} "
+                             f"({self.size} elements) to {tuple(shape)} ({target})")
+        return NDArray(self._data.reshape(target), self._var)
 
     # -- indexing ---------------------------------------------------------------
     def __getitem__(self, key: Any) -> NDArray:
@@ -189,7 +203,8 @@ class NDArray:
         as in MXNet 1.x. Lists, numpy arrays and NDArrays index as numpy's advanced
         indexing does (MXNet's too), into a copy."""
         key, reads = self._index(key)
-        view = self._data[_values(key, shape_only=True)]
+        with _index_errors():
+            view = self._data[_values(key, shape_only=True)]
         if not reads and isinstance(view, np.ndarray) and np.shares_memory(view, self._data):
             return NDArray(view, self._var)  # a view: same engine variable
         out = empty(np.shape(view) or (1,), dtype=self.dtype)
@@ -207,7 +222,8 @@ class NDArray:
         the caller may refill its buffer before the write runs."""
         key, reads = self._index(key)
         dst = self._data
-        target = np.shape(dst[_values(key, shape_only=True)])  # only its shape is used
+        with _index_errors():
+            target = np.shape(dst[_values(key, shape_only=True)])  # only its shape is used
         if isinstance(value, NDArray):
             reads.append(value)
             src = value._data
@@ -313,13 +329,19 @@ def _values(key: Any, shape_only: bool = False) -> Any:
     return tuple(map(value, key)) if isinstance(key, tuple) else value(key)
 
 
+class NDArrayIndexError(OperatorError, IndexError):
+    """An index past the array. Also an IndexError, which ends Python's iteration
+    over ``a[0], a[1], ...`` (and is what MXNet raises for an int past the end)."""
+
+
 @contextmanager
 def _index_errors() -> Iterator[None]:
-    """An index past the array, found when the operation runs, as an OperatorError."""
+    """numpy's IndexError (an index past the array, found at the call or when the
+    operation runs) as an NDArrayIndexError."""
     try:
         yield
     except IndexError as exc:
-        raise OperatorError(f"NDArray index: {exc}") from None
+        raise NDArrayIndexError(f"NDArray index: {exc}") from None
 
 
 def _numeric_copy(value: Any, dtype: np.dtype) -> np.ndarray:

@@ -92,3 +92,13 @@ def test_values_that_are_not_numbers_are_refused_at_the_call(value):
     with pytest.raises(mx.DTypeError, match="setitem: cannot assign"):
         y[:] = value
     np.testing.assert_array_equal(y.asnumpy(), [0, 0, 0])
+
+
+@pytest.mark.parametrize("key", [5, (0, 7), (Ellipsis, [0], 5)])
+def test_an_index_past_the_array_is_an_index_error_naming_it(key):
+    a = mx.nd.zeros((2, 3))
+    for access in (lambda: a[key], lambda: a.__setitem__(key, 1)):
+        with pytest.raises(mx.MinimxError, match="out of bounds") as info:
+            access()
+        assert isinstance(info.value, IndexError)   # ends iteration, as in MXNet
+    assert len(list(a)) == 2
