@@ -77,8 +77,14 @@ class FactorScheduler(LRScheduler):
             return self.get_warmup_lr(num_update)
         while num_update > self.count + self.step:
             self.count += self.step
-            self.base_lr = max(self.base_lr * self.factor, self.stop_factor_lr)
-            logging.info("Update[%d]: Change learning rate to %0.5e", num_update, self.base_lr)
+            self.base_lr *= self.factor
+            if self.base_lr < self.stop_factor_lr:
+                self.base_lr = self.stop_factor_lr
+                logging.info("Update[%d]: now learning rate arrived at %0.5e, will not change "
+                             "in the future", num_update, self.base_lr)
+            else:
+                logging.info("Update[%d]: Change learning rate to %0.5e", num_update,
+                             self.base_lr)
         return self.base_lr
 
 

@@ -3,6 +3,7 @@ tests/fixtures/training, group training, SCHEDULER_CASES)."""
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,13 @@ def test_poly_scheduler() -> None:
 def test_refusals(make, message: str) -> None:
     with pytest.raises(MinimxError, match=message):
         make()
+
+
+def test_factor_scheduler_logs_when_it_reaches_stop_factor_lr(caplog) -> None:
+    sched = mx.lr_scheduler.FactorScheduler(step=1, factor=0.1, stop_factor_lr=0.02, base_lr=1.0)
+    with caplog.at_level(logging.INFO):
+        assert sched(4) == pytest.approx(0.02)
+    assert [r.getMessage() for r in caplog.records] == [   # MXNet 1.9.1's lines
+        "Update[4]: Change learning rate to 1.00000e-01",
+        "Update[4]: now learning rate arrived at 2.00000e-02, will not change in the future",
+        "Update[4]: now learning rate arrived at 2.00000e-02, will not change in the future"]

@@ -45,6 +45,8 @@ class LARS(_Momentum):
 
     DECAYED_SUFFIXES = ("_weight",)
 
+    aggregate_num = 4
+
     def __init__(self, momentum: float = 0.0, lazy_update: bool = True, eta: float = 0.001,
                  eps: float = 0, momentum_correction: bool = True, **kwargs: Any) -> None:
         super().__init__(momentum, **kwargs)
@@ -85,6 +87,8 @@ class LARS(_Momentum):
 class LAMB(_Moments):
     """LAMB (You et al.): Adam's step, scaled per layer by the ratio of the weight's
     norm to the step's; its state is (mean, var)."""
+
+    aggregate_num = 45
 
     def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
                  epsilon: float = 1e-6, lower_bound: float | None = None,

@@ -35,6 +35,10 @@ class Optimizer:
 
     # Parameters decayed by default: names ending so (MXNet's base rule; LARS's differs).
     DECAYED_SUFFIXES: tuple[str, ...] = ("_weight", "_gamma")
+    # How many parameters MXNet's rule updates in one kernel when an Updater gets a
+    # list (0: one at a time). Such a rule counts a whole chunk's updates first, so
+    # every parameter of the chunk sees the scheduler at the chunk's num_update.
+    aggregate_num = 0
 
     def __init__(self, rescale_grad: float = 1.0, param_idx2name: Mapping[int, str] | None = None,
                  wd: float = 0.0, clip_gradient: float | None = None,
@@ -56,6 +60,7 @@ class Optimizer:
         self.begin_num_update = begin_num_update
         self.num_update = begin_num_update
         self._index_update_count: dict[int, int] = {}
+        self._counted_ahead: set[int] = set()
         self.idx2name = dict(param_idx2name or {})
         self.sym_info = (sym.attr_dict(), sym.list_arguments()) if sym is not None else ()
         self.lr_mult: dict[Any, float] = {}
@@ -109,10 +114,20 @@ class Optimizer:
         self._index_update_count[index] = count
         self.num_update = max(count, self.num_update)
 
+    def count_ahead(self, indices: Iterable[int]) -> None:
+        """Count the coming updates of `indices` now, as MXNet's aggregated rules do
+        for a chunk (see `aggregate_num`); their updates then count nothing more."""
+        for index in indices:
+            self._update_count(index)
+            self._counted_ahead.add(index)
+
     def _begin_update(self, index: int) -> tuple[float, float, int]:
-        """Count an update of parameter `index`; its learning rate and weight decay for
-        this update, and how many updates it has had (t, from 1)."""
-        self._update_count(index)
+        """Count an update of parameter `index` (unless counted ahead); its learning
+        rate and weight decay for this update, and how many updates it has had (t, from 1)."""
+        if index in self._counted_ahead:
+            self._counted_ahead.discard(index)
+        else:
+            self._update_count(index)
         return self._get_lr(index), self._get_wd(index), self._index_update_count[index]
 
     def _get_lr(self, index: int) -> float:

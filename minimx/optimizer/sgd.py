@@ -82,6 +82,8 @@ class SGD(_Momentum):
     0.71
     """
 
+    aggregate_num = 4
+
     def __init__(self, momentum: float = 0.0, lazy_update: bool = True, **kwargs: Any) -> None:
         super().__init__(momentum, **kwargs)
         self.lazy_update = lazy_update   # dense arrays only: nothing is lazy here

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Sequence
+from typing import Any
 
 from ..base import MinimxError
 from ..ndarray import NDArray
@@ -32,18 +33,34 @@ class Updater:
         self.optimizer = optimizer
         self.states: dict[int, State] = {}
 
-    def __call__(self, index: int | Sequence[int], grad: NDArray | Sequence[NDArray],
-                 weight: NDArray | Sequence[NDArray]) -> None:
+    def __call__(self, index: int | str | Sequence[int | str],
+                 grad: NDArray | Sequence[NDArray], weight: NDArray | Sequence[NDArray]) -> None:
         """Update `weight` from `grad`; or, as MXNet's, lists of indices, gradients and
-        weights, in order (MXNet's `Module` calls its updater so)."""
-        indices = [index] if isinstance(index, int) else list(index)
+        weights, in order (MXNet's `Module` calls its updater so). A kvstore's str key
+        is an index too, as in MXNet."""
+        indices: list[Any] = list(index) if isinstance(index, (list, tuple)) else [index]
         grads = [grad] if isinstance(grad, NDArray) else list(grad)
         weights = [weight] if isinstance(weight, NDArray) else list(weight)
         if not len(indices) == len(grads) == len(weights):
             raise MinimxError(f"Updater: {len(indices)} indices, {len(grads)} gradients and "
                               f"{len(weights)} weights")
+        if self.optimizer.aggregate_num > 0:
+            self._update_in_chunks(list(zip(indices, grads, weights, strict=True)))
+            return
         for i, g, w in zip(indices, grads, weights, strict=True):
             self._update(i, g, w)
+
+    def _update_in_chunks(self, updates: list[tuple[int, NDArray, NDArray]]) -> None:
+        """MXNet's aggregated updates: by dtype, in chunks of `aggregate_num`, each
+        chunk's updates counted before any is made."""
+        size = self.optimizer.aggregate_num
+        for dtype in dict.fromkeys(w.dtype for _, _, w in updates):
+            same = [u for u in updates if u[2].dtype == dtype]
+            for start in range(0, len(same), size):
+                chunk = same[start:start + size]
+                self.optimizer.count_ahead(i for i, _, _ in chunk)
+                for i, g, w in chunk:
+                    self._update(i, g, w)
 
     def _update(self, index: int, grad: NDArray, weight: NDArray) -> None:
         if grad.shape != weight.shape:

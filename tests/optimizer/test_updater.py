@@ -107,3 +107,15 @@ def test_dcasgd_is_mxnets_recurrence(lr: float, momentum: float, lamda: float, w
         previous, w64 = w64, w64 + mom
     np.testing.assert_allclose(weight.asnumpy(), w64, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(state[1].asnumpy(), previous, rtol=1e-4, atol=1e-5)
+
+
+def test_an_aggregated_rule_counts_the_whole_list_first() -> None:
+    # MXNet 1.9.1's SGD updates a list in one kernel, counting every index before it
+    # asks the scheduler: both parameters take lr(num_update=2) = 0.5.
+    sched = mx.lr_scheduler.FactorScheduler(step=1, factor=0.5, base_lr=1.0)
+    opt = mx.optimizer.SGD(lr_scheduler=sched)
+    updater = mx.optimizer.get_updater(opt)
+    w0, w1 = mx.nd.zeros(1), mx.nd.zeros(1)
+    updater(1, mx.nd.ones(1), w1)
+    updater([0, 1], [mx.nd.ones(1), mx.nd.ones(1)], [w0, w1])
+    assert (w0.asscalar(), w1.asscalar(), opt.num_update) == (-0.5, -1.5, 2)
