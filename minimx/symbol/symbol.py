@@ -185,8 +185,13 @@ class Symbol:
         return attribute.listed(self.outputs[0].node.attrs)
 
     def attr_dict(self) -> dict[str, dict[str, str]]:
-        """The attributes of every node that has some, by node name (as `list_attr`)."""
-        return {n.name: attribute.listed(n.attrs) for n in self._topo() if n.attrs}
+        """The attributes of every node that has some, by node name (as `list_attr`);
+        as MXNet's, nodes of one name share an entry, later nodes' keys winning."""
+        merged: dict[str, dict[str, str]] = {}
+        for n in self._topo():
+            if n.attrs:
+                merged.setdefault(n.name, {}).update(attribute.listed(n.attrs))
+        return merged
 
     def _set_attr(self, **kwargs: Any) -> None:
         node = self._single_node("_set_attr")

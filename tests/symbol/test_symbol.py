@@ -100,6 +100,13 @@ def test_namespace_functions_name_their_nodes_by_the_short_name_as_mxnet():
                                      "deformableconvolution0_bias"]
 
 
+def test_nodes_of_one_name_share_an_attr_dict_entry_as_in_mxnet():
+    # MXNet 1.9.1: {'x': {'p': '3', 'q': '2'}}
+    x = mx.sym.var("x", attr={"p": "1"})
+    y = mx.sym.relu(mx.sym.relu(x, name="x", attr={"q": "2"}), name="x", attr={"p": "3"})
+    assert y.attr_dict() == {"x": {"p": "3", "q": "2"}}
+
+
 def test_split_has_one_output_per_piece():
     parts = mx.sym.split(mx.sym.Variable("x"), num_outputs=3, axis=1, name="sp")
     assert parts.list_outputs() == ["sp_output0", "sp_output1", "sp_output2"]
