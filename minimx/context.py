@@ -1,6 +1,8 @@
 """Devices: minimx runs on the CPU only."""
 from __future__ import annotations
 
+import threading
+
 from .base import MinimxError
 
 
@@ -24,6 +26,18 @@ class Context:
     def __repr__(self) -> str:
         return f"{self.device_type}({self.device_id})"
 
+    # ``with mx.cpu(1): ...`` makes it the current context in the block, as in MXNet.
+    def __enter__(self) -> Context:
+        self._outer = current_context()
+        set_current_context(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        set_current_context(self._outer)
+
+
+_current = threading.local()   # each thread's current context, as MXNet's
+
 
 def cpu(device_id: int = 0) -> Context:
     return Context("cpu", device_id)
@@ -36,7 +50,13 @@ def gpu(device_id: int = 0) -> Context:
 
 
 def current_context() -> Context:
-    return cpu()
+    """This thread's current context: mx.cpu() unless a ``with`` block or
+    `mx.test_utils.set_default_context` chose another."""
+    return getattr(_current, "value", None) or cpu()
+
+
+def set_current_context(ctx: Context) -> None:
+    _current.value = ctx
 
 
 def as_context(value: object, what: str = "ctx") -> Context:

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import symbol as sym_ops
 from .base import DTypeError, MinimxError
-from .context import Context, as_context, current_context
+from .context import Context, as_context, current_context, set_current_context
 from .executor import Executor
 from .ndarray import NDArray, array
 from .symbol import Symbol, Variable
@@ -39,18 +39,14 @@ _RTOLS: dict[np.dtype, float] = {**dict(zip(_FLOATS, (1e-2, 1e-4, 1e-5), strict=
 _ATOLS: dict[np.dtype, float] = {**dict(zip(_FLOATS, (1e-1, 1e-3, 1e-20), strict=True)),
                                  **{np.dtype(t): 0 for t in _EXACT}}
 
-_default_ctx: Context | None = None
-
-
 def default_context() -> Context:
-    """The context the checks run on: the one `set_default_context` chose, else the current."""
-    return _default_ctx or current_context()
+    """The context the checks run on: the current one, as MXNet's."""
+    return current_context()
 
 
 def set_default_context(ctx: Context) -> None:
-    """Run the checks of this module on `ctx` from now on."""
-    global _default_ctx
-    _default_ctx = as_context(ctx, "set_default_context: ctx")
+    """Make `ctx` this thread's current context (MXNet's does so too)."""
+    set_current_context(as_context(ctx, "set_default_context: ctx"))
 
 
 def default_dtype() -> type:

@@ -67,3 +67,18 @@ def test_subgraph_backend_sets_and_restores_the_variable(monkeypatch) -> None:
         assert base.settings().subgraph_backends == ()
         1 / 0  # noqa: B018
     assert os.environ["MINIMX_SUBGRAPH_BACKEND"] == "default"
+
+
+def test_a_context_is_current_inside_its_with_block_as_in_mxnet():
+    assert mx.current_context() == mx.cpu(0)
+    with mx.cpu(1) as ctx:
+        assert ctx == mx.cpu(1) and mx.current_context() == mx.cpu(1)
+        with mx.Context("cpu", 2):
+            assert mx.current_context() == mx.cpu(2)
+        assert mx.current_context() == mx.cpu(1)
+    assert mx.current_context() == mx.cpu(0)
+    mx.test_utils.set_default_context(mx.cpu(3))
+    try:
+        assert mx.current_context() == mx.test_utils.default_context() == mx.cpu(3)
+    finally:
+        mx.test_utils.set_default_context(mx.cpu(0))
