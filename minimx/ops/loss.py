@@ -1,5 +1,6 @@
 """Loss heads of MXNet 1.x Module scripts: LinearRegressionOutput,
-LogisticRegressionOutput, MAERegressionOutput, SVMOutput and MakeLoss.
+LogisticRegressionOutput, MAERegressionOutput, SVMOutput and MakeLoss; and
+softmax_cross_entropy, an ordinary operator (its gradient follows the head's).
 
 Like SoftmaxOutput, each is a loss layer: forward passes its data on (through
 a sigmoid for the logistic one), and backward gives the gradient of its loss
@@ -14,7 +15,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..base import ShapeError
+from ..base import OperatorError, ShapeError
+from .activation import softmax
 from .elemwise import sigmoid
 from .infer import merge
 from .params import Param, Params
@@ -142,3 +144,48 @@ register(OpDef(
                   choices=("batch", "null", "valid"))),
     doc="Makes its input a loss: identity forward; backward gives grad_scale (normalized) "
         "for every element, whatever the output gradient."))
+
+
+# -- softmax_cross_entropy --------------------------------------------------------------------
+
+def _classes(p: Params, label: Array, count: int) -> Array:
+    """The labels as class indices (truncated, as MXNet reads them); one outside the
+    `count` classes is refused (MXNet reads past its row)."""
+    index = label.astype(np.int64)
+    outside = (index < 0) | (index >= count)
+    if outside.any():
+        raise OperatorError(f"{p.label}: labels {sorted(set(index[outside].tolist()))} are "
+                            f"not among the {count} classes")
+    return index
+
+
+def _cross_entropy_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> list[Array]:
+    data, label = inputs
+    log_p = softmax(data, axis=1, log=True)
+    picked = log_p[np.arange(len(data)), _classes(p, label, data.shape[1])]
+    return [np.array([-picked.sum()], data.dtype)]
+
+
+def _cross_entropy_backward(p: Params, ctx: OpContext, inputs: list[Array],
+                            outputs: list[Array], out_grads: list[Array]) -> list:
+    data, label = inputs
+    grad = softmax(data, axis=1)
+    grad[np.arange(len(data)), _classes(p, label, data.shape[1])] -= 1
+    return [(grad * out_grads[0]).astype(data.dtype), None]   # the label takes none
+
+
+def _infer_cross_entropy(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
+    data = in_shapes[0]
+    if data is not None and len(data) != 2:
+        raise ShapeError(f"{p.label}: data must be 2-D (batch, classes), got {data}")
+    label = in_shapes[1] if data is None else merge(in_shapes[1], data[:1])
+    return [data, label], [merge(out_shapes[0], (1,))]
+
+
+register(OpDef(
+    "softmax_cross_entropy", _cross_entropy_forward, backward=_cross_entropy_backward,
+    backward_reads=GradReads(inputs=("data", "label")), infer_shape=_infer_cross_entropy,
+    inputs=("data", "label"),
+    doc="The cross entropy of softmax(data) (N, C) against class labels (N,), summed over "
+        "the batch: shape (1,)."))
+

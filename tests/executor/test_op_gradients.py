@@ -148,6 +148,7 @@ CASES: list[tuple[str, dict[str, Any], list, dict[str, Any]]] = [
                                  ("index", (4,), 2), ("index", (4,), 2)], {}),
     ("_contrib_box_decode", {}, [("index", (1, 2, 4), 2), ("index", (1, 2, 4), 3)], {}),
     ("_contrib_bipartite_matching", {"threshold": 0.1}, [(2, 3, 4)], {}),   # zero, as MXNet
+    ("softmax_cross_entropy", {}, [(3, 4), ("index", (3,), 4)], {}),
     ("_contrib_ROIAlign", {"pooled_size": (2, 2), "spatial_scale": 1.0},
      [(1, 2, 4, 4), ("index", (2, 5), 1)], {}),
     ("ROIPooling", {"pooled_size": (2, 2), "spatial_scale": 1.0},

@@ -107,3 +107,27 @@ def test_module_fit_learns_a_linear_map_with_linear_regression_output():
     np.testing.assert_allclose(args["fc_weight"].asnumpy(), w_true, atol=1e-3)
     np.testing.assert_allclose(args["fc_bias"].asnumpy(), [0.3], atol=1e-3)
     assert mod.score(it, "mse")[0][1] < 1e-6
+
+
+def test_softmax_cross_entropy_is_mxnets():
+    # MXNet 1.9.1: the loss summed over the batch, shape (1,), and its data gradient
+    # times the head gradient (2 here); labels are truncated to classes.
+    x = np.array([[1, 2, 3, 4], [0, 0, 0, 0], [-1, 2, 0.5, 3]], np.float32)
+    data, label = mx.sym.var("d"), mx.sym.var("l")
+    ex = mx.sym.softmax_cross_entropy(data, label).simple_bind(
+        mx.cpu(), d=(3, 4), l=(3,), grad_req={"d": "write", "l": "null"})
+    ex.arg_dict["d"][:], ex.arg_dict["l"][:] = x, [3, 0, 1.7]
+    np.testing.assert_allclose(ex.forward(is_train=True)[0].asnumpy(), [3.2105756], rtol=1e-6)
+    ex.backward(mx.nd.array([2.0]))
+    np.testing.assert_allclose(ex.grad_dict["d"].asnumpy(), [
+        [0.06411721, 0.17428865, 0.47376567, -0.71217144], [-1.5, 0.5, 0.5, 0.5],
+        [0.02494843, -1.4988974, 0.11181109, 1.3621379]], rtol=1e-5, atol=1e-7)
+
+
+def test_softmax_cross_entropy_refuses_what_mxnet_reads_past():
+    x = mx.nd.ones((2, 3))
+    with pytest.raises(mx.MinimxError, match="labels \\[3\\] are not among the 3 classes"):
+        mx.nd.softmax_cross_entropy(x, mx.nd.array([0, 3])).asnumpy()
+    with pytest.raises(ShapeError, match="2-D"):
+        mx.nd.softmax_cross_entropy(mx.nd.ones((3,)), mx.nd.array([0]))
+

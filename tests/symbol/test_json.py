@@ -152,6 +152,7 @@ CASES = {
     "_contrib_box_encode": lambda: S._contrib_box_encode(V, S.zeros_like(V), _boxes(), _boxes(),
                                                          S.Variable("means"),
                                                          S.Variable("stds")),
+    "softmax_cross_entropy": lambda: S.softmax_cross_entropy(V, S.Variable("label")),
     "_contrib_bipartite_matching": lambda: S._contrib_bipartite_matching(D, threshold=0.3,
                                                                          topk=4),
     "_contrib_box_decode": lambda: S._contrib_box_decode(
