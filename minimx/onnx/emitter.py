@@ -44,6 +44,7 @@ class Site:
     outputs: list[str]
     in_shapes: list[tuple[int, ...]]
     out_shapes: list[tuple[int, ...]]
+    in_dtypes: list[np.dtype]
     dtype: np.dtype       # of the first input (of the output for nodes with no input)
     dynamic: bool         # the exported inputs have free dimensions
 

@@ -1,12 +1,12 @@
 """`export_model`: a minimx (MXNet) symbol and its parameters as an ONNX file.
 
 The export infers every shape and dtype from the given input shapes, translates
-the graph node by node (the `registry` that `elementwise`, `layers`, `tensors` and
-`attention` fill), and only when every node has a translation builds the ONNX model (`proto`,
-the one module that needs the `onnx` package) and writes it. Names follow MXNet
-1.9's exporter: graph inputs and initializers keep the variables' names, and a
-node's output is named after the node (``fc1`` for ``fc1_output``; ``split0``,
-``split1`` for a split's).
+the graph node by node (the `registry` that `elementwise`, `layers`, `tensors`,
+`products` and `attention` fill), and only when every node has a translation builds
+the ONNX model (`proto`, the one module that needs the `onnx` package) and writes it.
+Names follow MXNet 1.9's exporter: graph inputs and initializers keep the variables'
+names, and a node's output is named after the node (``fc1`` for ``fc1_output``;
+``split0``, ``split1`` for a split's).
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from ..ndarray import NDArray
 from ..ndarray import load as load_arrays
 from ..symbol import Symbol
 from ..symbol import load as load_symbol
-from . import attention, elementwise, layers, tensors  # noqa: F401  (each fills TRANSLATIONS)
+from . import attention, elementwise, layers, products, tensors  # noqa: F401  (each fills TRANSLATIONS)
 from .emitter import Emitter, Site, Unsupported
 from .registry import LABEL_INPUTS, TRANSLATIONS, refusal
 
@@ -240,6 +240,7 @@ class _Walk:
             _log.info("converting %s", node.label)
         return Site(node, node.operator()[1], [self.produced[x.key()] for x in node.inputs],
                     names, [self.shapes[i] for i in in_ids], [self.shapes[i] for i in out_ids],
+                    [np.dtype(self.dtypes[i]) for i in in_ids],
                     np.dtype(self.dtypes[(in_ids or out_ids)[0]]), self.dynamic)
 
 

@@ -61,7 +61,8 @@ def _batch_norm(e: Emitter, s: Site) -> None:
         raise Unsupported("output_mean_var=True (the batch statistics are training outputs)")
     x, gamma, beta, mean, var = s.inputs
     if s.p.fix_gamma:  # MXNet reads gamma as 1, whatever the parameter holds
-        gamma = e.const(f"{s.name}_gamma_fixed", np.ones(s.in_shapes[1]), s.dtype)
+        # in gamma's dtype, which ONNX wants beta's: float32 also for float16 data
+        gamma = e.const(f"{s.name}_gamma_fixed", np.ones(s.in_shapes[1]), s.in_dtypes[1])
     e.add("BatchNormalization", [x, gamma, beta, mean, var], s.outputs[0],
           epsilon=s.p.eps, momentum=s.p.momentum)
 

@@ -29,9 +29,11 @@ def run_both(sym: mx.sym.Symbol, inputs: dict[str, np.ndarray], tmp_path: Path,
     got = session.run(None, inputs)
     known = {**inputs, **params}
     arg_shapes, _, _ = sym.infer_shape(**{k: v.shape for k, v in known.items()})
-    args = {n: mx.nd.array(known[n] if n in known else np.zeros(s, np.float32))
-            for n, s in zip(sym.list_arguments(), arg_shapes, strict=True)}
-    aux = {n: mx.nd.array(params[n]) for n in sym.list_auxiliary_states()}
+    known.update({n: np.zeros(s, np.float32) for n, s in
+                  zip(sym.list_arguments(), arg_shapes, strict=True) if n not in known})
+    values = {n: mx.nd.array(v, dtype=v.dtype) for n, v in known.items()}
+    args = {n: values[n] for n in sym.list_arguments()}
+    aux = {n: values[n] for n in sym.list_auxiliary_states()}
     want = sym.bind(mx.cpu(), args, aux_states=aux, grad_req="null").forward(is_train=False)
     return got, [w.asnumpy() for w in want]
 
@@ -191,6 +193,20 @@ CASES: dict[str, tuple[Callable[[], mx.sym.Symbol], dict[str, tuple[int, ...]]]]
                     x, S.softmax(S._contrib_interleaved_matmul_selfatt_qk(x, heads=2)), heads=2),
                 {"x": (5, 3, 24)}),
     "slice_like": (lambda: S.slice_like(x, y, axes=(0, -1)), {"x": (4, 3, 5), "y": (2, 1, 3)}),
+    "batch_dot": (lambda: S.batch_dot(x, y), {"x": (2, 3, 4), "y": (2, 4, 5)}),
+    "batch_dot_transposed": (lambda: S.batch_dot(x, y, transpose_a=True, transpose_b=True),
+                             {"x": (2, 2, 4, 3), "y": (2, 2, 5, 4)}),
+    "dot_matrices": (lambda: S.dot(x, y, transpose_a=True), {"x": (4, 3), "y": (4, 5)}),
+    "dot_vectors": (lambda: S.dot(x, y), {"x": (4,), "y": (4,)}),
+    # a transposed matrix times a vector (onnxruntime mishandles a Transpose before it)
+    "dot_matrix_vector": (lambda: S.dot(x, y, transpose_a=True), {"x": (4, 3), "y": (4,)}),
+    "dot_vector_matrix": (lambda: S.dot(x, y, transpose_b=True), {"x": (4,), "y": (3, 4)}),
+    "dot_nd_matrix": (lambda: S.dot(x, y, transpose_b=True), {"x": (2, 3, 4), "y": (5, 4)}),
+    # N-d on both sides: MXNet contracts one axis and keeps every other
+    "dot_nd": (lambda: S.dot(x, y), {"x": (2, 3, 4), "y": (4, 2, 5)}),
+    "dot_nd_transposed": (lambda: S.dot(x, y, transpose_a=True, transpose_b=True),
+                          {"x": (4, 2, 3), "y": (5, 2, 4)}),
+    "div_sqrt_dim": (lambda: S._contrib_div_sqrt_dim(x), {"x": (2, 3, 6)}),
 }
 ACTIVATIONS = ["relu", "sigmoid", "tanh", "softrelu", "softsign"]
 LEAKY = ["leaky", "elu", "selu", "gelu", "rrelu"]
