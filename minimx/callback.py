@@ -34,14 +34,13 @@ def module_checkpoint(mod: Any, prefix: str, period: int = 1,
 
 def do_checkpoint(prefix: str, period: int = 1) -> EpochEndCallback:
     """Save ``prefix-symbol.json`` and ``prefix-%04d.params`` (numbered from 1) every
-    `period` epochs."""
+    `period` epochs (`mx.model.save_checkpoint`, which logs it)."""
     period = int(max(1, period))
 
     def _callback(iter_no: int, sym: Symbol, arg: dict[str, NDArray],
                   aux: dict[str, NDArray]) -> None:
         if (iter_no + 1) % period == 0:
             save_checkpoint(prefix, iter_no + 1, sym, arg, aux)
-            logging.info('Saved checkpoint to "%s-%04d.params"', prefix, iter_no + 1)
     return _callback
 
 
@@ -108,3 +107,13 @@ class ProgressBar:
         filled = int(round(self.bar_len * count / float(self.total)))
         percents = math.ceil(100.0 * count / float(self.total))
         logging.info("[%s] %s%s\r", "=" * filled + "-" * (self.bar_len - filled), percents, "%")
+
+
+class LogValidationMetricsCallback:
+    """An `eval_end_callback` that logs the validation metric, as `fit` does too."""
+
+    def __call__(self, param: BatchEndParam) -> None:
+        if not param.eval_metric:
+            return
+        for name, value in param.eval_metric.get_name_value():
+            logging.info("Epoch[%d] Validation-%s=%f", param.epoch, name, value)

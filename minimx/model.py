@@ -5,6 +5,7 @@ Parameters are saved in one NDArray file as a dict whose keys carry MXNet's
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -25,12 +26,14 @@ class BatchEndParam(NamedTuple):
 
 def save_checkpoint(prefix: str, epoch: int, symbol: Symbol | None,
                     arg_params: Mapping[str, NDArray], aux_params: Mapping[str, NDArray]) -> None:
-    """Write ``prefix-symbol.json`` (if `symbol` is given) and ``prefix-%04d.params``."""
+    """Write ``prefix-symbol.json`` (if `symbol` is given) and ``prefix-%04d.params``,
+    and log ``Saved checkpoint to "prefix-%04d.params"`` as MXNet does."""
     if symbol is not None:
         symbol.save(f"{prefix}-symbol.json")
     params = {f"arg:{k}": v for k, v in arg_params.items()}
     params.update({f"aux:{k}": v for k, v in aux_params.items()})
     save(_params_file(prefix, epoch), params)
+    logging.info('Saved checkpoint to "%s"', _params_file(prefix, epoch))
 
 
 def read_params(fname: str) -> tuple[dict[str, NDArray], dict[str, NDArray]]:

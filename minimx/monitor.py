@@ -94,6 +94,7 @@ class Monitor:
 
 
 def _text(values: Any) -> str:
-    """MXNet's form: each statistic followed by a tab, a one-element one as a number."""
+    """MXNet's form: each statistic followed by a tab, a one-element one as a number
+    (str of the float32, as MXNet prints it: ``0.41442412``, not its float64 digits)."""
     values = values if isinstance(values, list) else [values]
-    return "".join(f"{v.asscalar() if v.shape == (1,) else v.asnumpy()}\t" for v in values)
+    return "".join(f"{v.asscalar() if v.shape == (1,) else v.asnumpy()!s}\t" for v in values)

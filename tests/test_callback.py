@@ -49,3 +49,23 @@ def test_log_train_metric_and_progress_bar(caplog: pytest.LogCaptureFixture) -> 
             BatchEndParam(epoch=0, nbatch=1, eval_metric=None, locals={}))
     assert [r.getMessage() for r in caplog.records] == [
         "Iter[0] Batch[3] Train-accuracy=0.500000", "[==------] 25%\r"]
+
+
+def test_save_checkpoint_logs_the_params_file_once(tmp_path: Path,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    # MXNet 1.9.1 logs in mx.model.save_checkpoint, so do_checkpoint logs through it.
+    args = {"w": mx.nd.ones((2,))}
+    with caplog.at_level(logging.INFO):
+        mx.model.save_checkpoint(str(tmp_path / "a"), 3, None, args, {})
+        mx.callback.do_checkpoint(str(tmp_path / "b"))(0, None, args, {})
+    assert [r.getMessage() for r in caplog.records] == [
+        f'Saved checkpoint to "{tmp_path}/a-0003.params"',
+        f'Saved checkpoint to "{tmp_path}/b-0001.params"']
+
+
+def test_log_validation_metrics_callback(caplog: pytest.LogCaptureFixture) -> None:
+    log = mx.callback.LogValidationMetricsCallback()
+    with caplog.at_level(logging.INFO):
+        log(BatchEndParam(epoch=2, nbatch=5, eval_metric=_acc(1, 4), locals={}))
+        log(BatchEndParam(epoch=2, nbatch=5, eval_metric=None, locals={}))
+    assert [r.getMessage() for r in caplog.records] == ["Epoch[2] Validation-accuracy=0.250000"]

@@ -31,6 +31,7 @@ from ..context import Context, cpu
 from ..executor import Executor, bind, simple_bind
 from ..initializer import InitDesc
 from ..io import DataDesc
+from ..kvstore import KVStore
 from ..metric import EvalMetric
 from ..model import load_checkpoint
 from ..ndarray import NDArray, zeros
@@ -70,6 +71,7 @@ class Module(BaseModule):
         self._params_dirty = False
         self._optimizer: opt.Optimizer | None = None
         self._updater: opt.Updater | None = None
+        self._kvstore: KVStore | None = None
         self._preload_opt_states: str | None = None
         self._exec: Executor | None = None
         self._monitor: Any = None
@@ -110,10 +112,16 @@ class Module(BaseModule):
         not the optimizer itself: its update counts (Adam's bias correction, a
         scheduler's position) start again when a loaded module trains on; pass
         `begin_num_update` to the optimizer to continue a schedule."""
+        if self._kvstore is not None:
+            self._kvstore.save_optimizer_states(fname)
+            return
         with open(fname, "wb") as f:
             f.write(self._updater_or_fail("save_optimizer_states").get_states())
 
     def load_optimizer_states(self, fname: str) -> None:
+        if self._kvstore is not None:
+            self._kvstore.load_optimizer_states(fname)
+            return
         with open(fname, "rb") as f:
             self._updater_or_fail("load_optimizer_states").set_states(f.read())
 
@@ -264,6 +272,7 @@ class Module(BaseModule):
                               "(call its init_optimizer first)")
         self._optimizer = shared_module._optimizer
         self._updater = shared_module._updater
+        self._kvstore = shared_module._kvstore
         self.optimizer_initialized = True
 
     def install_monitor(self, mon: Any) -> None:
@@ -308,14 +317,15 @@ class Module(BaseModule):
                        optimizer_params: Any = (("learning_rate", 0.01),),
                        force_init: bool = False) -> None:
         """The optimizer (a name with `optimizer_params`, or an Optimizer), with
-        ``rescale_grad = 1 / batch_size`` unless given."""
+        ``rescale_grad = 1 / batch_size`` unless given. Given a store (`mx.kv.create`),
+        the module updates through it, as MXNet does: the store gets the parameters
+        and the optimizer, and each update pushes a gradient and pulls the weight."""
         self._require("init_optimizer", "binded", "params_initialized")
         if self.optimizer_initialized and not force_init:
             self.logger.warning("optimizer already initialized, ignoring...")
             return
         # A store from mx.kv.create counts by its type ("local": one process, one context).
-        kvstore = getattr(kvstore, "type", kvstore)
-        if kvstore not in LOCAL_KVSTORES:
+        if getattr(kvstore, "type", kvstore) not in LOCAL_KVSTORES:
             raise MinimxError(f"init_optimizer: kvstore={kvstore!r} is not supported: minimx "
                               "updates parameters on one CPU context, without a kvstore "
                               "(use 'local' or None)")
@@ -339,11 +349,23 @@ class Module(BaseModule):
             raise MinimxError(f"init_optimizer: optimizer must be a name or an Optimizer, got "
                               f"{type(optimizer).__name__}")
         self._optimizer = optimizer
-        self._updater = opt.get_updater(optimizer)
+        if isinstance(kvstore, KVStore):
+            self._updater, self._kvstore = None, kvstore
+            self._init_kvstore(kvstore, optimizer)
+        else:
+            self._updater, self._kvstore = opt.get_updater(optimizer), None
         self.optimizer_initialized = True
         if self._preload_opt_states is not None:
             self.load_optimizer_states(self._preload_opt_states)
             self._preload_opt_states = None
+
+    def _init_kvstore(self, kvstore: KVStore, optimizer: opt.Optimizer) -> None:
+        """Put every parameter into `kvstore` under its name (and pull it back, as
+        MXNet's broadcast does), then give the store the optimizer."""
+        args = self._executor("init_optimizer").arg_dict
+        for name in self._param_names:
+            kvstore.broadcast(name, (self._arg_params or {})[name], out=args[name])
+        kvstore.set_optimizer(optimizer)
 
     # -- running -------------------------------------------------------------------------
     def forward(self, data_batch: Any, is_train: bool | None = None) -> None:
@@ -381,11 +403,14 @@ class Module(BaseModule):
         self._params_dirty = True
         grads = self._executor("update").grad_dict
         args = self._executor("update").arg_dict
-        updater = self._updater_or_fail("update")
         for index, name in enumerate(self._param_names):
             grad = grads.get(name)
-            if grad is not None:
-                updater(index, grad, args[name])
+            if grad is None:
+                continue
+            if self._kvstore is not None:   # the store updates its copy, then gives it back
+                self._kvstore.pushpull(name, grad, out=args[name], priority=-index)
+            else:
+                self._updater_or_fail("update")(index, grad, args[name])
 
     def get_outputs(self, merge_multi_context: bool = True) -> list[NDArray]:
         self._require("get_outputs", "binded", "params_initialized")

@@ -48,3 +48,25 @@ def test_fit_with_a_monitor_logs_each_interval(caplog):
     assert len(lines) == 1 and lines[0].split()[:3] == ["Batch:", "1", "fc_weight"]
     mod.reshape(data_shapes=[("data", (2, 4))])   # the new executor is watched too
     assert len(mod._monitor.exes) == 2
+
+
+def test_statistics_print_as_float32_as_mxnet_does(caplog):
+    ex = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=3, name="fc").simple_bind(
+        mx.cpu(), data=(2, 4))
+    ex.arg_dict["fc_weight"][:] = np.arange(12.0).reshape(3, 4) / 7
+    ex.arg_dict["fc_bias"][:] = 0.1
+    mon = mx.mon.Monitor(1, pattern="fc_[ob]")
+    mon.install(ex)
+    mon.tic()
+    ex.forward(data=np.ones((2, 4)))
+    # MXNet 1.9.1's rows (not 0.10000000149011612, the float32's float64 digits)
+    assert mon.toc() == [(1, "fc_output", "3.741539\t"), (1, "fc_bias", "0.1\t")]
+    mon = mx.mon.Monitor(1, stat_func=lambda x: [mx.nd.min(x), mx.nd.max(x, axis=0)],
+                         pattern="fc_b")
+    mon.install(ex)
+    mon.tic()
+    ex.forward(data=np.ones((2, 4)))
+    with caplog.at_level(logging.INFO):
+        mon.toc_print()
+    assert [r.getMessage() for r in caplog.records] == [
+        "Batch:       1 fc_bias                        0.1\t0.1\t"]
