@@ -156,6 +156,10 @@ def test_plain_quantize_model_runs_and_is_mxnets_graph():
     (dict(num_calib_examples=0), "num_calib_examples must be a positive integer or None, got 0"),
     (dict(data_names=("x",)), "data_names x are not inputs of the symbol"),
     (dict(ctx="cpu"), "ctx must be one Context, got 'cpu'"),
+    # A bare string was read letter by letter (MXNet asks for a list).
+    (dict(excluded_sym_names="conv0"), r"excluded_sym_names must be a list of names, got "
+                                       r"the string 'conv0' \(write \['conv0'\]\)"),
+    (dict(excluded_op_names="Pooling"), "excluded_op_names must be a list of names"),
 ])
 def test_bad_options_are_refused(kwargs, message):
     with pytest.raises(MinimxError, match=message):
@@ -278,3 +282,48 @@ def test_a_head_a_float_operator_also_reads_is_dequantized_once():
     want = sym.bind(mx.cpu(), {**args, "data": mx.nd.array(data)}, grad_req="null").forward()
     for g, w in zip(got, want, strict=True):   # one int8 step of the conv's range
         np.testing.assert_allclose(g.asnumpy(), w.asnumpy(), atol=0.02)
+
+
+def _two_input_model():
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    sym = mx.sym.elemwise_add(mx.sym.FullyConnected(a, num_hidden=2, name="fa"),
+                              mx.sym.FullyConnected(b, num_hidden=2, name="fb"), name="add")
+    rng = np.random.default_rng(0)
+    args = {n: mx.nd.array(rng.uniform(-1, 1, s).astype(np.float32)) for n, s in
+            [("fa_weight", (2, 3)), ("fa_bias", (2,)), ("fb_weight", (2, 3)), ("fb_bias", (2,))]}
+    return sym, args
+
+
+def _input_ranges(qsym):
+    return {n["name"]: (n["attrs"]["min_calib_range"], n["attrs"]["max_calib_range"])
+            for n in nodes(qsym) if n["op"] == "_contrib_quantize_v2"}
+
+
+def test_a_data_iter_is_read_by_the_names_it_provides():
+    """NDArrayIter provides its inputs sorted by name (a, b); with data_names
+    ('b', 'a') minimx fed a's batches to b. MXNet 1.9.1's ranges."""
+    sym, args = _two_input_model()
+    rng = np.random.default_rng(1)
+    data = {"a": rng.uniform(0, 1, (4, 3)).astype(np.float32),
+            "b": rng.uniform(5, 6, (4, 3)).astype(np.float32)}
+    qsym, _, _ = quantize_model(sym, args, {}, data_names=("b", "a"), label_names=None,
+                                calib_mode="naive", quantized_dtype="uint8",
+                                calib_data=mx.io.NDArrayIter(data, batch_size=2))
+    ranges = _input_ranges(qsym)
+    assert float(ranges["a_quantize"][1]) < 1 and float(ranges["b_quantize"][0]) > 5
+    misnamed = mx.io.NDArrayIter({"x": data["a"], "b": data["b"]}, batch_size=2)
+    with pytest.raises(MinimxError, match=r"calibration batch 0: has no a of data_names "
+                                          r"b, a \(it has b, x\)"):
+        quantize_model(sym, args, {}, data_names=("b", "a"), label_names=None,
+                       calib_mode="naive", calib_data=misnamed)
+
+
+def test_calib_mode_none_may_be_given_as_none():
+    """MXNet 1.9.1 takes calib_mode=None for 'none' (and then needs no data)."""
+    sym, args, auxs = float_model()
+    for quantize_fn in (quantize_model, quantize_model_mkldnn):
+        qsym, _, _ = quantize_fn(sym, args, auxs, calib_mode=None, quantized_dtype="uint8",
+                                 excluded_op_names=["BatchNorm"], label_names=None)
+        want, _, _ = quantize_fn(sym, args, auxs, calib_mode="none", quantized_dtype="uint8",
+                                 excluded_op_names=["BatchNorm"], label_names=None)
+        assert qsym.tojson() == want.tojson()

@@ -9,10 +9,11 @@ watches through the executor's monitor with ``monitor_all=True``, as MXNet
 own names, once for each operator that reads them.
 
 Calibration data is what MXNet takes, a DataIter (anything with ``reset()``
-whose batches have a ``.data`` list), or any iterable whose items are an
-array (numpy or NDArray, the one input), a dict of arrays by input name, or a
-list/tuple of arrays in `data_names` order (extra items, such as labels, are
-left out). The first batch fixes the shapes the symbol is bound with.
+whose batches have a ``.data`` list, named by its ``provide_data``), or any
+iterable whose items are an array (numpy or NDArray, the one input), a dict
+of arrays by input name, or a list/tuple of arrays in `data_names` order
+(extra items, such as labels, are left out). The first batch fixes the shapes
+the symbol is bound with.
 """
 from __future__ import annotations
 
@@ -147,19 +148,30 @@ def _batches(calib_data: Any, data_names: Sequence[str]) -> Iterator[Batch]:
     items: Iterable[Any]
     if callable(getattr(calib_data, "reset", None)):  # a DataIter
         calib_data.reset()
-        items = (batch.data for batch in calib_data)
+        items = (_by_name(calib_data, batch.data) for batch in calib_data)
     else:
         items = calib_data
     for index, item in enumerate(items):
         yield {name: _numpy(value) for name, value in _named(index, item, data_names).items()}
 
 
+def _by_name(calib_data: Any, arrays: Sequence[Any]) -> Mapping[str, Any] | Sequence[Any]:
+    """A DataIter's batch by the names it provides (its order, often sorted, need
+    not be `data_names`'), as MXNet's Module reads it; in order if it names none."""
+    provided = getattr(calib_data, "provide_data", None)
+    if not provided:
+        return arrays
+    names = [desc.name if hasattr(desc, "name") else desc[0] for desc in provided]
+    return dict(zip(names, arrays, strict=True))
+
+
 def _named(index: int, item: Any, data_names: Sequence[str]) -> Mapping[str, Any]:
     if isinstance(item, Mapping):
         missing = [n for n in data_names if n not in item]
         if missing:
-            raise MinimxError(f"calibration batch {index}: has no {', '.join(missing)} "
-                              f"(it has {', '.join(map(str, item))})")
+            raise MinimxError(f"calibration batch {index}: has no {', '.join(missing)} of "
+                              f"data_names {', '.join(data_names)} (it has "
+                              f"{', '.join(map(str, item))})")
         return {name: item[name] for name in data_names}
     if isinstance(item, (list, tuple)):
         if len(item) < len(data_names):

@@ -32,15 +32,18 @@ def quantize_model(sym: Symbol, arg_params: Mapping[str, NDArray],
                    aux_params: Mapping[str, NDArray], data_names: Sequence[str] = ("data",),
                    label_names: Sequence[str] | None = ("softmax_label",),
                    ctx: Context | None = None, excluded_sym_names: Sequence[str] | None = None,
-                   excluded_op_names: Sequence[str] | None = None, calib_mode: str = "entropy",
+                   excluded_op_names: Sequence[str] | None = None,
+                   calib_mode: str | None = "entropy",
                    calib_data: Any = None, num_calib_examples: int | None = None,
                    quantized_dtype: str = "int8", quantize_mode: str = "smart",
                    quantize_granularity: str = "tensor-wise",
                    logger: logging.Logger | None = None) -> QuantizedModel:
     """`sym` quantized to INT8, calibrated on `calib_data` with `calib_mode`
     (``'none'``: ranges at run time; ``'naive'``: min/max; ``'entropy'``: KL
-    divergence). `label_names` and `ctx` are accepted as MXNet takes them;
-    calibration runs on the CPU and reads only `data_names`."""
+    divergence; None is ``'none'``, as in MXNet). `label_names` and `ctx` are
+    accepted as MXNet takes them; calibration runs on the CPU and reads only
+    `data_names`."""
+    calib_mode = "none" if calib_mode is None else calib_mode
     _check_call(ctx, calib_mode, calib_data, quantized_dtype, quantize_mode,
                 quantize_granularity)
     if logger is not None:
@@ -68,7 +71,7 @@ def quantize_model_mkldnn(sym: Symbol, arg_params: Mapping[str, NDArray],
                           ctx: Context | None = None,
                           excluded_sym_names: Sequence[str] | None = None,
                           excluded_op_names: Sequence[str] | None = None,
-                          calib_mode: str = "entropy", calib_data: Any = None,
+                          calib_mode: str | None = "entropy", calib_data: Any = None,
                           num_calib_examples: int | None = None, quantized_dtype: str = "int8",
                           quantize_mode: str = "smart",
                           quantize_granularity: str = "tensor-wise",

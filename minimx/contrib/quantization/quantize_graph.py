@@ -290,7 +290,8 @@ def quantize_symbol(sym: Symbol, excluded_sym_names: Iterable[str] = (),
     ['data', 'fc0_output']
     """
     check_choices(quantized_dtype, quantize_mode, quantize_granularity)
-    excluded_names, excluded_ops = set(excluded_sym_names), set(excluded_op_names)
+    excluded_names = _name_set("excluded_sym_names", excluded_sym_names)
+    excluded_ops = _name_set("excluded_op_names", excluded_op_names)
     check_excluded(sym, excluded_names, excluded_ops)
     order = topo_order(sym.outputs)
     chosen = _chosen(order, excluded_names, excluded_ops, quantize_mode)
@@ -300,6 +301,14 @@ def quantize_symbol(sym: Symbol, excluded_sym_names: Iterable[str] = (),
         rewrite.visit(node)
     heads = _offline(set(offline_params), [rewrite.head(e) for e in sym.outputs])
     return Symbol(heads), _calib_layers(heads, rewrite.float_of)
+
+
+def _name_set(what: str, names: Iterable[str]) -> set[str]:
+    # A bare string would be read letter by letter (MXNet asks for a list).
+    if isinstance(names, str):
+        raise MinimxError(f"quantization: {what} must be a list of names, got the string "
+                          f"{names!r} (write [{names!r}])")
+    return set(names)
 
 
 def _offline(params: set[str], heads: list[NodeEntry]) -> list[NodeEntry]:
