@@ -3,5 +3,6 @@ parameters, run batches, train with `fit`, save and load checkpoints."""
 from .base_module import BaseModule
 from .bucketing_module import BucketingModule
 from .module import Module
+from .sequential_module import SequentialModule
 
-__all__ = ["BaseModule", "BucketingModule", "Module"]
+__all__ = ["BaseModule", "BucketingModule", "Module", "SequentialModule"]

@@ -94,6 +94,15 @@ class BaseModule:
         if missing:
             raise MinimxError(f"{type(self).__name__}.{what}: call {' and '.join(missing)} first")
 
+    def _wants_optimizer(self, force_init: bool) -> bool:
+        """Whether `init_optimizer` should install one: not when it has (unless
+        `force_init`), which MXNet's containers warn about."""
+        self._require("init_optimizer", "binded", "params_initialized")
+        if self.optimizer_initialized and not force_init:
+            self.logger.warning("optimizer already initialized, ignoring.")
+            return False
+        return True
+
     # -- the high-level loops ------------------------------------------------------------------
     def forward_backward(self, data_batch: DataBatch) -> None:
         self.forward(data_batch, is_train=True)
@@ -231,6 +240,26 @@ class BaseModule:
         self.set_params(*read_params(fname))
 
     # -- what a module gives -------------------------------------------------------------------
+    @property
+    def data_names(self) -> list[str]:
+        raise NotImplementedError
+
+    @property
+    def output_names(self) -> list[str]:
+        raise NotImplementedError
+
+    @property
+    def data_shapes(self) -> list[DataDesc]:
+        raise NotImplementedError
+
+    @property
+    def label_shapes(self) -> list[DataDesc] | None:
+        raise NotImplementedError
+
+    @property
+    def output_shapes(self) -> list[tuple[str, tuple[int, ...]]]:
+        raise NotImplementedError
+
     def get_params(self) -> tuple[dict[str, NDArray], dict[str, NDArray]]:
         raise NotImplementedError
 
@@ -285,6 +314,9 @@ class BaseModule:
         raise NotImplementedError
 
     def get_outputs(self, merge_multi_context: bool = True) -> list[NDArray]:
+        raise NotImplementedError
+
+    def get_input_grads(self, merge_multi_context: bool = True) -> list[NDArray]:
         raise NotImplementedError
 
     def update_metric(self, eval_metric: metric.EvalMetric, labels: Sequence[NDArray] | None,

@@ -220,9 +220,7 @@ class BucketingModule(BaseModule):
                        optimizer_params: Any = (("learning_rate", 0.01),),
                        force_init: bool = False) -> None:
         """One optimizer for all buckets: the current module's, borrowed by the rest."""
-        self._require("init_optimizer", "binded", "params_initialized")
-        if self.optimizer_initialized and not force_init:
-            self.logger.warning("optimizer already initialized, ignoring.")
+        if not self._wants_optimizer(force_init):
             return
         self._module.init_optimizer(kvstore, optimizer, optimizer_params,
                                     force_init=force_init)
