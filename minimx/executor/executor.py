@@ -149,15 +149,11 @@ class Executor:
         # The graph's inputs, by position in arg_arrays + aux_arrays.
         position = {n: k for k, n in enumerate(self._arg_names + self._aux_names)}
         self._input_order = [position[g.nodes[nid].name] for nid in g.input_ids]
-        arrays = self.arg_arrays + self.aux_arrays
-        input_vars = [arrays[k]._var for k in self._input_order]
-        # What a bulk inference forward reads and writes, listed once.
-        self._array_vars = engine.VarSet(a._var for a in arrays)
-        self._output_vars = engine.VarSet(o._var for o in self.outputs)
-        self._runner.input_versions = lambda: engine.versions(input_vars)
-        self._vars: dict[int, tuple[list, list]] = {}
-        # The runner's prepared inference forward and the arrays it was made for.
-        self._prepared: tuple[tuple, Callable[[], bool] | None] | None = None
+        # Each program's storage blocks, one variable each, made once: pending
+        # work on them must stay ordered whatever arrays are bound later.
+        self._blocks: dict[int, list[engine.Var]] = {}
+        self._arrays_seen: tuple[list, ...] = ()
+        self._sync_arrays()
         # Read at bind, as MXNet does (and reading the environment costs more
         # than the rest of a small forward).
         self._bulk_inference = settings().exec_bulk_inference
@@ -210,6 +206,31 @@ class Executor:
     def output_dict(self) -> dict[str, NDArray]:
         return dict(zip(self._symbol.list_outputs(), self.outputs, strict=True))
 
+    # -- the arrays a run reads and writes ---------------------------------------
+    def _sync_arrays(self) -> None:
+        """Follow the arrays now in `arg_arrays`, `aux_arrays` and `outputs`. The
+        lists are the user's to change (``ex.arg_arrays[i] = new``): the engine
+        variables a run is ordered by, the versions the weight cache checks and
+        the prepared forward are those of the arrays the run reads, made again
+        when one was replaced. Checked by identity, in C: a forward reads
+        hundreds of arrays."""
+        arrays = (self.arg_arrays, self.aux_arrays, self.outputs)
+        seen = self._arrays_seen
+        if seen and all(len(a) == len(b) and all(map(is_, a, b))
+                                    for a, b in zip(arrays, seen, strict=True)):
+            return
+        self._arrays_seen = tuple(map(list, arrays))
+        inputs = self.arg_arrays + self.aux_arrays
+        input_vars = [inputs[k]._var for k in self._input_order]
+        # What a bulk inference forward reads and writes, listed once.
+        self._array_vars = engine.VarSet(a._var for a in inputs)
+        self._output_vars = engine.VarSet(o._var for o in self.outputs)
+        self._runner.input_versions = lambda: engine.versions(input_vars)
+        self._vars: dict[int, list[engine.Var]] = {}
+        # (The runner's prepared inference forward, or None when it has none),
+        # made by the first bulk forward on these arrays.
+        self._prepared: tuple[Callable[[], bool] | None] | None = None
+
     # -- running ---------------------------------------------------------------
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
         """Run the graph; kwargs (NDArrays, numpy arrays or nested lists of each
@@ -221,6 +242,7 @@ class Executor:
                     raise MinimxError(f"forward: {name!r} is not an argument "
                                       f"({', '.join(self._arg_names)})")
                 _copy_in(args[name], value, "forward", f"Argument {name}")
+        self._sync_arrays()
         # A profile shows each layer: bulk inference switches itself off for it.
         bulk = self._bulk_inference and not is_train and not profiler.recording_layers()
         if bulk and self._run_prepared():
@@ -237,7 +259,7 @@ class Executor:
                         here_if_ready=True)
         else:
             prog, steps, finish = self._runner.forward_steps(inputs, is_train, outs)
-            var_of, _ = self._program_vars(prog)
+            var_of = self._program_vars(prog)
             for name, kind, run, reads, writes in steps:
                 engine.push(run, [var_of[e] for e in reads], [var_of[e] for e in writes],
                             name=name, symbolic=True, kind=kind)
@@ -250,21 +272,16 @@ class Executor:
         and the engine is idle (`engine.run_if_idle`): no engine operation, and
         for a graph that is one DNNL subgraph, no Python beyond this (MobileNets
         at batch 1: 5-9% faster). False when it did not run."""
-        # Checked by identity (in C, without touching the arrays): the lists are
-        # the user's to change.
-        arrays = (self.arg_arrays, self.aux_arrays, self.outputs)
-        prepared = self._prepared
-        if prepared is None or not all(len(a) == len(b) and all(map(is_, a, b))
-                                       for a, b in zip(arrays, prepared[0], strict=True)):
-            run = self._runner.prepared_inference(self._input_data(),
-                                                  [o._data for o in self.outputs])
-            prepared = self._prepared = (tuple(map(list, arrays)), run)
-        return prepared[1] is not None and engine.run_if_idle(prepared[1], self._output_vars)
+        if self._prepared is None:
+            self._prepared = (self._runner.prepared_inference(
+                self._input_data(), [o._data for o in self.outputs]),)
+        run = self._prepared[0]
+        return run is not None and engine.run_if_idle(run, self._output_vars)
 
-    def _program_vars(self, prog) -> tuple[list, list]:
+    def _program_vars(self, prog) -> list[engine.Var]:
         """The engine variable guarding each entry of a program: its array's for
         arguments, auxiliary states and outputs, its storage block's otherwise
-        (entries sharing a block must not overlap in time); and the blocks'."""
+        (entries sharing a block must not overlap in time)."""
         key = id(prog)
         if key not in self._vars:
             g = self._graph
@@ -274,12 +291,17 @@ class Executor:
                 var_of[g.entry_ptr[nid]] = arrays[g.nodes[nid].name]._var
             for e, out in zip(g.head_entry_ids(), self.outputs, strict=True):
                 var_of[e] = var_of[e] or out._var
-            blocks = [engine.new_variable(f"block{s}") for s in range(len(prog.plan.block_bytes))]
-            for e in range(g.num_entries):
-                if var_of[e] is None:
-                    var_of[e] = blocks[prog.plan.storage[e]]
-            self._vars[key] = (var_of, blocks)
+            blocks = self._program_blocks(prog)
+            self._vars[key] = [v or blocks[prog.plan.storage[e]] for e, v in enumerate(var_of)]
         return self._vars[key]
+
+    def _program_blocks(self, prog) -> list[engine.Var]:
+        """One engine variable per storage block of `prog`."""
+        key = id(prog)
+        if key not in self._blocks:
+            self._blocks[key] = [engine.new_variable(f"block{s}")
+                                 for s in range(len(prog.plan.block_bytes))]
+        return self._blocks[key]
 
     def _input_data(self) -> list[np.ndarray]:
         arrays = self.arg_arrays + self.aux_arrays
@@ -304,7 +326,7 @@ class Executor:
         # Backward reads the training forward's stored values and writes its own
         # entries, all in the training program's blocks: the next forward's steps,
         # which write those blocks, must wait for it.
-        _, blocks = self._program_vars(self._runner.program(True))
+        blocks = self._program_blocks(self._runner.program(True))
         engine.push(lambda: self._runner.backward(head_data, target_data, is_train),
                     [a._var for a in self.arg_arrays + self.aux_arrays + self.outputs]
                     + [h._var for h in heads if h is not None],
@@ -352,7 +374,13 @@ class Executor:
         (``fc_output``); with `monitor_all`, hidden outputs too, and before each
         operator its inputs, under MXNet's names: a variable's own name, then
         every input as ``<node>_<input>`` (``fc_data``, ``fc_weight``)."""
-        self._runner.monitor = lambda name, data: callback(name, NDArray(np.array(data)))
+        def report(name: str, data: np.ndarray) -> None:
+            # This runs inside the forward's engine operation: the callback's own
+            # NDArray calls (reading the array it is given, a statistic of it) run
+            # at once on this thread, as in MXNet, where it runs outside the engine.
+            with engine.synchronous():
+                callback(name, NDArray(np.array(data)))
+        self._runner.monitor = report
         self._runner.monitor_all = monitor_all
 
     # -- parameters and shapes -----------------------------------------------

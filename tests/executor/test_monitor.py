@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import minimx as mx
+from minimx import engine
 
 
 def _seen(monitor_all: bool, bulk: str, monkeypatch) -> list[tuple[str, np.ndarray]]:
@@ -42,3 +43,21 @@ def test_monitor_all_reports_inputs_before_outputs(bulk, monkeypatch):
 def test_without_monitor_all_only_outputs(monkeypatch):
     seen = _seen(False, "1", monkeypatch)
     assert [name for name, _ in seen] == ["fc_output", "act_output"]
+
+
+@pytest.mark.parametrize("bulk", ["1", "0"])
+@pytest.mark.parametrize("is_train", [False, True])
+def test_the_callback_may_read_and_compute_with_its_array(bulk, is_train, monkeypatch):
+    # It runs inside an engine operation (on a worker, or on this thread for a
+    # bulk inference forward): waiting for the threaded engine there would be refused.
+    monkeypatch.setenv("MINIMX_EXEC_BULK_EXEC_INFERENCE", bulk)
+    if not isinstance(engine.get_engine(), engine.ThreadedEngine):
+        monkeypatch.setattr(engine, "_engine", engine.create_engine("ThreadedEngine"))
+    net = mx.sym.Activation(mx.sym.Variable("data"), act_type="relu", name="act")
+    ex = net.simple_bind(mx.cpu(), grad_req="write" if is_train else "null", data=(1, 2))
+    stats: dict[str, float] = {}
+    ex.set_monitor_callback(
+        lambda name, arr: stats.update({name: float((arr * 2).sum().asnumpy()[0])}))
+    ex.forward(is_train=is_train, data=np.array([[1.0, -3.0]]))
+    mx.nd.waitall()
+    assert stats == {"act_output": 2.0}

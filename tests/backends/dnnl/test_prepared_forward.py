@@ -100,6 +100,18 @@ def test_a_replaced_argument_array_is_the_one_read(threaded):
     assert_close([ex.forward()[0].asnumpy()], outputs(net(), args, aux))
 
 
+def test_writes_to_a_replaced_weight_reach_the_weight_cache(threaded):
+    # The versions the cache checks must be the replacing array's, not the
+    # array bound first (whose version never moves again).
+    ex, args, aux = bound()
+    ex.arg_arrays[ex._arg_names.index("fc_weight")] = mx.nd.array(args["fc_weight"])
+    ex.forward()[0].wait_to_read()
+    for scale in (2.0, -3.0):
+        args["fc_weight"] = args["fc_weight"] * scale
+        ex.arg_dict["fc_weight"][:] = args["fc_weight"]
+        assert_close([ex.forward()[0].asnumpy()], outputs(net(), args, aux))
+
+
 def test_a_failing_plan_run_takes_the_usual_path(threaded, monkeypatch):
     ex, args, aux = bound()
     calls = count_usual(ex, monkeypatch)
