@@ -8,8 +8,8 @@ update adds the arguments and auxiliary states and returns ``(step, name,
 statistic)`` rows, which `toc_print()` logs as MXNet's does. The default
 statistic is MXNet's: norm(x) / sqrt(size(x)).
 
-The callback runs during the forward, on the engine's thread, so it only keeps
-the arrays; the statistics are computed in `toc()`.
+The callback runs during the forward; it keeps the arrays, and the statistics
+are computed in `toc()`.
 """
 from __future__ import annotations
 
