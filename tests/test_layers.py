@@ -1,4 +1,4 @@
-"""The package's layers point one way (docs/architecture.md gives the order).
+"""The package's layers point one way (docs/design.md gives the order).
 
 Every import of a minimx module, at the top of a file or inside a function,
 must reach a lower layer or stay within its own package; an import inside a
@@ -23,7 +23,8 @@ LAYERS = [
     ["subgraph", "viz", "image"],
     ["executor", "backends"],
     ["model", "models", "initializer", "optimizer", "lr_scheduler", "metric", "monitor"],
-    ["contrib", "onnx", "callback", "module", "kvstore", "rnn"],
+    ["kvstore"],
+    ["contrib", "onnx", "callback", "module", "rnn"],
     ["feedforward", "test_utils"],
     ["__init__"],
     ["commands"],
