@@ -370,10 +370,12 @@ class Executor:
 
     def set_monitor_callback(self, callback: Callable[[str, NDArray], None],
                              monitor_all: bool = False) -> None:
-        """Call ``callback(name, array)`` for each operator output during forward
-        (``fc_output``); with `monitor_all`, hidden outputs too, and before each
-        operator its inputs, under MXNet's names: a variable's own name, then
-        every input as ``<node>_<input>`` (``fc_data``, ``fc_weight``)."""
+        """Call ``callback(name, array)`` for each operator output during forward,
+        hidden ones too, as MXNet (``fc_output``, ``bn_output``, ``bn_mean``,
+        ``bn_var``); with `monitor_all`, before each operator its inputs, under
+        MXNet's names: a variable's own name, then every input as
+        ``<node>_<input>`` (``fc_data``, ``fc_weight``; ``relu0_input0`` for an
+        operator MXNet gives no input names)."""
         def report(name: str, data: np.ndarray) -> None:
             # This runs inside the forward's engine operation: the callback's own
             # NDArray calls (reading the array it is given, a statistic of it) run

@@ -317,18 +317,22 @@ class GraphRunner:
 
     def _report_inputs(self, monitor: Monitor, nid: int, env: list) -> None:
         """MXNet's names (ExecuteMonInputCallback): a variable input under its own
-        name, then every input as ``<node>_<input name>``."""
+        name, then every input as ``<node>_<input name>`` - ``<node>_input<k>`` for
+        an operator MXNet gives no input names."""
         g, node = self.graph, self.graph.nodes[nid]
-        for name, entry, eid in zip(node.input_names(), node.inputs, g.input_entry_ids(nid),
-                                    strict=True):
+        opdef, _ = node.operator()
+        names = node.input_names() if opdef.named_inputs else \
+            [f"input{k}" for k in range(len(node.inputs))]
+        for name, entry, eid in zip(names, node.inputs, g.input_entry_ids(nid), strict=True):
             if entry.node.is_variable:
                 monitor(entry.node.name, env[eid])
             monitor(f"{node.name}_{name}", env[eid])
 
     def _report(self, monitor: Monitor, nid: int, env: list) -> None:
+        """Every output, hidden ones too (BatchNorm's mean and var), as MXNet's
+        ExecuteMonOutputCallback."""
         node = self.graph.nodes[nid]
-        count = node.num_outputs() if self.monitor_all else node.num_visible_outputs()
-        for k, eid in enumerate(self.graph.output_entry_ids(nid)[:count]):
+        for k, eid in enumerate(self.graph.output_entry_ids(nid)):
             monitor(node.entry_name(k), env[eid])
 
 

@@ -62,7 +62,7 @@ register(OpDef(
     backward_reads=lambda p: unary_reads(ACTIVATIONS[p.act_type]),
     params=(Param("act_type", "str", REQUIRED, "Activation function to be applied.",
                   choices=tuple(sorted(ACTIVATIONS))),),
-    doc="Applies an activation function element-wise to the input."))
+    doc="Applies an activation function element-wise to the input.", named_inputs=False))
 # MXNet's softsign operator: Activation's softsign row on its own.
 register(unary_op("softsign", ACTIVATIONS["softsign"]))
 
@@ -313,7 +313,8 @@ register(OpDef(
     params=(Param("mode", "str", "instance", "Specifies how to compute the softmax: along "
                   "the last axis (instance, as MXNet 1.9.1's kernel) or along axis 1 "
                   "(channel).", choices=("channel", "instance")),),
-    doc="Applies softmax activation to the input (deprecated in MXNet: use softmax)."))
+    doc="Applies softmax activation to the input (deprecated in MXNet: use softmax).",
+    named_inputs=False))
 
 
 # -- SoftmaxOutput -------------------------------------------------------------------------

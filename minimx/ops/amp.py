@@ -51,7 +51,7 @@ register(OpDef(
     backward=_grads_in_input_types, backward_reads=GradReads(),
     doc="Cast function between low precision float/FP32 used by AMP.\n\n"
         "It casts only between low precision float/FP32 and does not do anything "
-        "for other types."))
+        "for other types.", named_inputs=False))
 
 
 def _widest(p: Params, in_types: list, out_types: list) -> np.dtype | None:

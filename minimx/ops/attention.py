@@ -217,4 +217,5 @@ register(OpDef(
     forward=lambda p, ctx, inputs: _div_sqrt_dim(inputs[0]),
     backward=lambda p, ctx, inputs, outputs, out_grads: [_div_sqrt_dim(out_grads[0])],
     backward_reads=GradReads(),
+    named_inputs=False,
 ))

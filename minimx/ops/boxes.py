@@ -423,4 +423,5 @@ register(OpDef(
     outputs=("output0", "output1"),
     forward=_matching_forward, backward=zero_gradients, backward_reads=GradReads(),
     infer_shape=_matching_shape,
+    named_inputs=False,
 ))

@@ -143,7 +143,8 @@ register(OpDef(
             Param("axis", "int", None, "Arange along this axis of the input (its length); "
                   "None: an array of the input's shape.")),
     infer_shape=_infer_arange_like, backward=zero_gradients, backward_reads=GradReads(),
-    doc="An arange of the input's shape (or the length of one of its axes), in its dtype."))
+    doc="An arange of the input's shape (or the length of one of its axes), in its dtype.",
+    named_inputs=False))
 
 
 # -- shape_array and size_array --------------------------------------------------------
@@ -159,7 +160,7 @@ def _shape_op(name: str, values, length, doc: str) -> OpDef:
 
     return OpDef(name, lambda p, ctx, inputs: np.array(values(inputs[0].shape), np.int64),
                  infer_shape=infer_shape, infer_type=infer_type, backward=zero_gradients,
-                 backward_reads=GradReads(), doc=doc)
+                 backward_reads=GradReads(), doc=doc, named_inputs=False)
 
 
 register(_shape_op("shape_array", lambda s: s, len, "The shape of the input as an int64 array."))

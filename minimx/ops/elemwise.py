@@ -140,7 +140,7 @@ def _elementwise(name: str, fn: Callable[[Params, Array], Any],
 
     return OpDef(name, forward, params=params, backward=backward, backward_reads=reads,
                  inplace=((0, 0),), aliases=aliases, doc=doc,
-                 infer_type=infer_type or same_dtype)
+                 infer_type=infer_type or same_dtype, named_inputs=False)
 
 
 # Rows MXNet computes on integers in their own type; the others it computes in floating
@@ -426,4 +426,4 @@ register(OpDef(
     infer_type=_infer_cast, aliases=("cast",), bfloat16="native",
     backward=lambda p, ctx, inputs, outputs, out_grads: [out_grads[0].astype(inputs[0].dtype)],
     backward_reads=GradReads(),
-    doc="Casts all elements of the input to a new type."))
+    doc="Casts all elements of the input to a new type.", named_inputs=False))

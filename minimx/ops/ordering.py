@@ -170,7 +170,7 @@ register(OpDef(
     backward=lambda p, ctx, inputs, outputs, out_grads: [
         _scatter(p, inputs[0], outputs[1], out_grads[0])],
     backward_reads=GradReads(outputs=("output1",)),
-    doc="Sorts the elements along an axis."))
+    doc="Sorts the elements along an axis.", named_inputs=False))
 
 
 def _index_type(p: Params, in_types: list, out_types: list):
@@ -186,7 +186,7 @@ register(OpDef(
     infer_type=_index_type,
     backward=zero_gradients,
     backward_reads=GradReads(),
-    doc="The indices that sort the array along an axis."))
+    doc="The indices that sort the array along an axis.", named_inputs=False))
 
 
 # -- argmax and argmin ----------------------------------------------------------------------
@@ -214,7 +214,7 @@ def _arg_op(name: str, fn, doc: str) -> OpDef:
                 Param("keepdims", "bool", False, "Keep the reduced axis with size one.")),
         infer_shape=from_input(_arg_rule),
         backward=zero_gradients,
-        backward_reads=GradReads(), doc=doc)
+        backward_reads=GradReads(), doc=doc, named_inputs=False)
 
 
 register(_arg_op("argmax", np.argmax, "Index of the largest element (the first of ties)."))
@@ -230,4 +230,5 @@ register(OpDef(
     "argmax_channel",
     lambda p, ctx, inputs: np.asarray(np.argmax(inputs[0], axis=1), inputs[0].dtype),
     infer_shape=from_input(_channel_rule), backward=zero_gradients, backward_reads=GradReads(),
-    doc="Index of the largest element along the channel axis (1; the first of ties)."))
+    doc="Index of the largest element along the channel axis (1; the first of ties).",
+    named_inputs=False))

@@ -336,7 +336,7 @@ register(OpDef(
                                        outputs=("output0",) if p.get_prob else ()),
     aliases=("sample_multinomial",), bfloat16="refuse", draws=True,
     doc="Indices drawn from the categorical distributions along the last axis of data "
-        "(one set of `shape` per distribution)."))
+        "(one set of `shape` per distribution).", named_inputs=False))
 
 
 def _shuffle_shape(p: Params, in_shapes: list, out_shapes: list):
@@ -351,4 +351,5 @@ def _shuffle_forward(p: Params, ctx: OpContext, inputs: list) -> Array:
 
 register(OpDef("_shuffle", _shuffle_forward, infer_shape=_shuffle_shape, aliases=("shuffle",),
                bfloat16="native", draws=True,
-               doc="The input with its first axis randomly permuted (no gradient, as in MXNet)."))
+               doc="The input with its first axis randomly permuted (no gradient, as in MXNet).",
+               named_inputs=False))

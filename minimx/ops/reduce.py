@@ -110,6 +110,7 @@ def _reduction(name: str, np_fn: Callable, grad: Callable, reads: GradReads,
                       "Whether to reduce over the axes that are NOT in axis instead.")),
         forward=forward, backward=backward, backward_reads=reads,
         infer_shape=from_input(_reduce_rule),
+        named_inputs=False,
     ))
 
 

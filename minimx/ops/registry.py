@@ -193,6 +193,10 @@ class OpDef:
     # The output shape depends on the input values (contrib.boolean_mask): mx.nd runs the
     # kernel at once on the finished inputs; graph nodes are refused (no shape to plan).
     shape_from_values: bool = False
+    # Whether MXNet registers the input names (FListInputNames): its executor monitor
+    # reports unnamed inputs as ``<node>_input0``, ``<node>_input1``, ... (most unary,
+    # scalar, reduction and reshaping operators).
+    named_inputs: bool = True
 
     def __post_init__(self) -> None:
         if self.bfloat16 not in ("float32", "native", "refuse"):

@@ -216,6 +216,7 @@ register(OpDef(
                   "output (height, width)."),),
     forward=_adaptive_forward, backward=_adaptive_backward, backward_reads=GradReads(),
     infer_shape=_adaptive_shape,
+    named_inputs=False,
 ))
 
 

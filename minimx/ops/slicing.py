@@ -90,7 +90,8 @@ register(OpDef(
     backward=lambda p, ctx, inputs, outputs, out_grads: [
         _scatter_back(inputs[0], _slice_index(p, inputs[0].shape), out_grads[0])],
     backward_reads=GradReads(),
-    doc="Slices a region of the array: begin, end and step per leading axis."))
+    doc="Slices a region of the array: begin, end and step per leading axis.",
+    named_inputs=False))
 
 
 # -- slice_like ---------------------------------------------------------------------

@@ -208,6 +208,7 @@ register(OpDef(
     ),
     forward=_reshape_forward, backward=_grad_as_input, backward_reads=SHAPES_ONLY,
     infer_shape=_reshape_shape, inplace=((0, 0),),
+    named_inputs=False,
 ))
 
 
@@ -266,6 +267,7 @@ register(OpDef(
     doc="Flattens the input to 2-D: (d1, d2, ..., dk) -> (d1, d2*...*dk).",
     forward=_flatten_forward, backward=_grad_as_input, backward_reads=SHAPES_ONLY,
     infer_shape=forward_only(_flatten_rule), inplace=((0, 0),),
+    named_inputs=False,
 ))
 
 
@@ -307,6 +309,7 @@ register(OpDef(
                   "Target axis order. By default the axes will be inverted."),),
     forward=_transpose_forward, backward=_transpose_backward, backward_reads=SHAPES_ONLY,
     infer_shape=_transpose_shape,
+    named_inputs=False,
 ))
 
 
@@ -341,6 +344,7 @@ register(OpDef(
                   "in [-ndim-1, ndim] for an ndim-d input."),),
     forward=_expand_dims_forward, backward=_grad_as_input, backward_reads=SHAPES_ONLY,
     infer_shape=_expand_dims_shape, inplace=((0, 0),),
+    named_inputs=False,
 ))
 
 
@@ -526,4 +530,5 @@ register(OpDef(
                   nullable=True)),
     forward=_slice_axis_forward, backward=_slice_axis_backward, backward_reads=SHAPES_ONLY,
     infer_shape=from_input(_slice_axis_rule),
+    named_inputs=False,
 ))

@@ -70,3 +70,32 @@ def test_statistics_print_as_float32_as_mxnet_does(caplog):
         mon.toc_print()
     assert [r.getMessage() for r in caplog.records] == [
         "Batch:       1 fc_bias                        0.1\t0.1\t"]
+
+
+def test_monitor_names_as_mxnet():
+    """MXNet 1.9.1's names and order for a training forward: BatchNorm's mean and var
+    even without monitor_all; relu's and the scalar op's inputs as ``_input0``."""
+    with mx.name.NameManager():
+        net = mx.sym.BatchNorm(mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=3,
+                                                     name="fc"), name="bn")
+        net = mx.sym.SoftmaxOutput(mx.sym.relu(net) * 2, name="softmax")
+    params = ["data", "fc_weight", "fc_bias", "bn_gamma", "bn_beta", "softmax_label",
+              "bn_moving_mean", "bn_moving_var"]
+    want = {
+        False: ["fc_output", "bn_output", "bn_mean", "bn_var", "relu0_output",
+                "_mulscalar0_output", "softmax_output", *params],
+        True: ["data", "fc_data", "fc_weight", "fc_weight", "fc_bias", "fc_bias", "fc_output",
+               "bn_data", "bn_gamma", "bn_gamma", "bn_beta", "bn_beta", "bn_moving_mean",
+               "bn_moving_mean", "bn_moving_var", "bn_moving_var", "bn_output", "bn_mean",
+               "bn_var", "relu0_input0", "relu0_output", "_mulscalar0_input0",
+               "_mulscalar0_output", "softmax_data", "softmax_label", "softmax_label",
+               "softmax_output", *params]}
+    for monitor_all in (False, True):
+        mod = mx.mod.Module(net)
+        mod.bind([("data", (2, 4))], [("softmax_label", (2,))])
+        mod.init_params()
+        mon = mx.mon.Monitor(1, pattern=".*", monitor_all=monitor_all)
+        mod.install_monitor(mon)
+        mon.tic()
+        mod.forward(mx.io.DataBatch([mx.nd.ones((2, 4))], [mx.nd.zeros((2,))]), is_train=True)
+        assert [name for _, name, _ in mon.toc()] == want[monitor_all]
