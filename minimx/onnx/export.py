@@ -1,9 +1,9 @@
 """`export_model`: a minimx (MXNet) symbol and its parameters as an ONNX file.
 
 The export infers every shape and dtype from the given input shapes, translates
-the graph node by node (the `registry` that `elementwise`, `layers`, `tensors`,
-`products` and `attention` fill), and only when every node has a translation builds
-the ONNX model (`proto`, the one module that needs the `onnx` package) and writes it.
+the graph node by node (the `registry` that the modules of translations fill), and
+only when every node has a translation builds the ONNX model (`proto`, the one module
+that needs the `onnx` package) and writes it.
 Names follow MXNet 1.9's exporter: graph inputs and initializers keep the variables'
 names, and a node's output is named after the node (``fc1`` for ``fc1_output``;
 ``split0``, ``split1`` for a split's).
@@ -27,7 +27,9 @@ from ..ndarray import NDArray
 from ..ndarray import load as load_arrays
 from ..symbol import Symbol
 from ..symbol import load as load_symbol
-from . import attention, elementwise, layers, products, tensors  # noqa: F401  (each fills TRANSLATIONS)
+
+# each module fills TRANSLATIONS when imported
+from . import attention, detection, elementwise, layers, ordering, products, recurrent, tensors  # noqa: F401
 from .emitter import Emitter, Site, Unsupported
 from .registry import LABEL_INPUTS, TRANSLATIONS, refusal
 

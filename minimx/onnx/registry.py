@@ -3,8 +3,9 @@
 A translation is a function ``(emitter, site)`` that appends the ONNX nodes
 computing the site's outputs, or raises `Unsupported` with the reason when the
 node cannot be expressed in ONNX. The modules `elementwise`, `layers`, `products`,
-`attention` and `tensors` fill `TRANSLATIONS` when imported; they follow MXNet 1.9's
-exporter (``mxnet.onnx``) in what they produce, with what it missed made right.
+`attention`, `tensors`, `ordering`, `detection` and `recurrent` fill `TRANSLATIONS`
+when imported; they follow MXNet 1.9's exporter (``mxnet.onnx``) in what they
+produce, with what it missed made right.
 """
 from __future__ import annotations
 

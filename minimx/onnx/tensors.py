@@ -11,7 +11,7 @@ from .registry import translates
 _INT64_MAX = 2**63 - 1
 
 
-@translates("Concat")
+@translates("Concat", "_rnn_param_concat")  # the latter joins Gluon's RNN weights
 def _concat(e: Emitter, s: Site) -> None:
     e.add("Concat", s.inputs, s.outputs[0], axis=s.p.dim)
 

@@ -207,6 +207,23 @@ CASES: dict[str, tuple[Callable[[], mx.sym.Symbol], dict[str, tuple[int, ...]]]]
     "dot_nd_transposed": (lambda: S.dot(x, y, transpose_a=True, transpose_b=True),
                           {"x": (4, 2, 3), "y": (5, 2, 4)}),
     "div_sqrt_dim": (lambda: S._contrib_div_sqrt_dim(x), {"x": (2, 3, 6)}),
+    "argmax_axis": (lambda: S.argmax(x, axis=-1), {"x": (2, 3, 4)}),
+    "argmin_keepdims": (lambda: S.argmin(x, axis=1, keepdims=True), {"x": (2, 3, 4)}),
+    "argmax_flat": (lambda: S.argmax(x), {"x": (2, 3, 4)}),
+    "argmin_flat_keepdims": (lambda: S.argmin(x, keepdims=True), {"x": (2, 3, 4)}),
+    "argmax_vector": (lambda: S.argmax(x, axis=0), {"x": (5,)}),
+    "topk_both": (lambda: S.topk(x, axis=1, k=2, ret_typ="both", dtype="int32"),
+                  {"x": (2, 5, 3)}),
+    "topk_value_ascend": (lambda: S.topk(x, k=3, ret_typ="value", is_ascend=True),
+                          {"x": (2, 5)}),
+    "topk_indices_flat": (lambda: S.topk(x, axis=None, k=4), {"x": (2, 3, 4)}),
+    "topk_whole_axis": (lambda: S.topk(x, axis=-2, k=0, ret_typ="both", dtype="int64"),
+                        {"x": (2, 5, 3)}),
+    "topk_mask": (lambda: S.topk(x, axis=-2, k=2, ret_typ="mask"), {"x": (2, 5, 3)}),
+    "topk_mask_flat": (lambda: S.topk(x, axis=None, k=3, ret_typ="mask", is_ascend=True),
+                       {"x": (2, 3, 4)}),
+    "sort": (lambda: S.sort(x, axis=0, is_ascend=False), {"x": (4, 3)}),
+    "argsort": (lambda: S.argsort(x, dtype="int64"), {"x": (3, 4)}),
 }
 ACTIVATIONS = ["relu", "sigmoid", "tanh", "softrelu", "softsign"]
 LEAKY = ["leaky", "elu", "selu", "gelu", "rrelu"]
@@ -272,8 +289,101 @@ def test_embedding(tmp_path: Path) -> None:
           {"emb_weight": normal(6, 3)})
 
 
+@pytest.mark.parametrize("mode,axis", [("clip", 0), ("clip", -1), ("wrap", 1), ("wrap", -3)])
+def test_take(mode: str, axis: int, tmp_path: Path) -> None:
+    """Indices out of range on both sides and fractions (MXNet truncates them)."""
+    indices = np.array([[-3.7, 0.2, 4.9], [1.5, 7.0, -1.0]], np.float32)
+    check(S.take(x, y, axis=axis, mode=mode), {"x": normal(3, 4, 2), "y": indices}, tmp_path)
+
+
+def test_take_with_free_dimensions(tmp_path: Path) -> None:
+    indices = np.array([-1, 0, 2, 9], np.int32)
+    check(S.take(x, y, axis=1, mode="wrap"), {"x": normal(2, 3), "y": indices}, tmp_path,
+          dynamic=True)
+
+
+def test_take_raise_is_refused_by_name(tmp_path: Path) -> None:
+    with pytest.raises(mx.OperatorError, match=r"t \(take\): mode='raise'"):
+        mx.onnx.export_model(S.take(x, y, mode="raise", name="t"), {}, [(3, 2), (2,)],
+                             onnx_file_path=str(tmp_path / "t.onnx"))
+
+
+def test_ordering_ties_keep_the_lower_index_first(tmp_path: Path) -> None:
+    """The tie rule docs/api.md states: minimx's stable sorts and ONNX's TopK agree."""
+    ties = np.array([[1, 3, 3, 0, 3, 1], [2, 2, 2, 2, 2, 2]], np.float32)
+    for ascend in (False, True):
+        net = S.Group([S.topk(x, k=4, ret_typ="both", is_ascend=ascend),
+                       S.argsort(x, is_ascend=ascend), S.argmax(x, axis=1),
+                       S.argmin(x, axis=1)])
+        check(net, {"x": ties}, tmp_path)
+
+
+def test_topk_with_free_dimensions(tmp_path: Path) -> None:
+    net = S.Group([S.topk(x, k=0, ret_typ="both"), S.topk(x, axis=None, k=2, ret_typ="mask")])
+    check(net, {"x": normal(3, 4)}, tmp_path, dynamic=True)
+
+
+@pytest.mark.parametrize("aligned,ratio", [(False, 2), (False, 0), (True, 0), (True, 3)])
+def test_roi_align(aligned: bool, ratio: int, tmp_path: Path) -> None:
+    """Rois of two images, one under a pixel wide, one past the map's edge, one
+    skipped (batch index -1)."""
+    rois = np.array([[0, 1.0, 1.5, 9.0, 7.0], [1, 2.2, 0.0, 2.6, 13.5],
+                     [1, -3.0, 4.0, 18.0, 20.0], [-1, 0.0, 0.0, 4.0, 4.0],
+                     [0, 6.5, 6.0, 11.0, 9.5]], np.float32)
+    net = S._contrib_ROIAlign(x, y, pooled_size=(3, 2), spatial_scale=0.5, sample_ratio=ratio,
+                              aligned=aligned)
+    check(net, {"x": normal(2, 3, 8, 7), "y": rois}, tmp_path)
+
+
+def test_position_sensitive_roi_align_is_refused_by_name(tmp_path: Path) -> None:
+    net = S._contrib_ROIAlign(x, y, pooled_size=(2, 2), spatial_scale=1.0,
+                              position_sensitive=True, name="psroi")
+    with pytest.raises(mx.OperatorError, match=r"psroi \(_contrib_ROIAlign\): position_sens"):
+        mx.onnx.export_model(net, {}, [(1, 8, 4, 4), (2, 5)],
+                             onnx_file_path=str(tmp_path / "r.onnx"))
+
+
+def _rnn(mode: str, layers: int, bidirectional: bool, parameters: mx.sym.Symbol,
+         **extra) -> mx.sym.Symbol:
+    states = [S.var("h")] + ([S.var("c")] if mode == "lstm" else [])
+    return S.RNN(x, parameters, *states, state_size=4, num_layers=layers, mode=mode,
+                 bidirectional=bidirectional, state_outputs=True, name="rnn", **extra)
+
+
+def _rnn_values(net: mx.sym.Symbol) -> dict[str, np.ndarray]:
+    """Every argument of `net`, for data of 5 steps, a batch of 2 and 3 features."""
+    shapes, _, _ = net.infer_shape(x=(5, 2, 3))
+    return {n: 0.5 * normal(*s) for n, s in zip(net.list_arguments(), shapes, strict=True)}
+
+
+@pytest.mark.parametrize("mode", ["lstm", "gru", "rnn_tanh", "rnn_relu"])
+@pytest.mark.parametrize("layers,bidirectional", [(1, False), (2, False), (1, True), (3, True)])
+def test_rnn(mode: str, layers: int, bidirectional: bool, tmp_path: Path) -> None:
+    """The output and both states; the packed vector a parameter."""
+    net = _rnn(mode, layers, bidirectional, S.var("params"))
+    values = _rnn_values(net)
+    check(net, values, tmp_path, {"params": values.pop("params")})
+
+
+def test_rnn_reads_weights_joined_in_the_graph(tmp_path: Path) -> None:
+    """Gluon's RNN layers join their weights with _rnn_param_concat before the RNN node."""
+    size = _rnn_values(_rnn("lstm", 2, True, S.var("params")))["params"].size
+    net = _rnn("lstm", 2, True, S._rnn_param_concat(S.var("w"), S.var("b"), dim=0,
+                                                    num_args=2))
+    check(net, {"x": normal(5, 2, 3), "h": normal(4, 2, 4), "c": normal(4, 2, 4)}, tmp_path,
+          {"w": 0.5 * normal(size - 40), "b": 0.5 * normal(40)})
+
+
+def test_rnn_projection_is_refused_by_name(tmp_path: Path) -> None:
+    net = _rnn("lstm", 1, False, S.var("params"), projection_size=2)
+    with pytest.raises(mx.OperatorError, match=r"rnn \(RNN\): projection_size"):
+        mx.onnx.export_model(net, {}, [(5, 2, 3), None, (1, 2, 2), (1, 2, 4)],
+                             onnx_file_path=str(tmp_path / "r.onnx"))
+
+
 def test_cases_cover_the_translations() -> None:
     built = {n.op for case in CASES.values()
              for n in mx.sym.Group([case[0]()]).get_internals()._topo() if n.op}
-    covered = built | set(UNARY) | {"Activation", "LeakyReLU", "BatchNorm", "Embedding"}
+    covered = built | set(UNARY) | {"Activation", "LeakyReLU", "BatchNorm", "Embedding", "take",
+                                    "_contrib_ROIAlign", "RNN", "_rnn_param_concat"}
     assert set(TRANSLATIONS) - covered == set()
