@@ -45,7 +45,7 @@ from .base import (
     OperatorError,
     ShapeError,
 )
-from .context import Context, cpu, current_context, gpu
+from .context import Context, cpu, cpu_pinned, current_context, gpu
 from .executor import Executor
 
 # FeedForward is built on Module, a layer above model, so it joins mx.model from here.
@@ -64,8 +64,8 @@ __version__ = "0.1.0"
 
 __all__ = ["AttrScope", "BackendError", "Context", "DataFileError", "DTypeError", "Executor",
            "GraphFormatError", "MinimxError", "OperatorError", "ShapeError", "attribute",
-           "callback", "contrib", "cpu", "current_context", "gpu", "init", "initializer",
-           "image", "io",
+           "callback", "contrib", "cpu", "cpu_pinned", "current_context", "gpu", "init",
+           "initializer", "image", "io",
            "kv", "kvstore", "lr_scheduler", "metric", "mod", "model", "models", "module", "mon",
            "monitor", "name", "nd", "ndarray", "onnx", "operator", "optimizer", "profiler",
            "random", "recordio", "rnn", "subgraph", "sym", "symbol", "test_utils", "visualization",

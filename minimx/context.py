@@ -1,6 +1,7 @@
 """Devices: minimx runs on the CPU only."""
 from __future__ import annotations
 
+import re
 import threading
 
 from .base import MinimxError
@@ -27,20 +28,34 @@ class Context:
         return f"{self.device_type}({self.device_id})"
 
     # ``with mx.cpu(1): ...`` makes it the current context in the block, as in MXNet.
+    # The contexts outside are kept per thread, not on the object: arrays share
+    # their Context objects, and ``with a.context:`` may nest or run in two threads.
     def __enter__(self) -> Context:
-        self._outer = current_context()
+        _outer_contexts().append(current_context())
         set_current_context(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        set_current_context(self._outer)
+        set_current_context(_outer_contexts().pop())
 
 
 _current = threading.local()   # each thread's current context, as MXNet's
 
 
+def _outer_contexts() -> list[Context]:
+    """This thread's contexts current outside its open ``with`` blocks."""
+    if not hasattr(_current, "outer"):
+        _current.outer = []
+    return _current.outer
+
+
 def cpu(device_id: int = 0) -> Context:
     return Context("cpu", device_id)
+
+
+def cpu_pinned(device_id: int = 0) -> Context:
+    """MXNet's page-locked CPU memory (for copies to a GPU): plain CPU memory here."""
+    return Context("cpu_pinned", device_id)
 
 
 def gpu(device_id: int = 0) -> Context:
@@ -57,6 +72,17 @@ def current_context() -> Context:
 
 def set_current_context(ctx: Context) -> None:
     _current.value = ctx
+
+
+def context_from_str(text: str, what: str = "ctx") -> Context:
+    """A context written as MXNet writes it in operator attributes (``"cpu(1)"``);
+    the current one for ``""``."""
+    if not text:
+        return current_context()
+    match = re.fullmatch(r"\s*(\w+)\((\d+)\)\s*", text)
+    if match is None:
+        raise MinimxError(f"{what}: {text!r} is not a context such as 'cpu(0)'")
+    return Context(match[1], int(match[2]))
 
 
 def as_context(value: object, what: str = "ctx") -> Context:

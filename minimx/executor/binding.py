@@ -73,8 +73,10 @@ def _grad_reqs(grad_req: Any, names: list[str]) -> dict[str, str]:
 
 def bind(symbol: Symbol, ctx: Context | None, args: Any, args_grad: Any = None,
          grad_req: Any = "write", aux_states: Any = None) -> Executor:
-    """Bind `symbol` to existing arrays (lists in list_* order, or dicts by name)."""
-    as_context(ctx, "bind: ctx")
+    """Bind `symbol` to existing arrays (lists in list_* order, or dicts by name);
+    its outputs are made on `ctx`. Arrays on another context are taken as they
+    are (MXNet refuses them; every context is the same memory here)."""
+    ctx = as_context(ctx, "bind: ctx")
     graph = Graph(symbol.outputs)
     arg_names, aux_names = _input_names(graph)
     args = _by_name(args, arg_names, "argument")
@@ -89,14 +91,15 @@ def bind(symbol: Symbol, ctx: Context | None, args: Any, args_grad: Any = None,
     reqs = _grad_reqs(grad_req, arg_names)
     grads = _by_name(args_grad, arg_names, "gradient")
     reqs = {n: (r if n in grads else "null") for n, r in reqs.items()}
-    return Executor(symbol, args, grads, reqs, aux, graph)
+    return Executor(symbol, args, grads, reqs, aux, graph, ctx=ctx)
 
 
 def simple_bind(symbol: Symbol, ctx: Context | None, grad_req: Any = "write",
                 type_dict: Mapping[str, Any] | None = None,
                 shapes: Mapping[str, Sequence[int]] | None = None) -> Executor:
-    """Bind `symbol` to new zero arrays whose shapes come from `shapes` by inference."""
-    as_context(ctx, "simple_bind: ctx")
+    """Bind `symbol` to new zero arrays on `ctx` whose shapes come from `shapes` by
+    inference."""
+    ctx = as_context(ctx, "simple_bind: ctx")
     given = {n: as_shape(s, f"simple_bind: shape of {n}") for n, s in (shapes or {}).items()}
     graph = Graph(symbol.outputs)
     arg_names, aux_names = _input_names(graph)
@@ -110,12 +113,12 @@ def simple_bind(symbol: Symbol, ctx: Context | None, grad_req: Any = "write",
                          f"from the shapes given ({given})")
     inferred = {graph.nodes[i].name: shape_of[graph.entry_ptr[i]] for i in graph.input_ids}
     _check_sizes(inferred, dtypes)
-    arrays = {n: zeros(inferred[n], dtype=dtypes[n]) for n in arg_names + aux_names}
+    arrays = {n: zeros(inferred[n], ctx, dtypes[n]) for n in arg_names + aux_names}
     reqs = _grad_reqs(grad_req, arg_names)
-    grads = {n: zeros(arrays[n].shape, dtype=arrays[n].dtype) for n, r in reqs.items()
+    grads = {n: zeros(arrays[n].shape, ctx, arrays[n].dtype) for n, r in reqs.items()
              if r != "null"}
     return Executor(symbol, {n: arrays[n] for n in arg_names}, grads, reqs,
-                    {n: arrays[n] for n in aux_names}, graph, (shape_of, dtype_of))
+                    {n: arrays[n] for n in aux_names}, graph, (shape_of, dtype_of), ctx)
 
 
 def _input_names(graph: Graph) -> tuple[list[str], list[str]]:

@@ -39,6 +39,7 @@ from ..base import (
     is_numeric,
     settings,
 )
+from ..context import Context, as_context
 from ..graph import Graph
 from ..graph.infer import infer_dtypes, infer_shapes
 from ..interpreter.runner import GraphRunner
@@ -103,10 +104,11 @@ def _resized(arr: NDArray, shape: tuple[int, ...], allow_up_sizing: bool, what: 
             raise ShapeError(f"{what} grows from {arr.shape} to {shape}; "
                              "pass allow_up_sizing=True")
         check_array_size(shape, arr.dtype, what)
-        return zeros(shape, dtype=arr.dtype)
+        return zeros(shape, arr.context, arr.dtype)
     # Arrays from bind may be strided slices: those are copied (by the engine) first.
     base = arr if arr._data.flags.c_contiguous else arr.copy()
-    return NDArray(base._data.reshape(-1)[:math.prod(shape)].reshape(shape), base._var)
+    return NDArray(base._data.reshape(-1)[:math.prod(shape)].reshape(shape), base._var,
+                   base.context)
 
 
 class Executor:
@@ -114,13 +116,15 @@ class Executor:
 
     `graph` is `symbol`'s indexed graph when the caller has made it, and
     `inferred` the shapes and dtypes of its entries for these arrays (inferred
-    here when not given).
+    here when not given). The outputs (and the arrays the monitor callback is
+    given) are on `ctx` (None: the current context).
     """
 
     def __init__(self, symbol: Symbol, args: dict[str, NDArray], grads: dict[str, NDArray],
                  grad_req: dict[str, str], aux: dict[str, NDArray], graph: Graph | None = None,
-                 inferred: tuple[list, list] | None = None) -> None:
+                 inferred: tuple[list, list] | None = None, ctx: Context | None = None) -> None:
         self._symbol = symbol
+        self._ctx = ctx = as_context(ctx, "bind: ctx")
         self._source = graph or Graph(symbol.outputs)
         src = self._source
         self._arg_names = [src.nodes[i].name for i in src.argument_ids]
@@ -144,7 +148,7 @@ class Executor:
         if self._partition_report.steps:
             self._partition_report.add_kernels(self._kernels())
             self._partition_report.log()
-        self.outputs = [empty(self._shapes[e], dtype=self._dtypes[e])
+        self.outputs = [empty(self._shapes[e], ctx, self._dtypes[e])
                         for e in g.head_entry_ids()]
         # The graph's inputs, by position in arg_arrays + aux_arrays.
         position = {n: k for k, n in enumerate(self._arg_names + self._aux_names)}
@@ -381,7 +385,7 @@ class Executor:
             # NDArray calls (reading the array it is given, a statistic of it) run
             # at once on this thread, as in MXNet, where it runs outside the engine.
             with engine.synchronous():
-                callback(name, NDArray(np.array(data)))
+                callback(name, NDArray(np.array(data), ctx=self._ctx))
         self._runner.monitor = report
         self._runner.monitor_all = monitor_all
 
@@ -426,7 +430,7 @@ class Executor:
         grads = resized(self._arg_names, self.grad_arrays, arg_shapes, "gradient")
         aux = resized(self._aux_names, self.aux_arrays, aux_shapes, "auxiliary state")
         return Executor(self._symbol, args, grads, self._grad_req, aux, self._source,
-                        (shape_of, self._source_dtypes))
+                        (shape_of, self._source_dtypes), self._ctx)
 
     def debug_str(self) -> str:
         """The executed graph (after partitioning): every entry's shape, dtype and

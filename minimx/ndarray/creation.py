@@ -16,15 +16,16 @@ Shape = int | Sequence[int]
 
 
 def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
-    """A new array holding a copy of `source`: float32 unless `dtype` is given or
-    `source` is an NDArray (whose dtype is kept), as in MXNet 1.x."""
-    as_context(ctx, "mx.nd.array: ctx")
+    """A new array on `ctx` (None: the current context, also for an NDArray `source`)
+    holding a copy of `source`: float32 unless `dtype` is given or `source` is an
+    NDArray (whose dtype is kept), as in MXNet 1.x."""
+    ctx = as_context(ctx, "mx.nd.array: ctx")
     if isinstance(source, NDArray):
         dtype = dtype or source.dtype
         source = source.asnumpy()
     dtype = as_dtype(dtype or DEFAULT_DTYPE)
     try:
-        return NDArray(np.array(source, dtype=dtype, order="C"))
+        return NDArray(np.array(source, dtype=dtype, order="C"), ctx=ctx)
     except (TypeError, ValueError) as exc:
         raise DTypeError(f"mx.nd.array: cannot make an array of {dtype} from "
                          f"{type(source).__name__}: {exc}") from None
@@ -66,7 +67,7 @@ def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: i
         raise OperatorError(f"{what}: repeat={repeat!r} must be a positive integer")
     count = max(0, math.ceil((stop - start) / step))
     check_array_size((count, int(repeat)), as_dtype(dtype or DEFAULT_DTYPE), what)
-    return array(np.repeat(np.arange(start, stop, step), repeat), dtype=dtype or DEFAULT_DTYPE)
+    return array(np.repeat(np.arange(start, stop, step), repeat), ctx, dtype or DEFAULT_DTYPE)
 
 
 def linspace(start: float, stop: float, num: int, endpoint: bool = True,
@@ -77,8 +78,8 @@ def linspace(start: float, stop: float, num: int, endpoint: bool = True,
     start, stop = _real(start, "start", what), _real(stop, "stop", what)
     count = _count(num, "num", what)
     check_array_size((count,), as_dtype(dtype or DEFAULT_DTYPE), what)
-    return array(np.linspace(start, stop, count, endpoint=bool(endpoint)),
-                 dtype=dtype or DEFAULT_DTYPE)
+    return array(np.linspace(start, stop, count, endpoint=bool(endpoint)), ctx,
+                 dtype or DEFAULT_DTYPE)
 
 
 def eye(N: int, M: int = 0, k: int = 0, ctx: Context | None = None,
@@ -90,7 +91,7 @@ def eye(N: int, M: int = 0, k: int = 0, ctx: Context | None = None,
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise OperatorError(f"{what}: k={k!r} must be an integer")
     check_array_size((rows, cols), as_dtype(dtype or DEFAULT_DTYPE), what)
-    return array(np.eye(rows, cols, int(k)), dtype=dtype or DEFAULT_DTYPE)
+    return array(np.eye(rows, cols, int(k)), ctx, dtype or DEFAULT_DTYPE)
 
 
 def _count(value: Any, name: str, what: str) -> int:

@@ -4,7 +4,9 @@ Output shapes and dtypes come from the operator's inference rules; the kernel
 is pushed to the engine reading the inputs and writing the outputs (and the
 auxiliary states it updates), and the call returns at once. An operator whose
 output shape depends on the input values (`OpDef.shape_from_values`) instead
-waits for its inputs and runs before the call returns.
+waits for its inputs and runs before the call returns. The outputs are on the
+first input's context, as in MXNet; an operator without inputs puts them on its
+``ctx`` parameter's, or on the current context.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import numpy as np
 
 from .. import engine
 from ..base import DTypeError, MinimxError, ShapeError, node_label
+from ..context import Context, context_from_str
 from ..ops.calling import split_call
 from ..ops.infer import known
 from ..ops.registry import GENERATOR, OpContext, OpDef, get_op
@@ -34,6 +37,13 @@ def _infer_outputs(op: OpDef, p, label: str, inputs: Sequence[NDArray]) -> tuple
     return shapes, dtypes
 
 
+def _output_context(inputs: Sequence[NDArray], attrs: Mapping[str, str], label: str
+                    ) -> Context:
+    if inputs:
+        return inputs[0]._ctx
+    return context_from_str(attrs.get("ctx", ""), f"{label}: ctx")
+
+
 def _kernel(op: OpDef, p, ins: list[np.ndarray], outs: list[np.ndarray], is_train: bool
             ) -> Callable[[], None]:
     state = op.create_state(p, [a.shape for a in ins], [a.dtype for a in ins]) \
@@ -49,12 +59,12 @@ def _kernel(op: OpDef, p, ins: list[np.ndarray], outs: list[np.ndarray], is_trai
 
 
 def _run_now(op: OpDef, p, label: str, inputs: Sequence[NDArray],
-             out: NDArray | Sequence[NDArray] | None) -> NDArray:
+             out: NDArray | Sequence[NDArray] | None, ctx: Context) -> NDArray:
     """An operator whose output shape depends on its input values: no output can be
     allocated before they are known, so it waits for them and runs here."""
     for a in inputs:
         a.wait_to_read()
-    result = NDArray(op.forward(p, OpContext(), [a._data for a in inputs]))
+    result = NDArray(op.forward(p, OpContext(), [a._data for a in inputs]), ctx=ctx)
     if out is None:
         return result
     if not isinstance(out, NDArray) or out.shape != result.shape:
@@ -72,14 +82,15 @@ def invoke(op: OpDef, inputs: Sequence[NDArray], attrs: Mapping[str, str],
     expected = op.input_names(p)
     if len(inputs) != len(expected):
         raise MinimxError(f"{label}: takes inputs {expected}, got {len(inputs)}")
+    ctx = _output_context(inputs, attrs, label)
     if op.shape_from_values:
-        return _run_now(op, p, label, inputs, out)
+        return _run_now(op, p, label, inputs, out, ctx)
     shapes, dtypes = _infer_outputs(op, p, label, inputs)
     if out is None:
-        outs = [allocate(s, t, label) for s, t in zip(shapes, dtypes, strict=True)]
+        outs = [allocate(s, t, label, ctx) for s, t in zip(shapes, dtypes, strict=True)]
     else:
         outs = [out] if isinstance(out, NDArray) else list(out)
-        hidden = [allocate(s, t, label)
+        hidden = [allocate(s, t, label, ctx)
                   for s, t in zip(shapes[len(outs):], dtypes[len(outs):], strict=True)]
         for o, s in zip(outs, shapes, strict=False):
             if o.shape != tuple(s):

@@ -31,6 +31,8 @@ from ..context import Context, as_context, cpu
 from ..ops.fluent import FLUENT
 from ..ops.tensor import reshape_shape
 
+_CPU0 = cpu()   # where arrays are unless made on another context
+
 
 def _generated() -> Any:
     # The mx.nd operator functions are made in the package's __init__, which
@@ -42,18 +44,25 @@ def _generated() -> Any:
 class NDArray:
     """An n-dimensional array on the CPU, computed asynchronously.
 
+    Its `context` is the CPU context it was made on, as in MXNet (every one is
+    the same memory here): operator results are on their first input's.
+
     >>> import minimx as mx
-    >>> a = mx.nd.ones((2, 3))
+    >>> a = mx.nd.ones((2, 3), ctx=mx.cpu(1))
     >>> (a * 2 + 1).asnumpy()[0, 0]
     np.float32(3.0)
+    >>> (a * 2 + 1).context
+    cpu(1)
     """
 
-    __slots__ = ("_data", "_var", "__weakref__")
+    __slots__ = ("_data", "_var", "_ctx", "__weakref__")
     __array_priority__ = 1000.0  # numpy defers `ndarray op NDArray` to us
 
-    def __init__(self, data: np.ndarray, var: engine.Var | None = None) -> None:
+    def __init__(self, data: np.ndarray, var: engine.Var | None = None,
+                 ctx: Context = _CPU0) -> None:
         self._data = data
         self._var = var if var is not None else engine.new_variable()
+        self._ctx = ctx
         profiler.track_allocation(data)
 
     # -- engine seam -------------------------------------------------------
@@ -92,7 +101,7 @@ class NDArray:
 
     @property
     def context(self) -> Context:
-        return cpu()
+        return self._ctx
 
     ctx = context
 
@@ -117,12 +126,13 @@ class NDArray:
         return out if dtype is None else out.astype(dtype)
 
     def copy(self) -> NDArray:
-        return self.copyto(cpu())
+        return self.copyto(self._ctx)
 
     # `copy.copy`, `copy.deepcopy` and pickle: a new buffer and a fresh engine
     # variable, made once pending writes have finished. Copying the variable
     # itself would clone the engine's record of pending work, which then
-    # never completes.
+    # never completes. The copy is on cpu(0), as MXNet's (its pickled state
+    # keeps no context).
     def __copy__(self) -> NDArray:
         return NDArray(self.asnumpy())
 
@@ -135,7 +145,7 @@ class NDArray:
     def copyto(self, other: NDArray | Context) -> NDArray:
         """Copy into `other` (an NDArray of the same shape) or a new array on a context."""
         if isinstance(other, Context):
-            other = empty(self.shape, dtype=self.dtype)
+            other = empty(self.shape, other, self.dtype)
         if not isinstance(other, NDArray):
             raise MinimxError(f"copyto needs an NDArray or a Context, got {type(other).__name__}")
         if other.shape != self.shape:
@@ -145,9 +155,9 @@ class NDArray:
         return other
 
     def as_in_context(self, context: Context) -> NDArray:
-        """This array on `context`: itself, as every array is on the CPU."""
-        as_context(context, "as_in_context")
-        return self
+        """This array on `context`: itself if it is there, else a copy."""
+        context = as_context(context, "as_in_context")
+        return self if context == self._ctx else self.copyto(context)
 
     def _copy_into(self, other: NDArray, here_if_ready: bool = False) -> None:
         """Push the copy of this array's values into `other`, of the same shape
@@ -160,7 +170,7 @@ class NDArray:
         dtype = as_dtype(dtype)
         if not copy and dtype == self.dtype:
             return self
-        out = empty(self.shape, dtype=dtype)
+        out = empty(self.shape, self._ctx, dtype)
         src, dst = self._data, out._data
         out._push(lambda: np.copyto(dst, src, casting="unsafe"), [self], "astype")
         return out
@@ -194,7 +204,7 @@ class NDArray:
         if math.prod(target) != self.size:
             raise ShapeError(f"reshape: cannot reshape an array of shape {self.shape} "
                              f"({self.size} elements) to {tuple(shape)} ({target})")
-        return NDArray(self._data.reshape(target), self._var)
+        return NDArray(self._data.reshape(target), self._var, self._ctx)
 
     # -- indexing ---------------------------------------------------------------
     def __getitem__(self, key: Any) -> NDArray:
@@ -206,8 +216,8 @@ class NDArray:
         with _index_errors():
             view = self._data[_values(key, shape_only=True)]
         if not reads and isinstance(view, np.ndarray) and np.shares_memory(view, self._data):
-            return NDArray(view, self._var)  # a view: same engine variable
-        out = empty(np.shape(view) or (1,), dtype=self.dtype)
+            return NDArray(view, self._var, self._ctx)  # a view: same engine variable
+        out = empty(np.shape(view) or (1,), self._ctx, self.dtype)
         src, dst = self._data, out._data
 
         def get() -> None:
@@ -315,7 +325,7 @@ class NDArray:
         return bool(self.size) and bool(self.asnumpy().reshape(-1)[0])
 
     def __repr__(self) -> str:
-        return f"\n{self.asnumpy()}\n<NDArray {'x'.join(map(str, self.shape))} @cpu(0)>"
+        return f"\n{self.asnumpy()}\n<NDArray {'x'.join(map(str, self.shape))} @{self._ctx}>"
 
 
 def _values(key: Any, shape_only: bool = False) -> Any:
@@ -387,13 +397,13 @@ for _name, _op in FLUENT.items():
 
 
 def allocate(shape: Any, dtype: Any, what: str, ctx: Any = None) -> NDArray:
-    """An uninitialised array, its shape, dtype and `ctx` checked first;
-    errors start with `what` (the function or node asking)."""
-    as_context(ctx, f"{what}: ctx")
+    """An uninitialised array on `ctx` (None: the current context), its shape,
+    dtype and `ctx` checked first; errors start with `what` (the function or node asking)."""
+    ctx = as_context(ctx, f"{what}: ctx")
     shape = as_shape(shape, what)
     dtype = as_dtype(DEFAULT_DTYPE if dtype is None else dtype)
     check_array_size(shape, dtype, what)
-    return NDArray(np.empty(shape, dtype=dtype))
+    return NDArray(np.empty(shape, dtype=dtype), ctx=ctx)
 
 
 def empty(shape: int | Sequence[int], ctx: Context | None = None, dtype: Any = None) -> NDArray:

@@ -97,12 +97,17 @@ class RandomFunctions:
                             f"{', '.join(type(v).__name__ for v in values)}")
 
     def _options(self, what: str, kwargs: dict[str, Any], scalar: bool) -> dict[str, Any]:
-        """The shape checked, ctx checked and left to the engine; for an imperative draw
-        of number parameters without a shape, out's, or one sample (MXNet's defaults)."""
+        """The shape and ctx checked. An imperative draw of number parameters is made
+        on ctx (the current context when None), and without a shape has out's, or
+        one sample (MXNet's defaults); one of array parameters is on their context,
+        whatever ctx says (as MXNet's)."""
         if kwargs.get("shape") is not None:
             kwargs["shape"] = as_shape(kwargs["shape"], what)
         if self._imperative:
-            as_context(kwargs.pop("ctx", None), f"{what}: ctx")
+            ctx = kwargs.pop("ctx", None)
+            as_context(ctx, f"{what}: ctx")
+            if scalar:
+                kwargs["ctx"] = ctx   # None (not passed on): the current context
             if scalar and kwargs.get("shape") is None:
                 out = kwargs.get("out")
                 kwargs["shape"] = (1,) if out is None else out.shape

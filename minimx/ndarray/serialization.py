@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..base import GraphFormatError, MinimxError
+from ..context import cpu
 from ..formats.params_file import load_arrays, save_arrays
 from .creation import array
 from .ndarray import NDArray
@@ -37,11 +38,12 @@ def _numpy(value: object, key: object):
 
 
 def load(fname: str) -> list[NDArray] | dict[str, NDArray]:
-    """The arrays of a file written by `save` or by MXNet (a list, or a dict if named)."""
+    """The arrays of a file written by `save` or by MXNet (a list, or a dict if named),
+    on cpu(0) whatever the file or the current context say, as MXNet's."""
     try:
         data = load_arrays(fname)
     except OSError as exc:
         raise GraphFormatError(f"cannot read NDArray file {fname!r}: {exc}") from None
     if isinstance(data, dict):
-        return {k: array(v, dtype=v.dtype) for k, v in data.items()}
-    return [array(v, dtype=v.dtype) for v in data]
+        return {k: array(v, cpu(), v.dtype) for k, v in data.items()}
+    return [array(v, cpu(), v.dtype) for v in data]
