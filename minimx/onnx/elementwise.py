@@ -140,3 +140,35 @@ def _where(e: Emitter, s: Site) -> None:
 def _fill_like(e: Emitter, s: Site) -> None:
     value = e.const(f"{s.name}_value", 0 if s.node.op == "zeros_like" else 1, s.dtype)
     e.add("Expand", [value, e.add("Shape", s.inputs)], s.outputs[0])
+
+
+@translates("hard_sigmoid")
+def _hard_sigmoid(e: Emitter, s: Site) -> None:
+    e.add("HardSigmoid", s.inputs, s.outputs[0], alpha=s.p.alpha, beta=s.p.beta)
+
+
+_LOGICAL = {"broadcast_logical_and": "And", "broadcast_logical_or": "Or",
+            "broadcast_logical_xor": "Xor"}
+
+
+@translates(*_LOGICAL)
+def _logical(e: Emitter, s: Site) -> None:
+    """On the operands' truth (non-zero), 1 or 0 in their dtype as MXNet gives it."""
+    lhs, rhs = (e.add("Cast", [x], to=np.dtype(bool)) for x in s.inputs)
+    e.add("Cast", [e.add(_LOGICAL[str(s.node.op)], [lhs, rhs])], s.outputs[0], to=s.dtype)
+
+
+@translates("broadcast_mod")
+def _mod(e: Emitter, s: Site) -> None:
+    """MXNet's modulo takes the divisor's sign (Python's %) and gives 0 for a zero
+    divisor. ONNX's Mod takes the divisor's sign only for integers, and fails on zero:
+    C's fmod, moved by one divisor where the signs differ, of a divisor made non-zero."""
+    a, b = s.inputs
+    zero, one = e.const(f"{s.name}_zero", 0, s.dtype), e.const(f"{s.name}_one", 1, s.dtype)
+    by_zero = e.add("Equal", [b, zero])
+    b = e.add("Where", [by_zero, one, b])
+    rest = e.add("Mod", [a, b], fmod=1)
+    signs_differ = e.add("Xor", [e.add("Less", [rest, zero]), e.add("Less", [b, zero])])
+    moved = e.add("And", [signs_differ, e.add("Not", [e.add("Equal", [rest, zero])])])
+    rest = e.add("Where", [moved, e.add("Add", [rest, b]), rest])
+    e.add("Where", [by_zero, zero, rest], s.outputs[0])

@@ -29,7 +29,17 @@ from ..symbol import Symbol
 from ..symbol import load as load_symbol
 
 # each module fills TRANSLATIONS when imported
-from . import attention, detection, elementwise, layers, ordering, products, recurrent, tensors  # noqa: F401
+from . import (  # noqa: F401
+    attention,
+    detection,
+    elementwise,
+    layers,
+    ordering,
+    products,
+    recurrent,
+    reductions,
+    tensors,
+)
 from .emitter import Emitter, Site, Unsupported
 from .registry import LABEL_INPUTS, TRANSLATIONS, refusal
 

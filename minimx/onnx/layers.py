@@ -1,7 +1,8 @@
 """Layers in ONNX: convolutions, pooling, normalizations, fully connected, embedding,
-resizing and the softmax family. BatchNorm's ``fix_gamma`` reads gamma as 1 (MXNet's
-exporter passed the stored gamma); SoftmaxOutput is a softmax over the flattened
-trailing axes, as MXNet computes it; PReLU's slope is per channel."""
+resizing, the softmax family and the loss layers (their prediction). BatchNorm's
+``fix_gamma`` reads gamma as 1 (MXNet's exporter passed the stored gamma);
+SoftmaxOutput is a softmax over the flattened trailing axes, as MXNet computes it;
+PReLU's slope is per channel."""
 from __future__ import annotations
 
 from math import prod
@@ -168,6 +169,12 @@ def _layer_norm(e: Emitter, s: Site) -> None:
     e.add("LayerNormalization", s.inputs, s.outputs[0], axis=-1, epsilon=s.p.eps)
 
 
+@translates("InstanceNorm")
+def _instance_norm(e: Emitter, s: Site) -> None:
+    # the mean and variance outputs have no ONNX form; models read the first only
+    e.add("InstanceNormalization", s.inputs, s.outputs[0], epsilon=s.p.eps)
+
+
 @translates("Embedding")
 def _embedding(e: Emitter, s: Site) -> None:
     indices = e.add("Cast", [s.inputs[0]], to=np.dtype(np.int64))
@@ -228,6 +235,14 @@ def _softmax_output(e: Emitter, s: Site) -> None:
         e.add("Softmax", [s.inputs[0]], s.outputs[0], axis=1)
     else:
         _softmax_flat(e, s)
+
+
+@translates("LogisticRegressionOutput", "LinearRegressionOutput", "MAERegressionOutput",
+            "MakeLoss")
+def _loss_output(e: Emitter, s: Site) -> None:
+    """At inference a loss layer gives its prediction; the label is not read."""
+    op_type = "Sigmoid" if s.node.op == "LogisticRegressionOutput" else "Identity"
+    e.add(op_type, s.inputs[:1], s.outputs[0])
 
 
 @translates("SoftmaxActivation")

@@ -1,5 +1,6 @@
 """Ordering and indexing operators in ONNX: ``argmax``/``argmin`` as ArgMax/ArgMin,
-``topk``, ``sort`` and ``argsort`` as TopK, ``take`` as Gather.
+``topk``, ``sort`` and ``argsort`` as TopK, ``take`` as Gather, ``gather_nd`` as
+GatherND, ``one_hot``.
 
 MXNet gives indices as floats (or topk's and argsort's `dtype`), ONNX as int64: a
 Cast follows. Ties: ArgMax and ArgMin give the first index, as MXNet does; ONNX's
@@ -118,3 +119,27 @@ def _take(e: Emitter, s: Site) -> None:
         last = e.add("Sub", [size, e.ints(f"{s.name}_one", [1])])
         indices = e.add("Max", [e.add("Min", [indices, last]), e.ints(f"{s.name}_zero", [0])])
     e.add("Gather", [s.inputs[0], indices], s.outputs[0], axis=axis)
+
+
+@translates("gather_nd")
+def _gather_nd(e: Emitter, s: Site) -> None:
+    """GatherND: MXNet's indices (M, ...) hold each index tuple along the first axis,
+    ONNX's along the last (a Transpose); truncated to integers, negative ones read
+    from the end as both do."""
+    indices = e.add("Cast", [s.inputs[1]], to=_INT64)
+    rank = len(s.in_shapes[1])
+    if rank > 1:
+        indices = e.add("Transpose", [indices], perm=[*range(1, rank), 0])
+    e.add("GatherND", [s.inputs[0], indices], s.outputs[0])
+
+
+@translates("one_hot")
+def _one_hot(e: Emitter, s: Site) -> None:
+    """Each index against 0..depth-1. Not ONNX's OneHot, which reads negative indices
+    from the end (MXNet's give a row of off_value) and takes few output dtypes."""
+    indices = e.add("Unsqueeze", [e.add("Cast", [s.inputs[0]], to=_INT64),
+                                  e.ints(f"{s.name}_last", [-1])])
+    hot = e.add("Equal", [indices, e.ints(f"{s.name}_depth", list(range(s.p.depth)))])
+    dtype = np.dtype(s.p.dtype)
+    e.add("Where", [hot, e.const(f"{s.name}_on", s.p.on_value, dtype),
+                    e.const(f"{s.name}_off", s.p.off_value, dtype)], s.outputs[0])

@@ -1,5 +1,5 @@
-"""Matrix products in ONNX: ``batch_dot`` and ``dot`` as MatMul, and the attention
-scaling ``_contrib_div_sqrt_dim``.
+"""Matrix products in ONNX: ``batch_dot``, ``_linalg_gemm2`` and ``dot`` as MatMul, and
+the attention scaling ``_contrib_div_sqrt_dim``.
 
 ``dot`` of N-d operands contracts one axis and keeps all the others (MXNet flattens
 the operands around the contracted axis), which MatMul's broadcasting does not do:
@@ -12,7 +12,7 @@ from math import prod
 
 import numpy as np
 
-from .emitter import Emitter, Site
+from .emitter import Emitter, Site, Unsupported
 from .registry import translates
 
 
@@ -22,14 +22,19 @@ def _last_two_swapped(e: Emitter, x: str, ndim: int) -> str:
     return e.add("Transpose", [x], perm=perm)
 
 
-@translates("batch_dot")
-def _batch_dot(e: Emitter, s: Site) -> None:
+def _batch_product(e: Emitter, s: Site, out: str | None = None) -> str:
+    """MatMul of the operands, each transposed (its last two axes) as the node says."""
     lhs, rhs = s.inputs
     if s.p.transpose_a:
         lhs = _last_two_swapped(e, lhs, s.ndim)
     if s.p.transpose_b:
         rhs = _last_two_swapped(e, rhs, s.ndim)
-    e.add("MatMul", [lhs, rhs], s.outputs[0])
+    return e.add("MatMul", [lhs, rhs], out)
+
+
+@translates("batch_dot")
+def _batch_dot(e: Emitter, s: Site) -> None:
+    _batch_product(e, s, s.outputs[0])
 
 
 def _as_matrix(e: Emitter, s: Site, k: int, contract_first: bool) -> str:
@@ -72,3 +77,16 @@ def _div_sqrt_dim(e: Emitter, s: Site) -> None:
     s.needs_fixed_shapes()
     root = e.const(f"{s.name}_sqrt_dim", np.sqrt(s.dtype.type(s.in_shapes[0][-1])), s.dtype)
     e.add("Div", [s.inputs[0], root], s.outputs[0])
+
+
+@translates("_linalg_gemm2")
+def _gemm2(e: Emitter, s: Site) -> None:
+    """alpha * op(A) op(B) on the last two axes."""
+    if s.p.axis % s.ndim != s.ndim - 2:
+        raise Unsupported(f"axis={s.p.axis}: only rows on the second-to-last axis "
+                          "(axis=-2) are translated")
+    if s.p.alpha == 1:
+        _batch_product(e, s, s.outputs[0])
+        return
+    alpha = e.const(f"{s.name}_alpha", s.p.alpha, s.dtype)
+    e.add("Mul", [alpha, _batch_product(e, s)], s.outputs[0])

@@ -3,8 +3,8 @@
 A translation is a function ``(emitter, site)`` that appends the ONNX nodes
 computing the site's outputs, or raises `Unsupported` with the reason when the
 node cannot be expressed in ONNX. The modules `elementwise`, `layers`, `products`,
-`attention`, `tensors`, `ordering`, `detection` and `recurrent` fill `TRANSLATIONS`
-when imported; they follow MXNet 1.9's exporter (``mxnet.onnx``) in what they
+`attention`, `tensors`, `reductions`, `ordering`, `detection` and `recurrent` fill
+`TRANSLATIONS` when imported; they follow MXNet 1.9's exporter (``mxnet.onnx``) in what they
 produce, with what it missed made right.
 """
 from __future__ import annotations
@@ -19,7 +19,8 @@ Translation = Callable[[Emitter, Site], None]
 TRANSLATIONS: dict[str, Translation] = {}
 
 # Inputs that only feed a loss layer's label: MXNet's exporter leaves them out.
-LABEL_INPUTS: dict[str, int] = {"SoftmaxOutput": 1}
+LABEL_INPUTS: dict[str, int] = {"SoftmaxOutput": 1, "LogisticRegressionOutput": 1,
+                                "LinearRegressionOutput": 1, "MAERegressionOutput": 1}
 
 
 def translates(*ops: str) -> Callable[[Translation], Translation]:

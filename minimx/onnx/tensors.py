@@ -1,11 +1,12 @@
 """Shape and axis operators in ONNX: reshaping (MXNet's special codes resolved from
-the inferred shapes), transposes, slices, splits, reductions, tiling, broadcasting and
-constants."""
+the inferred shapes), transposes, slices, splits, tiling, broadcasting, moving depth
+to space and back, sequences and constants."""
 from __future__ import annotations
 
 import numpy as np
 
 from .emitter import Emitter, OnnxNode, Site, Unsupported
+from .ordering import axis_size
 from .registry import translates
 
 _INT64_MAX = 2**63 - 1
@@ -75,39 +76,6 @@ def _slice_axis(e: Emitter, s: Site) -> None:
     e.add("Slice", [s.inputs[0], e.ints(f"{s.name}_begin", [s.p.begin]),
                     e.ints(f"{s.name}_end", [end]), e.ints(f"{s.name}_axis", [s.p.axis])],
           s.outputs[0])
-
-
-# reductions: (ONNX operator); ReduceSum takes its axes as an input from opset 13,
-# the others as an attribute until opset 18
-_REDUCTIONS = {"sum": "ReduceSum", "mean": "ReduceMean", "max": "ReduceMax", "min": "ReduceMin"}
-
-
-def _reduced_axes(s: Site) -> list[int]:
-    axis = s.p.axis
-    given = () if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
-    chosen = {a % s.ndim for a in given} if given else set(range(s.ndim))
-    if s.p.exclude:
-        chosen = set(range(s.ndim)) - chosen if given else set()
-    return sorted(chosen)
-
-
-@translates(*_REDUCTIONS)
-def _reduce(e: Emitter, s: Site) -> None:
-    op_type, axes = _REDUCTIONS[str(s.node.op)], _reduced_axes(s)
-    if not axes:
-        e.add("Identity", s.inputs, s.outputs[0])
-        return
-    # MXNet keeps one dimension when every axis goes; ONNX would give a scalar.
-    to_scalar = len(axes) == s.ndim and not s.p.keepdims
-    out = None if to_scalar else s.outputs[0]
-    keepdims = int(s.p.keepdims or to_scalar)
-    if op_type == "ReduceSum":
-        reduced = e.add(op_type, [s.inputs[0], e.ints(f"{s.name}_axes", axes)], out,
-                        keepdims=keepdims)
-    else:
-        reduced = e.add(op_type, s.inputs, out, axes=axes, keepdims=keepdims)
-    if to_scalar:
-        e.add("Reshape", [reduced, e.ints(f"{s.name}_shape", [1])], s.outputs[0])
 
 
 def _constant_output(e: Emitter, s: Site, value: np.ndarray) -> None:
@@ -186,7 +154,11 @@ def _slice_like(e: Emitter, s: Site) -> None:
 
 @translates("reverse")
 def _reverse(e: Emitter, s: Site) -> None:
-    axes = sorted({a % s.ndim for a in ((s.p.axis,) if isinstance(s.p.axis, int) else s.p.axis)})
+    _reverse_axes(e, s, sorted({a % s.ndim for a in
+                                ((s.p.axis,) if isinstance(s.p.axis, int) else s.p.axis)}))
+
+
+def _reverse_axes(e: Emitter, s: Site, axes: list[int]) -> None:
     e.add("Slice", [s.inputs[0], e.ints(f"{s.name}_starts", [-1] * len(axes)),
                     e.ints(f"{s.name}_ends", [-_INT64_MAX] * len(axes)),
                     e.ints(f"{s.name}_axes", axes), e.ints(f"{s.name}_steps", [-1] * len(axes))],
@@ -260,3 +232,79 @@ def _sequence_mask(e: Emitter, s: Site) -> None:
     keep = e.add("Less", [positions, lengths])
     fill = e.const(f"{s.name}_value", s.p.value, s.dtype)
     e.add("Where", [keep, s.inputs[0], fill], s.outputs[0])
+
+
+@translates("SequenceReverse")
+def _sequence_reverse(e: Emitter, s: Site) -> None:
+    """ReverseSequence over (T, B, ...). The lengths are truncated to integers and
+    brought into [0, T], as MXNet reads them (ONNX fails outside that range; a length
+    of 0, like 1, leaves the sequence as it is)."""
+    if not s.p.use_sequence_length:
+        _reverse_axes(e, s, [0])
+        return
+    steps = axis_size(e, s.inputs[0], 0)
+    lengths = e.add("Cast", [s.inputs[1]], to=np.dtype(np.int64))
+    lengths = e.add("Max", [e.add("Min", [lengths, steps]), e.ints(f"{s.name}_zero", [0])])
+    e.add("ReverseSequence", [s.inputs[0], lengths], s.outputs[0], batch_axis=1, time_axis=0)
+
+
+@translates("depth_to_space")
+def _depth_to_space(e: Emitter, s: Site) -> None:
+    # MXNet splits the channels as (block, block, channels): ONNX's DCR order
+    e.add("DepthToSpace", s.inputs, s.outputs[0], blocksize=s.p.block_size, mode="DCR")
+
+
+@translates("space_to_depth")
+def _space_to_depth(e: Emitter, s: Site) -> None:
+    # MXNet's output channels are (block row, block column, channel), as ONNX's
+    e.add("SpaceToDepth", s.inputs, s.outputs[0], blocksize=s.p.block_size)
+
+
+@translates("broadcast_like")
+def _broadcast_like(e: Emitter, s: Site) -> None:
+    """Expand to the other input's shape, or to its `rhs_axes` sizes put at `lhs_axes`
+    (1 elsewhere, which Expand reads as keep the dimension)."""
+    like = e.add("Shape", [s.inputs[1]])
+    if s.p.lhs_axes is None or s.p.rhs_axes is None:
+        e.add("Expand", [s.inputs[0], like], s.outputs[0])
+        return
+    rhs_ndim = len(s.in_shapes[1])
+    sizes = e.add("Gather", [like, e.ints(f"{s.name}_rhs_axes",
+                                          [a % rhs_ndim for a in s.p.rhs_axes])], axis=0)
+    target = e.add("ScatterElements", [e.ints(f"{s.name}_ones", [1] * s.ndim),
+                                       e.ints(f"{s.name}_lhs_axes",
+                                              [a % s.ndim for a in s.p.lhs_axes]), sizes])
+    e.add("Expand", [s.inputs[0], target], s.outputs[0])
+
+
+@translates("reshape_like")
+def _reshape_like(e: Emitter, s: Site) -> None:
+    """lhs's dimensions before `lhs_begin` and from `lhs_end`, rhs's from `rhs_begin` to
+    `rhs_end` between them: Shape's start and end read None and negatives as MXNet."""
+    parts = []
+    if s.p.lhs_begin is not None:
+        parts.append(e.add("Shape", [s.inputs[0]], end=s.p.lhs_begin))
+    end = _INT64_MAX if s.p.rhs_end is None else s.p.rhs_end  # Shape clamps it to the rank
+    parts.append(e.add("Shape", [s.inputs[1]], start=s.p.rhs_begin or 0, end=end))
+    if s.p.lhs_end is not None:
+        parts.append(e.add("Shape", [s.inputs[0]], start=s.p.lhs_end))
+    shape = parts[0] if len(parts) == 1 else e.add("Concat", parts, axis=0)
+    e.add("Reshape", [s.inputs[0], shape], s.outputs[0])
+
+
+@translates("size_array")
+def _size_array(e: Emitter, s: Site) -> None:
+    e.add("Reshape", [e.add("Size", s.inputs), e.ints(f"{s.name}_shape", [1])], s.outputs[0])
+
+
+@translates("Crop")
+def _crop(e: Emitter, s: Site) -> None:
+    """A Slice of height and width. The window's size follows the second input or h_w,
+    its place `offset` or the centre: computed from the export's shapes when they vary."""
+    if s.p.center_crop or len(s.inputs) == 2:
+        s.needs_fixed_shapes()
+    (height, width), (h, w) = s.in_shapes[0][2:], s.out_shapes[0][2:]
+    top, left = ((height - h) // 2, (width - w) // 2) if s.p.center_crop else s.p.offset
+    e.add("Slice", [s.inputs[0], e.ints(f"{s.name}_starts", [top, left]),
+                    e.ints(f"{s.name}_ends", [top + h, left + w]),
+                    e.ints(f"{s.name}_axes", [2, 3])], s.outputs[0])

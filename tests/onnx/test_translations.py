@@ -224,6 +224,50 @@ CASES: dict[str, tuple[Callable[[], mx.sym.Symbol], dict[str, tuple[int, ...]]]]
                        {"x": (2, 3, 4)}),
     "sort": (lambda: S.sort(x, axis=0, is_ascend=False), {"x": (4, 3)}),
     "argsort": (lambda: S.argsort(x, dtype="int64"), {"x": (3, 4)}),
+    "hard_sigmoid": (lambda: S.hard_sigmoid(3 * x, alpha=0.3, beta=0.4), {"x": (3, 4)}),
+    "norm_l1_keepdims": (lambda: S.norm(x, ord=1, axis=-1, keepdims=True), {"x": (2, 3, 4)}),
+    "norm_l2_all": (lambda: S.norm(x), {"x": (2, 3, 4)}),
+    "norm_out_dtype": (lambda: S.norm(x, axis=(0, -1), out_dtype="float64"), {"x": (2, 3, 4)}),
+    "prod_keepdims": (lambda: S.prod(x, axis=(0, -1), keepdims=True), {"x": (2, 3, 4)}),
+    "prod_exclude": (lambda: S.prod(x, axis=1, exclude=True), {"x": (2, 3, 4)}),
+    "prod_all": (lambda: S.prod(x), {"x": (2, 3)}),
+    "sequence_reverse": (lambda: S.SequenceReverse(x), {"x": (4, 3, 2)}),
+    "sequence_reverse_length": (lambda: S.SequenceReverse(x, y, use_sequence_length=True),
+                                {"x": (4, 3, 2), "y": (3,)}),
+    "depth_to_space": (lambda: S.depth_to_space(x, block_size=2), {"x": (2, 8, 2, 3)}),
+    "space_to_depth": (lambda: S.space_to_depth(x, block_size=2), {"x": (2, 3, 4, 6)}),
+    "broadcast_like": (lambda: S.broadcast_like(x, y), {"x": (1, 3, 1), "y": (2, 3, 4)}),
+    "broadcast_like_axes": (lambda: S.broadcast_like(x, y, lhs_axes=(0, -1), rhs_axes=(-1, 0)),
+                            {"x": (1, 3, 1), "y": (2, 4)}),
+    "reshape_like": (lambda: S.reshape_like(x, y), {"x": (2, 3, 4), "y": (6, 2, 2)}),
+    "reshape_like_ranges": (lambda: S.reshape_like(x, y, lhs_begin=1, lhs_end=-1, rhs_begin=0,
+                                                   rhs_end=1), {"x": (2, 3, 4, 5), "y": (12, 7)}),
+    "reshape_like_tail": (lambda: S.reshape_like(x, y, lhs_begin=-2, rhs_begin=1),
+                          {"x": (2, 3, 4), "y": (5, 4, 3)}),
+    "size_array": (lambda: S.size_array(x), {"x": (2, 3, 4)}),
+    "crop_offset": (lambda: S.Crop(x, num_args=1, offset=(1, 2), h_w=(2, 3)),
+                    {"x": (1, 2, 5, 6)}),
+    "crop_like_centre": (lambda: S.Crop(x, y, num_args=2, center_crop=True),
+                         {"x": (1, 2, 7, 6), "y": (1, 1, 4, 3)}),
+    "instance_norm": (lambda: S.InstanceNorm(x, eps=1e-2, name="in"),
+                      {"x": (2, 3, 4, 5), "in_gamma": (3,), "in_beta": (3,)}),
+    "box_decode_center": (lambda: S._contrib_box_decode(x, y, std0=0.1, std1=0.2, std2=0.3,
+                                                        std3=0.4),
+                          {"x": (2, 3, 4), "y": (1, 3, 4)}),
+    "box_decode_corner_clip": (lambda: S._contrib_box_decode(4 * x, y, format="corner",
+                                                             clip=0.5),
+                               {"x": (2, 3, 4), "y": (1, 3, 4)}),
+    "logical": (lambda: S.broadcast_logical_and(x > 0, y) + 2 * S.broadcast_logical_or(x > 0, y < 0)
+                + 4 * S.broadcast_logical_xor(x > 0, y > 0), {"x": (2, 3), "y": (1, 3)}),
+    "gemm2": (lambda: S._linalg_gemm2(x, y, transpose_a=True, alpha=0.5),
+              {"x": (2, 4, 3), "y": (2, 4, 5)}),
+    "gemm2_plain": (lambda: S._linalg_gemm2(x, y, transpose_b=True, axis=0),
+                    {"x": (3, 4), "y": (5, 4)}),
+    "logistic_regression_output": (lambda: S.LogisticRegressionOutput(x, S.var("label")),
+                                   {"x": (2, 3)}),
+    "regression_outputs": (lambda: S.LinearRegressionOutput(x, S.var("label")) * 2
+                           + S.MAERegressionOutput(x, S.var("label")) + S.MakeLoss(x),
+                           {"x": (2, 3)}),
 }
 ACTIVATIONS = ["relu", "sigmoid", "tanh", "softrelu", "softsign"]
 LEAKY = ["leaky", "elu", "selu", "gelu", "rrelu"]
@@ -242,7 +286,7 @@ UNARY = ["relu", "sigmoid", "tanh", "exp", "log", "log2", "log10", "sqrt", "rsqr
 def test_translation(case: str, tmp_path: Path) -> None:
     build, shapes = CASES[case]
     inputs = {k: normal(*s) for k, s in shapes.items()}
-    if case.startswith("sequence_mask"):  # lengths
+    if case.startswith("sequence_") and "y" in inputs:  # lengths
         inputs["y"] = np.array([4, 1, 2], np.float32)
     if case == "softmax_length":
         inputs["y"] = np.array([[4, 1], [0, 2], [3, 3]], np.float32)
@@ -343,6 +387,77 @@ def test_position_sensitive_roi_align_is_refused_by_name(tmp_path: Path) -> None
                              onnx_file_path=str(tmp_path / "r.onnx"))
 
 
+@pytest.mark.parametrize("op", ["nansum", "nanprod"])
+def test_nan_reductions(op: str, tmp_path: Path) -> None:
+    values = normal(2, 3, 4)
+    values[0, 1, :2] = values[1, :, 3] = np.nan
+    for axis, keepdims in ((None, False), (-1, True), ((0, 2), False)):
+        check(getattr(S, op)(x, axis=axis, keepdims=keepdims), {"x": values}, tmp_path)
+
+
+def test_nansum_of_integers(tmp_path: Path) -> None:
+    check(S.nansum(x, axis=1), {"x": np.arange(12, dtype=np.int32).reshape(3, 4)}, tmp_path)
+
+
+def test_sequence_reverse_lengths_out_of_range(tmp_path: Path) -> None:
+    """Lengths past the steps, negative and fractional, as MXNet reads them."""
+    lengths = np.array([7, -1, 2.7, 0], np.float32)
+    net = S.SequenceReverse(x, y, use_sequence_length=True)
+    check(net, {"x": normal(3, 4, 2), "y": lengths}, tmp_path)
+    check(net, {"x": normal(3, 4, 2), "y": lengths.astype(np.int32)}, tmp_path, dynamic=True)
+
+
+def test_gather_nd(tmp_path: Path) -> None:
+    """Index tuples first in MXNet, last in ONNX; negative and fractional indices."""
+    data = normal(3, 4, 2)
+    indices = np.array([[[0, -1], [2, 1.6]], [[3, 0], [-4, 2]]], np.float32)  # (M=2, 2, 2)
+    check(S.gather_nd(x, y), {"x": data, "y": indices}, tmp_path)
+    check(S.gather_nd(x, y), {"x": data, "y": np.array([[1, 0, -1]], np.int64)}, tmp_path,
+          dynamic=True)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "uint8"])
+def test_one_hot(dtype: str, tmp_path: Path) -> None:
+    """Indices out of range (negative ones too) give rows of off_value."""
+    indices = np.array([[-1, 0, 2.7], [4, 3, -4]], np.float32)
+    net = S.one_hot(x, depth=4, on_value=7.5, off_value=-0.25 if dtype[0] == "f" else 2,
+                    dtype=dtype)
+    check(net, {"x": indices}, tmp_path)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_broadcast_mod(dtype: type, tmp_path: Path) -> None:
+    """The divisor's sign, and 0 for a zero divisor."""
+    a: np.ndarray = np.array([[7, -7, 7, -7, 0, 5], [6.5, -2, 3, 9, -1, 4]]).astype(dtype)
+    b: np.ndarray = np.array([[3, 3, -3, -3, 2, 0]]).astype(dtype)
+    check(S.broadcast_mod(x, y), {"x": a, "y": b}, tmp_path)
+
+
+def test_roi_pooling(tmp_path: Path) -> None:
+    """Rois of two images: corners that round half away from zero, one past the map's
+    edge, one of a single cell, and batch indices outside the batch (zeros)."""
+    rois = np.array([[0, 1.0, 1.5, 9.0, 7.0], [1, 2.5, 0.0, 2.5, 13.5],
+                     [1, -3.0, 4.0, 18.0, 20.0], [-1, 0.0, 0.0, 4.0, 4.0],
+                     [2, 0.0, 0.0, 4.0, 4.0], [0.7, 6.5, 6.0, 11.0, 9.5]], np.float32)
+    net = S.ROIPooling(x, y, pooled_size=(3, 2), spatial_scale=0.5)
+    check(net[0], {"x": normal(2, 3, 8, 7), "y": rois}, tmp_path)
+
+
+def test_free_dimensions_of_shape_operators(tmp_path: Path) -> None:
+    """The translations that read shapes in the graph, on inputs of free dimensions."""
+    net = S.Group([S.broadcast_like(x, y, lhs_axes=(0,), rhs_axes=(1,)),
+                   S.reshape_like(y, x, lhs_begin=1, rhs_begin=-1), S.size_array(y),
+                   S.SequenceReverse(y)])
+    check(net, {"x": normal(1, 12), "y": normal(2, 3, 4)}, tmp_path, dynamic=True)
+
+
+def test_gemm2_with_rows_elsewhere_is_refused_by_name(tmp_path: Path) -> None:
+    net = S._linalg_gemm2(x, y, axis=0, name="g")
+    with pytest.raises(mx.OperatorError, match=r"g \(_linalg_gemm2\): axis=0"):
+        mx.onnx.export_model(net, {}, [(3, 2, 4), (4, 2, 5)],
+                             onnx_file_path=str(tmp_path / "g.onnx"))
+
+
 def _rnn(mode: str, layers: int, bidirectional: bool, parameters: mx.sym.Symbol,
          **extra) -> mx.sym.Symbol:
     states = [S.var("h")] + ([S.var("c")] if mode == "lstm" else [])
@@ -385,5 +500,7 @@ def test_cases_cover_the_translations() -> None:
     built = {n.op for case in CASES.values()
              for n in mx.sym.Group([case[0]()]).get_internals()._topo() if n.op}
     covered = built | set(UNARY) | {"Activation", "LeakyReLU", "BatchNorm", "Embedding", "take",
-                                    "_contrib_ROIAlign", "RNN", "_rnn_param_concat"}
+                                    "_contrib_ROIAlign", "RNN", "_rnn_param_concat", "nansum",
+                                    "nanprod", "gather_nd", "one_hot", "broadcast_mod",
+                                    "ROIPooling"}
     assert set(TRANSLATIONS) - covered == set()
