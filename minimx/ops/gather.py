@@ -39,10 +39,11 @@ def _coordinates(what: str, indices: Array, sizes: Dims, wrap: bool) -> tuple[Ar
 
 
 def _nd_rule(what: str, data: Dims, indices: Dims) -> int:
-    """How many leading data axes `indices` (M, ...) addresses: M, checked."""
-    if len(indices) < 1 or not 0 < indices[0] <= len(data):
-        raise ShapeError(f"{what}: indices {indices} must have a first axis of length 1 to "
-                         f"{len(data)} (data {data})")
+    """How many leading data axes `indices` (M, ...) addresses: M, checked. As in
+    MXNet, indices have at least two axes (the coordinates, then the places)."""
+    if len(indices) < 2 or not 0 < indices[0] <= len(data):
+        raise ShapeError(f"{what}: indices {indices} must have at least two axes, the "
+                         f"first of length 1 to {len(data)} (data {data})")
     return indices[0]
 
 

@@ -60,6 +60,10 @@ def test_gradient_is_the_derivative_along_symmetric_directions(name):
      "index 3 is out of bounds for axis 1 with size 3"),
     ("gather_nd", {}, [np.zeros((2, 3)), np.array([[-3], [0]])], OperatorError,
      "index -3 is out of bounds for axis 0"),
+    # MXNet 1.9.1: "gather_nd requires index tensor to have at least 2 dimensions"
+    ("gather_nd", {}, [np.zeros((3, 4)), np.array([2.0])], ShapeError, "at least two axes"),
+    ("scatter_nd", {"shape": (4,)}, [np.ones(1), np.array([2.0])], ShapeError,
+     "at least two axes"),
     ("_contrib_index_copy", {}, [np.zeros((3, 2)), np.array([-1.0]), np.ones((1, 2))],
      OperatorError, "index -1.0 is out of bounds"),
     ("batch_take", {}, [np.zeros((2, 3, 4)), np.zeros(6)], ShapeError, "must be 2-D"),
