@@ -21,6 +21,8 @@ memory in use. With ``aggregate_stats``, `dumps` returns MXNet's table: per
 operator (a node's operator; a oneDNN step's primitive and kernel) the count
 and total / min / max / avg time, and the memory in use (min / max / avg).
 ``profile_api`` is accepted for compatibility (minimx has no C API).
+MXNet's annotations (`Domain`, `Task`, `Frame`, `Event`, `Counter`, `Marker`)
+go into the same trace while recording, with MXNet's event phases.
 ``continuous_dump`` rewrites the file each time profiling stops or pauses.
 When the profiler is off the engine pays one global read per operation, a
 DNNL subgraph one per run, and an allocation one call.
@@ -40,6 +42,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import warnings
 import weakref
 from dataclasses import dataclass, fields, replace
 from time import perf_counter_ns
@@ -92,6 +95,8 @@ _in_use = 0
 # and the memory in use -> [count, total, min, max] bytes.
 _aggregate: dict[str, list[int]] = {}
 _memory_stats: list[int] = []
+# Since the last finished dump: the trace events of Counters and Markers.
+_annotations: list[dict] = []
 
 
 def _check_process(profile_process: str) -> None:
@@ -258,7 +263,7 @@ def _trace() -> dict:
     events += [{"name": MEMORY, "cat": "Device Storage", "ph": "C", "pid": _MEMORY_PID,
                 "tid": 0, "ts": ts / 1000, "args": {MEMORY: in_use}}
                for ts, in_use in _memory_samples]
-    return {"traceEvents": events, "displayTimeUnit": "ms"}
+    return {"traceEvents": events + _annotations, "displayTimeUnit": "ms"}
 
 
 def dump(finished: bool = True, profile_process: str = "worker") -> None:
@@ -274,6 +279,7 @@ def dump(finished: bool = True, profile_process: str = "worker") -> None:
             _events.clear()
             _thread_names.clear()
             _memory_samples.clear()
+            _annotations.clear()
         filename = _config.filename
     tmp = f"{filename}.tmp"
     with open(tmp, "w", encoding="utf-8") as f:
@@ -339,3 +345,157 @@ def _section(title: str, columns: tuple[str, ...], rows: list[tuple]) -> list[st
     body = [f"{name:<30}{count:>11}" + "".join(f"{v:>17.4f}" for v in values)
             for name, count, *values in rows]
     return [title, "=================", head, rule, *body, ""]
+
+
+# -- MXNet's annotations ----------------------------------------------------------------------
+# Their trace events are MXNet's: a task is an async pair (b/e, with an id), a frame a
+# context pair ("(" / ")"), an event a B/E pair, a counter a C event per value, a marker
+# an instant "n" event.
+
+def _annotate(name: str, category: str, phase: str, **extra: object) -> None:
+    if _running and not _paused:
+        with _lock:
+            _annotations.append({"name": name, "cat": category, "ph": phase, "pid": _PID,
+                                 "tid": threading.get_native_id(),
+                                 "ts": perf_counter_ns() / 1000, **extra})
+
+
+class Domain:
+    """A named group of annotations (the category of its tasks, frames, counters, markers)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __str__(self) -> str:
+        return self.name
+
+    def new_task(self, name: str) -> Task:
+        return Task(self, name)
+
+    def new_frame(self, name: str) -> Frame:
+        return Frame(self, name)
+
+    def new_counter(self, name: str, value: int | None = None) -> Counter:
+        return Counter(self, name, value)
+
+    def new_marker(self, name: str) -> Marker:
+        return Marker(self, name)
+
+
+class _Range:
+    """A stretch of time from `start` to `stop`: two trace events."""
+
+    PHASES = ("B", "E")
+
+    def __init__(self, category: str, name: str) -> None:
+        self.category, self.name = category, name
+
+    def __str__(self) -> str:
+        return self.name
+
+    def _extra(self) -> dict:
+        return {}
+
+    def start(self) -> None:
+        _annotate(self.name, self.category, self.PHASES[0], **self._extra())
+
+    def stop(self) -> None:
+        _annotate(self.name, self.category, self.PHASES[1], **self._extra())
+
+
+class Task(_Range):
+    """A task of `domain`: ``start()``, ``stop()``."""
+
+    PHASES = ("b", "e")
+
+    def __init__(self, domain: Domain, name: str) -> None:
+        super().__init__(domain.name, name)
+
+    def _extra(self) -> dict:
+        return {"id": id(self)}
+
+
+class Frame(_Range):
+    """A frame (a repeated stretch, such as an iteration) of `domain`."""
+
+    PHASES = ("(", ")")
+
+    def __init__(self, domain: Domain, name: str) -> None:
+        super().__init__(f"{domain.name},frame", name)
+
+
+class Event(_Range):
+    """A stretch of time outside any domain."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__("event", name)
+
+
+class Counter:
+    """A value in `domain`, traced at each change (``+=`` and ``-=`` too)."""
+
+    def __init__(self, domain: Domain, name: str, value: int | None = None) -> None:
+        self.domain, self.name, self._value = domain, name, 0
+        if value is not None:
+            self.set_value(value)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def set_value(self, value: int) -> None:
+        self._value = int(value)
+        _annotate(self.name, self.domain.name, "C", args={self.name: self._value})
+
+    def increment(self, delta: int = 1) -> None:
+        self.set_value(self._value + delta)
+
+    def decrement(self, delta: int = 1) -> None:
+        self.set_value(self._value - delta)
+
+    def __iadd__(self, delta: int) -> Counter:
+        self.increment(delta)
+        return self
+
+    def __isub__(self, delta: int) -> Counter:
+        self.decrement(delta)
+        return self
+
+
+_SCOPES = {"global": "g", "process": "p", "thread": "t", "task": "t", "marker": "t"}
+
+
+class Marker:
+    """An instant in `domain`: ``mark(scope)``, scope global, process, thread, task or
+    marker."""
+
+    def __init__(self, domain: Domain, name: str) -> None:
+        self.domain, self.name = domain, name
+
+    def mark(self, scope: str = "process") -> None:
+        if scope not in _SCOPES:
+            raise MinimxError(f"profiler: Marker {self.name!r}: scope must be one of "
+                              f"{', '.join(_SCOPES)}, got {scope!r}")
+        _annotate(self.name, f"{self.domain.name},instant_marker", "n", s=_SCOPES[scope])
+
+
+# -- MXNet's deprecated names -----------------------------------------------------------------
+def profiler_set_config(mode: str = "symbolic", filename: str = "profile.json") -> None:
+    """Deprecated in MXNet: `set_config` with ``profile_<mode>=True``."""
+    warnings.warn("profiler.profiler_set_config() is deprecated. Please use "
+                  "profiler.set_config() instead", stacklevel=2)
+    set_config(**{f"profile_{mode}": True, "filename": filename})
+
+
+def profiler_set_state(state: str = "stop") -> None:
+    """Deprecated in MXNet: `set_state`."""
+    warnings.warn("profiler.profiler_set_state() is deprecated. Please use "
+                  "profiler.set_state() instead", stacklevel=2)
+    set_state(state)
+
+
+def dump_profile() -> None:
+    """Deprecated in MXNet: `dump`."""
+    warnings.warn("profiler.dump_profile() is deprecated. Please use profiler.dump() instead",
+                  stacklevel=2)
+    dump(True)
+

@@ -30,6 +30,13 @@ TRACE_SCHEMA = {
                             "pid": {"type": "integer"},
                             "args": {"type": "object",
                                      "additionalProperties": {"type": "number"}}}},
+            # MXNet's annotations: async task pairs, frame pairs, instant markers
+            {"type": "object", "required": ["name", "cat", "ph", "ts", "pid", "tid", "id"],
+             "properties": {"ph": {"enum": ["b", "e"]}, "id": {"type": "integer"}}},
+            {"type": "object", "required": ["name", "cat", "ph", "ts", "pid", "tid"],
+             "properties": {"ph": {"enum": ["(", ")"]}}},
+            {"type": "object", "required": ["name", "cat", "ph", "ts", "pid", "tid", "s"],
+             "properties": {"ph": {"const": "n"}, "s": {"enum": ["g", "p", "t"]}}},
         ]}},
     },
 }

@@ -205,3 +205,47 @@ def test_memory_is_not_counted_unless_asked(trace_file: Path) -> None:
     profiler.dump()
     assert not [e for e in check_trace(trace_file) if e["ph"] == "C"]
     del kept
+
+
+def test_annotations_are_traced_as_mxnet_traces_them(trace_file: Path) -> None:
+    # MXNet 1.9.1's trace for the same calls (phases and categories).
+    domain = profiler.Domain("dom")
+    task, frame = domain.new_task("task1"), domain.new_frame("fr")
+    counter, marker = domain.new_counter("ctr", 1), domain.new_marker("mk")
+    task.start()   # not recorded: the profiler is stopped
+    profiler.set_state("run")
+    task.start()
+    task.stop()
+    counter = domain.new_counter("ctr", 5)
+    counter += 2
+    counter.decrement(3)
+    marker.mark("process")
+    event = profiler.Event("ev")
+    event.start()
+    event.stop()
+    frame.start()
+    frame.stop()
+    profiler.set_state("stop")
+    profiler.dump()
+    got = [(e["name"], e["cat"], e["ph"], e.get("args"), e.get("s"))
+           for e in check_trace(trace_file) if e["name"] in ("task1", "ctr", "mk", "ev", "fr")]
+    assert got == [("task1", "dom", "b", None, None), ("task1", "dom", "e", None, None),
+                   ("ctr", "dom", "C", {"ctr": 5}, None), ("ctr", "dom", "C", {"ctr": 7}, None),
+                   ("ctr", "dom", "C", {"ctr": 4}, None),
+                   ("mk", "dom,instant_marker", "n", None, "p"),
+                   ("ev", "event", "B", None, None), ("ev", "event", "E", None, None),
+                   ("fr", "dom,frame", "(", None, None), ("fr", "dom,frame", ")", None, None)]
+    assert (str(domain), str(task), str(counter)) == ("dom", "task1", "ctr")
+    with pytest.raises(MinimxError, match="scope must be one of"):
+        marker.mark("galaxy")
+
+
+def test_mxnets_deprecated_names_warn_and_work(trace_file: Path) -> None:
+    with pytest.warns(UserWarning, match="profiler_set_state\\(\\) is deprecated"):
+        profiler.profiler_set_state("run")
+    with pytest.warns(UserWarning, match="profiler_set_state\\(\\) is deprecated"):
+        profiler.profiler_set_state("stop")
+    with pytest.warns(UserWarning, match="dump_profile\\(\\) is deprecated"):
+        profiler.dump_profile()
+    assert trace_file.exists()
+
