@@ -42,6 +42,7 @@ from .base import (
     DTypeError,
     GraphFormatError,
     MinimxError,
+    MXNetError,
     OperatorError,
     ShapeError,
 )
@@ -63,9 +64,9 @@ visualization = viz
 __version__ = "0.1.0"
 
 __all__ = ["AttrScope", "BackendError", "Context", "DataFileError", "DTypeError", "Executor",
-           "GraphFormatError", "MinimxError", "OperatorError", "ShapeError", "attribute",
-           "callback", "contrib", "cpu", "cpu_pinned", "current_context", "gpu", "init",
-           "initializer", "image", "io",
+           "GraphFormatError", "MinimxError", "MXNetError", "OperatorError", "ShapeError",
+           "attribute", "callback", "contrib", "cpu", "cpu_pinned", "current_context", "gpu",
+           "init", "initializer", "image", "io",
            "kv", "kvstore", "lr_scheduler", "metric", "mod", "model", "models", "module", "mon",
            "monitor", "name", "nd", "ndarray", "onnx", "operator", "optimizer", "profiler",
            "random", "recordio", "rnn", "subgraph", "sym", "symbol", "test_utils", "visualization",

@@ -22,6 +22,11 @@ class MinimxError(RuntimeError):
     """Base of every error minimx raises on purpose."""
 
 
+# MXNet's name for its errors, so that a script's ``except mx.MXNetError`` (or
+# ``mx.base.MXNetError``) catches what minimx raises where MXNet would.
+MXNetError = MinimxError
+
+
 class ShapeError(MinimxError, ValueError):
     """Shapes that contradict each other or an operator's rules."""
 

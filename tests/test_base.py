@@ -82,3 +82,10 @@ def test_a_context_is_current_inside_its_with_block_as_in_mxnet():
         assert mx.current_context() == mx.test_utils.default_context() == mx.cpu(3)
     finally:
         mx.test_utils.set_default_context(mx.cpu(0))
+
+
+def test_mxnets_error_name_catches_minimx_errors():
+    # A script's `except mx.MXNetError` (or mx.base.MXNetError) keeps working.
+    assert mx.MXNetError is mx.MinimxError is base.MXNetError
+    with pytest.raises(mx.MXNetError, match="num_hidden"):
+        mx.sym.FullyConnected(mx.sym.var("x"))
