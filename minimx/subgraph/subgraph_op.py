@@ -98,11 +98,15 @@ def check_inner_sizes(p, in_shapes, in_dtypes) -> tuple[list, list]:
 
 def create_runner(p, in_shapes, in_dtypes) -> GraphRunner:
     """A runner for the inner graph with these input shapes and dtypes."""
-    g = inner_graph(p)
+    return graph_runner(inner_graph(p), inner_values(p, infer_shapes, in_shapes),
+                        inner_values(p, infer_dtypes, in_dtypes))
+
+
+def graph_runner(g: Graph, shapes: list, dtypes: list) -> GraphRunner:
+    """A runner of a subgraph `g` given every entry's shape and dtype: gradients for
+    its inputs but the auxiliary states, which it updates in place."""
     aux = set(g.aux_ids)
-    return GraphRunner(g, inner_values(p, infer_shapes, in_shapes),
-                       inner_values(p, infer_dtypes, in_dtypes),
-                       ["null" if n in aux else "write" for n in g.input_ids])
+    return GraphRunner(g, shapes, dtypes, ["null" if n in aux else "write" for n in g.input_ids])
 
 
 def run_forward(runner: GraphRunner, ctx, inputs):

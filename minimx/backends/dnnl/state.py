@@ -157,9 +157,8 @@ class DnnlState:
 
 
 def _runner(g: Graph, inputs: Sequence[np.ndarray]) -> GraphRunner:
-    """A numpy runner of `g` for these inputs (auxiliary states updated in place)."""
+    """A numpy runner of `g` for these inputs."""
     entries = [g.entry_ptr[nid] for nid in g.input_ids]
-    shapes = infer_shapes(g, {e: a.shape for e, a in zip(entries, inputs, strict=True)})
-    dtypes = infer_dtypes(g, {e: a.dtype for e, a in zip(entries, inputs, strict=True)})
-    aux = set(g.aux_ids)
-    return GraphRunner(g, shapes, dtypes, ["null" if n in aux else "write" for n in g.input_ids])
+    return subgraph_op.graph_runner(
+        g, infer_shapes(g, {e: a.shape for e, a in zip(entries, inputs, strict=True)}),
+        infer_dtypes(g, {e: a.dtype for e, a in zip(entries, inputs, strict=True)}))
