@@ -90,6 +90,10 @@ class PythonModule(BaseModule):
     def update(self) -> None:
         """Nothing to update."""
 
+    def install_monitor(self, mon: Any) -> None:
+        """Nothing to watch: no operators run here. (MXNet's raises, so a monitor on a
+        `SequentialModule` ending in a Python loss fails there.)"""
+
     def update_metric(self, eval_metric: EvalMetric, labels: Sequence[NDArray] | None,
                       pre_sliced: bool = False) -> None:
         """Score the outputs against `labels` - if the module was bound with labels."""
@@ -184,9 +188,6 @@ class PythonLossModule(PythonModule):
     def get_input_grads(self, merge_multi_context: bool = True) -> list[NDArray]:
         """The gradient of the scores from the last backward."""
         return [self._scores_grad] if self._scores_grad is not None else []
-
-    def install_monitor(self, mon: Any) -> None:
-        raise NotImplementedError("PythonLossModule has no executors to monitor")
 
 
 def _check_names(kind: str, names: Sequence[str] | None, shapes: ShapesArg) -> None:

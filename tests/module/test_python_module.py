@@ -118,3 +118,15 @@ def test_python_module_subclass() -> None:
     acc = mx.metric.create("acc")
     double.update_metric(acc, [mx.nd.array([1])])
     assert acc.num_inst == 0
+
+
+def test_a_monitor_on_a_chain_ending_in_a_python_loss_watches_the_other_modules() -> None:
+    # The Python loss runs no operators: it has nothing to watch (MXNet's raises).
+    seq = fc_with_python_loss()
+    seq.bind(data_shapes=[("data", (3, 4))], label_shapes=[("softmax_label", (3,))])
+    seq.init_params()
+    mon = mx.mon.Monitor(1, pattern="fc_output")
+    seq.install_monitor(mon)
+    mon.tic()
+    seq.forward(mx.io.DataBatch([mx.nd.array(X[:3])], [mx.nd.array(Y[:3])]))
+    assert [name for _, name, _ in mon.toc()] == ["fc_output"]
