@@ -126,11 +126,10 @@ def _gather_nd(e: Emitter, s: Site) -> None:
     """GatherND: MXNet's indices (M, ...) hold each index tuple along the first axis,
     ONNX's along the last (a Transpose); truncated to integers, negative ones read
     from the end as both do."""
-    indices = e.add("Cast", [s.inputs[1]], to=_INT64)
+    indices = e.add("Cast", [s.inputs[1]], to=_INT64)   # at least 2-D, as gather_nd checks
     rank = len(s.in_shapes[1])
-    if rank > 1:
-        indices = e.add("Transpose", [indices], perm=[*range(1, rank), 0])
-    e.add("GatherND", [s.inputs[0], indices], s.outputs[0])
+    e.add("GatherND", [s.inputs[0], e.add("Transpose", [indices], perm=[*range(1, rank), 0])],
+          s.outputs[0])
 
 
 @translates("one_hot")
