@@ -17,9 +17,10 @@ def _rng(name: str, seed: int) -> np.random.RandomState:
     return np.random.RandomState((zlib.crc32(name.encode()) ^ seed) & 0x7FFFFFFF)
 
 
-def seeded_weight(name: str, shape: tuple[int, ...], seed: int) -> np.ndarray:
+def seeded_weight(name: str, shape: tuple[int, ...], seed: int, gain: float = 1.0
+                  ) -> np.ndarray:
     """One parameter: He-scaled normal weights (activations keep their size through deep
-    nets), normalization layers near identity with some spread, small biases."""
+    nets) times `gain`, normalization layers near identity with some spread, small biases."""
     rng = _rng(name, seed)
     if name.endswith(("running_var", "moving_var")):
         values = rng.uniform(0.5, 1.5, shape)
@@ -29,10 +30,13 @@ def seeded_weight(name: str, shape: tuple[int, ...], seed: int) -> np.ndarray:
         values = rng.uniform(-0.1, 0.1, shape)
     else:
         fan_in = int(np.prod(shape[1:]))
-        values = rng.normal(0.0, np.sqrt(2.0 / fan_in), shape)
+        values = rng.normal(0.0, gain * np.sqrt(2.0 / fan_in), shape)
     return values.astype("float32")
 
 
-def seeded_weights(shapes: dict[str, tuple[int, ...]], seed: int) -> dict[str, np.ndarray]:
-    """Every parameter named in ``shapes``."""
-    return {name: seeded_weight(name, tuple(shape), seed) for name, shape in shapes.items()}
+def seeded_weights(shapes: dict[str, tuple[int, ...]], seed: int, gain: float = 1.0
+                   ) -> dict[str, np.ndarray]:
+    """Every parameter named in ``shapes``; `gain` scales the weights of deep nets whose
+    activations would otherwise grow past float32's range."""
+    return {name: seeded_weight(name, tuple(shape), seed, gain)
+            for name, shape in shapes.items()}

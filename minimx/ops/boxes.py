@@ -204,8 +204,9 @@ register(OpDef(
         Param("out_format", "str", "corner", "The output box encoding type.",
               choices=FORMATS),
     ),
-    outputs=("output", "temp"), visible_outputs=lambda p: 1,
-    forward=_nms_forward, backward=_nms_backward, backward_reads=GradReads((), ("temp",)),
+    # MXNet lists no output names for it: its outputs are named by number (nms0_output0).
+    outputs=("output0", "output1"), visible_outputs=lambda p: 1,
+    forward=_nms_forward, backward=_nms_backward, backward_reads=GradReads((), ("output1",)),
     infer_shape=_nms_shape,
 ))
 

@@ -2,8 +2,10 @@
 parameters and outputs (src/operator/tensor/ordering_op-inl.h,
 broadcast_reduce_op_index.cc).
 
-Sorts are stable in both directions: equal values keep their order, so the
-lower index comes first, as MXNet gives. `topk` with ret_typ "value" and
+Equal values come out in the order MXNet's CPU sort leaves them: libstdc++'s
+unstable `std::sort` (or `std::partial_sort` when topk keeps fewer than an eighth
+of the axis), replayed by stdsort.py for the rows that hold ties; rows without
+ties take numpy's sort, which agrees there. `topk` with ret_typ "value" and
 `sort` have a hidden second output, the indices, which their gradient reads
 to put the output gradient back in place. Indices come as floats (or the
 `dtype` asked for), as in MXNet.
@@ -16,20 +18,43 @@ from ..base import ShapeError
 from .infer import Dims, checked_axis, from_input, merge_dtype
 from .params import Params
 from .registry import GradReads, OpContext, OpDef, Param, register, zero_gradients
+from .stdsort import std_partial_sort, std_sort
 
 Array = np.ndarray
 
 INDEX_DTYPES = ("float16", "float32", "float64", "int32", "int64", "uint8")
 
 
-def stable_order(x: Array, axis: int, ascend: bool) -> Array:
-    """Indices sorting `x` along `axis`; ties keep the lower index first either way."""
+def mxnet_order(x: Array, axis: int, ascend: bool, k: int) -> Array:
+    """Indices of the first `k` of `x` sorted along `axis`, ties as MXNet orders them."""
+    rows = np.moveaxis(x, axis, -1)
+    n = rows.shape[-1]
     if ascend:
-        return np.argsort(x, axis=axis, kind="stable")
-    n = x.shape[axis]
-    # Sorting the reversed array ascending, then reading it backwards, keeps ties in order.
-    order = np.argsort(np.flip(x, axis), axis=axis, kind="stable")
-    return n - 1 - np.flip(order, axis)
+        order = np.argsort(rows, axis=-1, kind="stable")[..., :k]
+    else:  # largest first: -rows would wrap unsigned values
+        order = n - 1 - np.flip(np.argsort(np.flip(rows, -1), axis=-1, kind="stable"), -1)
+        order = order[..., :k]
+    if n == 0 or order.size == 0:
+        return np.moveaxis(order, -1, axis)
+    flat_rows, flat_order = rows.reshape(-1, n), order.reshape(-1, k)
+    ordered = np.sort(flat_rows, axis=-1)
+    tied = (ordered[:, 1:] == ordered[:, :-1]).any(-1) | np.isnan(ordered).any(-1)
+    for r in np.flatnonzero(tied):
+        flat_order[r] = _std_order(flat_rows[r].tolist(), ascend, k)
+    return np.moveaxis(flat_order.reshape(order.shape), -1, axis)
+
+
+def _std_order(values: list, ascend: bool, k: int) -> list[int]:
+    """The first `k` indices of `values` as MXNet's TopKSort sorts them (ordering_op-inl.h):
+    a full std::sort when k is more than an eighth of them, else std::partial_sort."""
+    def less(i: int, j: int) -> bool:
+        return values[i] < values[j] if ascend else values[i] > values[j]
+    indices = list(range(len(values)))
+    if k * 8 > len(values):
+        std_sort(indices, less)
+    else:
+        std_partial_sort(indices, k, less)
+    return indices[:k]
 
 
 def _sort_axis(p: Params, x: Array) -> tuple[Array, int]:
@@ -83,7 +108,7 @@ def _topk_parts(p: Params, x: Array) -> tuple[Array, Array, int]:
     """(values, indices along the axis) of the top k, and the axis."""
     data, axis = _sort_axis(p, x)
     k = _k(p, data.shape[axis])
-    order = np.take(stable_order(data, axis, p.is_ascend), np.arange(k), axis=axis)
+    order = mxnet_order(data, axis, p.is_ascend, k)
     return np.take_along_axis(data, order, axis), order, axis
 
 
@@ -144,7 +169,7 @@ register(OpDef(
 
 def _sorted(p: Params, x: Array) -> tuple[Array, Array]:
     data, axis = _sort_axis(p, x)
-    order = stable_order(data, axis, p.is_ascend)
+    order = mxnet_order(data, axis, p.is_ascend, data.shape[axis])
     return np.take_along_axis(data, order, axis), order
 
 

@@ -25,7 +25,8 @@ MODELS = sorted(p.name[:-len(".json")] for p in FAMILIES.glob("*.json")
 # Random weights drive Faster R-CNN's box regressions through exp to 1e11: exp turns the
 # absolute rounding error of its argument (about 25) into a relative one, so float32 sums
 # taken in another order (another CPU's kernels) differ in the third digit of a box.
-TOLERANCE = {"faster_rcnn_resnet50_v1b_voc": 5e-3}
+# Mask R-CNN's masks are sigmoids of logits in the thousands: the same in another order.
+TOLERANCE = {"faster_rcnn_resnet50_v1b_voc": 5e-3, "mask_rcnn_resnet50_v1b_coco": 5e-3}
 
 
 def load(name: str) -> tuple[mx.sym.Symbol, dict, dict[str, np.ndarray]]:
@@ -40,7 +41,8 @@ def load(name: str) -> tuple[mx.sym.Symbol, dict, dict[str, np.ndarray]]:
 def run(name: str, backend: str, monkeypatch: pytest.MonkeyPatch) -> tuple[list, dict]:
     """minimx's outputs and internal outputs (by name) of one model, bound with `backend`."""
     sym, spec, values = load(name)
-    weights = seeded_weights({k: tuple(v) for k, v in spec["params"].items()}, spec["seed"])
+    weights = seeded_weights({k: tuple(v) for k, v in spec["params"].items()}, spec["seed"],
+                             spec.get("gain", 1.0))
     internals = spec["internals"]
     group = mx.sym.Group([sym] + [sym.get_internals()[n] for n in internals])
     args = {n: mx.nd.array(weights[n] if n in weights else values[n])
@@ -53,8 +55,8 @@ def run(name: str, backend: str, monkeypatch: pytest.MonkeyPatch) -> tuple[list,
     return outs[:heads], dict(zip(internals, outs[heads:], strict=True))
 
 
-def test_fixtures_hold_the_fourteen_models() -> None:
-    assert len(MODELS) == 14
+def test_fixtures_hold_the_twenty_three_models() -> None:
+    assert len(MODELS) == 23
 
 
 @pytest.mark.parametrize("backend", ["NONE", "DNNL"])

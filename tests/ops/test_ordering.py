@@ -1,6 +1,7 @@
-"""topk, sort, argsort, argmax and argmin against numpy's stable sorts (ties keep
-the lower index first in both directions, as MXNet), with gradients and the
-hidden outputs MXNet's graphs count."""
+"""topk, sort, argsort, argmax and argmin against numpy's stable sorts (on axes this
+short MXNet's std::sort is an insertion sort, so ties keep the lower index first in both
+directions), with gradients and the hidden outputs MXNet's graphs count. Longer axes with
+ties: tests/ops/test_model_ops_mxnet.py (MXNet's own orders)."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,7 +11,7 @@ from hypothesis.extra import numpy as hnp
 import minimx as mx
 from minimx.base import ShapeError
 from minimx.ops import get_op
-from minimx.ops.ordering import stable_order
+from minimx.ops.ordering import mxnet_order
 
 from gradcheck import check_gradient
 from ops_support import infer, run
@@ -29,10 +30,12 @@ def reference_order(x, axis, ascend):
 @FAST
 @given(x=TIED, ascend=st.booleans(), data=st.data())
 def test_sort_argsort_stable_order(x, ascend, data):
-    axis = data.draw(st.none() | st.integers(-x.ndim, x.ndim - 1))
+    axes = st.integers(-x.ndim, x.ndim - 1)
+    # flattened only while at most 16 long: longer, MXNet's ties are not in index order
+    axis = data.draw(st.none() | axes if x.size <= 16 else axes)
     flat, ax = (x.reshape(-1), 0) if axis is None else (x, axis)
     order = reference_order(flat, ax, ascend)
-    np.testing.assert_array_equal(stable_order(flat, ax, ascend), order)
+    np.testing.assert_array_equal(mxnet_order(flat, ax, ascend, flat.shape[ax]), order)
     params = {"axis": axis, "is_ascend": ascend}
     np.testing.assert_array_equal(run("sort", params, x)[0], np.take_along_axis(flat, order, ax))
     np.testing.assert_array_equal(run("argsort", params, x), order)
