@@ -1,6 +1,7 @@
 """`mx.image`: MXNet 1.9.1's image functions, augmenters and `ImageIter` - decode images
-into height x width x channels NDArrays (RGB), resize them as OpenCV does, crop,
-normalise and augment them, and batch them from .rec files or image lists. Decoding
+into height x width x channels NDArrays (RGB), resize them as OpenCV does, crop, rotate,
+normalise and augment them, and batch them from .rec files or image lists; and the
+detection augmenters and `ImageDetIter`, which carry object boxes along. Decoding
 needs Pillow (the `image` extra).
 
 >>> import minimx as mx, numpy as np
@@ -29,6 +30,17 @@ from .augmenters import (
                          SaturationJitterAug,
                          SequentialAug,
 )
+from .detection import (
+                         CreateDetAugmenter,
+                         CreateMultiRandCropAugmenter,
+                         DetAugmenter,
+                         DetBorrowAug,
+                         DetHorizontalFlipAug,
+                         DetRandomCropAug,
+                         DetRandomPadAug,
+                         DetRandomSelectAug,
+)
+from .detection_iter import ImageDetIter
 from .image import (
                          center_crop,
                          color_normalize,
@@ -37,7 +49,9 @@ from .image import (
                          imdecode,
                          imread,
                          imresize,
+                         imrotate,
                          random_crop,
+                         random_rotate,
                          random_size_crop,
                          resize_short,
                          scale_down,
@@ -45,9 +59,12 @@ from .image import (
 from .image_iter import ImageIter
 
 __all__ = ["Augmenter", "BrightnessJitterAug", "CastAug", "CenterCropAug", "ColorJitterAug",
-           "ColorNormalizeAug", "ContrastJitterAug", "CreateAugmenter", "ForceResizeAug",
-           "HorizontalFlipAug", "HueJitterAug", "ImageIter", "LightingAug", "RandomCropAug",
-           "RandomGrayAug", "RandomOrderAug", "RandomSizedCropAug", "ResizeAug",
-           "SaturationJitterAug", "SequentialAug", "center_crop", "color_normalize",
-           "copyMakeBorder", "fixed_crop", "imdecode", "imread", "imresize", "random_crop",
+           "ColorNormalizeAug", "ContrastJitterAug", "CreateAugmenter", "CreateDetAugmenter",
+           "CreateMultiRandCropAugmenter", "DetAugmenter", "DetBorrowAug",
+           "DetHorizontalFlipAug", "DetRandomCropAug", "DetRandomPadAug", "DetRandomSelectAug",
+           "ForceResizeAug", "HorizontalFlipAug", "HueJitterAug", "ImageDetIter", "ImageIter",
+           "LightingAug", "RandomCropAug", "RandomGrayAug", "RandomOrderAug",
+           "RandomSizedCropAug", "ResizeAug", "SaturationJitterAug", "SequentialAug",
+           "center_crop", "color_normalize", "copyMakeBorder", "fixed_crop", "imdecode",
+           "imread", "imresize", "imrotate", "random_crop", "random_rotate",
            "random_size_crop", "resize_short", "scale_down"]

@@ -29,12 +29,17 @@ from .image import (
 _GRAY_COEF = (0.299, 0.587, 0.114)   # ITU-R 601 luma, as MXNet's jitters use
 
 
+def plain_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """An augmenter's arguments with arrays as lists, as `dumps` writes them."""
+    return {k: v.asnumpy().tolist() if isinstance(v, NDArray) else
+            v.tolist() if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
+
+
 class Augmenter:
     """The base class: keeps its arguments for `dumps`; subclasses give `__call__`."""
 
     def __init__(self, **kwargs: Any) -> None:
-        self._kwargs = {k: v.asnumpy().tolist() if isinstance(v, NDArray) else
-                        v.tolist() if isinstance(v, np.ndarray) else v for k, v in kwargs.items()}
+        self._kwargs = plain_kwargs(kwargs)
 
     def dumps(self) -> str:
         """The augmenter as JSON: `[class name in lower case, its arguments]`."""
@@ -311,6 +316,16 @@ def CreateAugmenter(data_shape: Sequence[int], resize: int = 0, rand_crop: bool 
     if rand_mirror:
         auglist.append(HorizontalFlipAug(0.5))
     auglist.append(CastAug())
+    auglist += color_augmenters(brightness, contrast, saturation, hue, pca_noise, rand_gray)
+    normalize = normalize_augmenter(mean, std, "CreateAugmenter")
+    return auglist if normalize is None else [*auglist, normalize]
+
+
+def color_augmenters(brightness: float, contrast: float, saturation: float, hue: float,
+                     pca_noise: float, rand_gray: float) -> list[Augmenter]:
+    """The colour stages of MXNet's standard lists (after the cast to float32): jitters,
+    hue, PCA lighting noise and random grey, each only when asked for."""
+    auglist: list[Augmenter] = []
     if brightness or contrast or saturation:
         auglist.append(ColorJitterAug(brightness, contrast, saturation))
     if hue:
@@ -319,11 +334,17 @@ def CreateAugmenter(data_shape: Sequence[int], resize: int = 0, rand_crop: bool 
         auglist.append(LightingAug(pca_noise, _PCA_EIGVAL, _PCA_EIGVEC))
     if rand_gray > 0:
         auglist.append(RandomGrayAug(rand_gray))
+    return auglist
+
+
+def normalize_augmenter(mean: Any, std: Any, what: str) -> ColorNormalizeAug | None:
+    """The last stage of MXNet's standard lists: `ColorNormalizeAug` for per-channel
+    `mean` / `std` (True: ImageNet's), or None when neither is given."""
     mean = _MEAN_RGB if mean is True else mean
     std = _STD_RGB if std is True else std
-    for what, values in (("mean", mean), ("std", std)):
+    for name, values in (("mean", mean), ("std", std)):
         if values is not None and np.shape(_as_nd(values).asnumpy())[:1] not in ((1,), (3,)):
-            raise MinimxError(f"CreateAugmenter: {what} must have 1 or 3 values, got {values!r}")
-    if mean is not None or std is not None:
-        auglist.append(ColorNormalizeAug(mean, std))
-    return auglist
+            raise MinimxError(f"{what}: {name} must have 1 or 3 values, got {values!r}")
+    if mean is None and std is None:
+        return None
+    return ColorNormalizeAug(mean, std)

@@ -8,10 +8,12 @@ module, as MXNet's do.
 from __future__ import annotations
 
 import random
+from numbers import Number
 from typing import Any
 
 import numpy as np
 
+from .. import ndarray as nd
 from ..base import DataFileError, DTypeError, MinimxError, ShapeError
 from ..formats import image_codec
 from ..formats.image_resize import AREA, CUBIC, LINEAR, resize
@@ -234,3 +236,88 @@ def _border_fill(pixels: np.ndarray, widths: tuple, value: float,
         channels = np.clip(np.rint(channels), 0, 255)
     border = np.pad(np.zeros(pixels.shape[:2], bool), widths[:2], constant_values=True)
     return (border[..., None] * channels).astype(pixels.dtype)
+
+
+def imrotate(src: NDArray, rotation_degrees: Any, zoom_in: bool = False,
+             zoom_out: bool = False) -> NDArray:
+    """`src` (a float32 channels x height x width image, or a batch of them) rotated
+    anticlockwise about its centre by `rotation_degrees` (a number; for a batch, also
+    one angle per image), sampled bilinearly with zeros outside. `zoom_in` scales so
+    that no zeros show, `zoom_out` so that the whole image shows.
+
+    >>> import minimx as mx
+    >>> img = mx.nd.array([[[1.0, 2.0], [3.0, 4.0]]])
+    >>> mx.image.imrotate(img, 180).asnumpy().round(4).tolist()
+    [[[4.0, 3.0], [2.0, 1.0]]]
+    """
+    if zoom_in and zoom_out:
+        raise MinimxError("imrotate: zoom_in and zoom_out cannot both be True")
+    pixels = src.asnumpy() if isinstance(src, NDArray) else np.asarray(src)
+    if pixels.dtype != np.float32:
+        raise DTypeError(f"imrotate: only float32 images are supported, got {pixels.dtype}")
+    if pixels.ndim not in (3, 4):
+        raise ShapeError(f"imrotate: expected a CHW image or an NCHW batch, got shape "
+                         f"{pixels.shape}")
+    if pixels.ndim == 3 and not isinstance(rotation_degrees, Number):
+        raise MinimxError(f"imrotate: a single image needs a scalar angle, got "
+                          f"{type(rotation_degrees).__name__}")
+    batch = pixels if pixels.ndim == 4 else pixels[None]
+    degrees = _angles(rotation_degrees, len(batch))
+    h, w = batch.shape[2:]
+    if h < 2 or w < 2:
+        raise ShapeError(f"imrotate: the image must be at least 2x2, got {h}x{w}")
+    grid = _rotation_grid(np.float32(np.pi) * degrees / np.float32(180), h, w, zoom_in, zoom_out)
+    out = nd.BilinearSampler(array(batch), array(grid))
+    return out if pixels.ndim == 4 else out[0]
+
+
+def _angles(rotation_degrees: Any, count: int) -> np.ndarray:
+    """One float32 angle per image: a number repeated, or one given for each."""
+    if isinstance(rotation_degrees, Number):
+        return np.full(count, rotation_degrees, np.float32)
+    degrees = (rotation_degrees.asnumpy() if isinstance(rotation_degrees, NDArray)
+               else np.asarray(rotation_degrees)).astype(np.float32).ravel()
+    if len(degrees) != count:
+        raise ShapeError(f"imrotate: {count} images but {len(degrees)} rotation angles")
+    return degrees
+
+
+def _rotation_grid(radians: np.ndarray, h: int, w: int, zoom_in: bool,
+                   zoom_out: bool) -> np.ndarray:
+    """BilinearSampler's (N, 2, h, w) grid for rotations by `radians`, in float32 as
+    MXNet's NDArray arithmetic: the centred pixel grid rotated, then normalised by the
+    half sizes (after rotating, which keeps the aspect), then zoomed."""
+    hscale, wscale = np.float32((h - 1) / 2), np.float32((w - 1) / 2)
+    rows = (np.arange(h, dtype=np.float32)[:, None] - hscale) * np.ones((1, w), np.float32)
+    cols = (np.arange(w, dtype=np.float32)[None, :] - wscale) * np.ones((h, 1), np.float32)
+    angle = radians[:, None, None]
+    cos, sin = np.cos(angle), np.sin(angle)
+    x = (cols * cos - rows * sin) / wscale
+    y = (cols * sin + rows * cos) / hscale
+    grid = np.stack([x, y], axis=1)
+    if zoom_in or zoom_out:
+        grid = grid * _zoom(np.abs(radians), np.float32(h), np.float32(w), zoom_out)
+    return grid
+
+
+def _zoom(radians: np.ndarray, h: np.float32, w: np.float32, zoom_out: bool) -> np.ndarray:
+    """(N, 1, 1, 1): the scale at which the rotated image's corners just reach the
+    frame's edges (zoom_out) or the frame's corners just reach the image's (zoom_in)."""
+    rho, corner = np.sqrt(h * h + w * w), np.arctan(h / w)
+    max_x = np.maximum(np.abs(rho * np.cos(corner + radians)),
+                       np.abs(rho * np.cos(corner - radians)))
+    max_y = np.maximum(np.abs(rho * np.sin(corner + radians)),
+                       np.abs(rho * np.sin(corner - radians)))
+    scale = (np.maximum(max_x / w, max_y / h) if zoom_out
+             else np.minimum(w / max_x, h / max_y))
+    return scale.astype(np.float32)[:, None, None, None]
+
+
+def random_rotate(src: NDArray, angle_limits: tuple[float, float], zoom_in: bool = False,
+                  zoom_out: bool = False) -> NDArray:
+    """`imrotate` by an angle (one per image of a batch) drawn uniformly from
+    `angle_limits` (degrees) with numpy's global generator, as MXNet's."""
+    if len(src.shape) == 3:
+        return imrotate(src, float(np.random.uniform(*angle_limits)), zoom_in, zoom_out)
+    return imrotate(src, np.random.uniform(*angle_limits, size=src.shape[0]), zoom_in,
+                    zoom_out)

@@ -108,7 +108,9 @@ class ImageIter(DataIter):
                 raise MinimxError(f"ImageIter: part_index={part_index} not in [0, {num_parts})")
             part = len(self.seq) // num_parts
             self.seq = self.seq[part_index * part:(part_index + 1) * part]
-        self.auglist = CreateAugmenter(data_shape, **kwargs) if aug_list is None else aug_list
+        # Any: ImageDetIter keeps detection augmenters here, as MXNet's.
+        self.auglist: list[Any] = (CreateAugmenter(data_shape, **kwargs) if aug_list is None
+                                   else aug_list)
         self.last_batch_handle = last_batch_handle
         self.cur = 0
         self._allow_read = True
@@ -169,24 +171,34 @@ class ImageIter(DataIter):
         i = start
         try:
             while i < self.batch_size:
-                sample_label, buf = self.next_sample()
-                img = imdecode(buf, what=f"ImageIter image {self.cur}")
-                for aug in self.auglist:
-                    img = aug(img)
-                data[i] = np.transpose(img.asnumpy(), (2, 0, 1))
-                label[i] = np.reshape(sample_label, label.shape[1:])
-                i += 1
+                example = self._example(*self.next_sample())
+                if example is not None:
+                    data[i], label[i] = example
+                    i += 1
         except StopIteration:
             if not i:
                 raise
         return i
 
+    def _example(self, label: Any, buf: bytes) -> tuple[np.ndarray, np.ndarray] | None:
+        """One batch row: the decoded, augmented image (channels first) and its label
+        (None would skip the sample)."""
+        img = imdecode(buf, what=f"ImageIter image {self.cur}")
+        for aug in self.auglist:
+            img = aug(img)
+        return (np.transpose(img.asnumpy(), (2, 0, 1)),
+                np.reshape(label, self.provide_label[0].shape[1:]))
+
+    def _empty_batch(self) -> tuple[np.ndarray, np.ndarray]:
+        """The data and label arrays of a batch before it is filled."""
+        return (np.zeros((self.batch_size, *self.data_shape), np.float32),
+                np.zeros(self.provide_label[0].shape, np.float32))
+
     def next(self) -> DataBatch:
         if self._cache is not None:
             data, label, filled = self._cache
         else:
-            data = np.zeros((self.batch_size, *self.data_shape), np.float32)
-            label = np.zeros(self.provide_label[0].shape, np.float32)
+            data, label = self._empty_batch()
             filled = self._batchify(data, label, 0)
         pad = self.batch_size - filled
         if pad:

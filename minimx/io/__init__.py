@@ -2,6 +2,7 @@
 protocol that `Module`-style loops and calibration read, `NDArrayIter` over
 arrays in memory, `CSVIter` over CSV files, `MNISTIter` over MNIST idx files,
 `ImageRecordIter` over RecordIO files of images (decoded with the optional Pillow),
+`ImageDetRecordIter` over those of images with object labels,
 `ResizeIter` (a fixed number of batches per epoch) and `PrefetchingIter` (batches read
 ahead on a thread).
 
@@ -11,6 +12,7 @@ ahead on a thread).
 [(4, 3), (4, 3)]
 """
 from .csv_iter import CSVIter
+from .image_det_record import ImageDetRecordIter
 from .image_record import ImageRecordIter
 from .mnist import MNISTIter
 from .ndarray_iter import NDArrayIter
@@ -18,5 +20,5 @@ from .prefetch import PrefetchingIter
 from .protocol import DataBatch, DataDesc, DataIter
 from .resize import ResizeIter
 
-__all__ = ["CSVIter", "DataBatch", "DataDesc", "DataIter", "ImageRecordIter", "MNISTIter",
-           "NDArrayIter", "PrefetchingIter", "ResizeIter"]
+__all__ = ["CSVIter", "DataBatch", "DataDesc", "DataIter", "ImageDetRecordIter",
+           "ImageRecordIter", "MNISTIter", "NDArrayIter", "PrefetchingIter", "ResizeIter"]

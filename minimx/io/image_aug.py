@@ -17,13 +17,16 @@ from ..base import ShapeError
 from ..formats.image_resize import LINEAR, resize
 
 
-def resize_short(img: np.ndarray, size: int) -> np.ndarray:
-    """Scale so that the shorter side is `size` (MXNet's `resize`: integer sizes,
+def short_side_size(rows: int, cols: int, size: int) -> tuple[int, int]:
+    """(width, height) with the shorter side `size` (MXNet's `resize`: integer sizes,
     truncated)."""
+    return (size, size * rows // cols) if rows > cols else (size * cols // rows, size)
+
+
+def resize_short(img: np.ndarray, size: int) -> np.ndarray:
+    """Scale bilinearly so that the shorter side is `size`."""
     rows, cols = img.shape[:2]
-    if rows > cols:
-        return resize(img, size, size * rows // cols, LINEAR)
-    return resize(img, size * cols // rows, size, LINEAR)
+    return resize(img, *short_side_size(rows, cols, size), LINEAR)
 
 
 def crop(img: np.ndarray, height: int, width: int, rng: np.random.Generator | None,

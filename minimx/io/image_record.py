@@ -40,7 +40,77 @@ _DECODE_FLAG = {1: GRAYSCALE, 3: COLOR, 4: UNCHANGED}
 _DTYPES = ("float32", "uint8", "int8")
 
 
-class ImageRecordIter(DataIter):
+class RecordBatcher(DataIter):
+    """Batches of the image records of a RecordIO file, in MXNet's C++ iterators' order:
+    the file's (or shuffled per epoch with `seed`), a ring with `round_batch`. A
+    subclass sets `data_shape`, `dtype`, `label_size` and gives `_example`."""
+
+    data_shape: tuple[int, int, int]
+    dtype: np.dtype
+    label_size: int
+
+    def __init__(self, path_imgrec: str, path_imgidx: str, batch_size: int, shuffle: bool,
+                 seed: int, round_batch: bool, what: str) -> None:
+        super().__init__(checked_batch_size(batch_size, what))
+        self.shuffle, self.round_batch = shuffle, round_batch
+        self._rng = np.random.default_rng(seed)
+        self._reader = RecordReader(path_imgrec)
+        if path_imgidx:
+            self._offsets = sorted(read_index(path_imgidx).values())
+        else:
+            self._offsets = self._reader.offsets()
+        if not self._offsets:
+            raise DataFileError(f"{what}: {path_imgrec} holds no records")
+        self._order = self._new_order()
+        self._cursor = 0
+        if round_batch:   # MXNet reads the first batch at once
+            count = len(self._offsets)
+            check_one_wrap(min(count, self.batch_size), count, self.batch_size, what)
+        self._what = what
+
+    def _new_order(self) -> np.ndarray:
+        count = len(self._offsets)
+        return self._rng.permutation(count) if self.shuffle else np.arange(count)
+
+    def reset(self) -> None:
+        self._cursor = next_epoch_start(self._cursor, len(self._offsets), self.round_batch)
+        self._order = self._new_order()
+
+    def next(self) -> DataBatch:
+        count, first = len(self._offsets), self._cursor
+        if first >= count:
+            raise StopIteration
+        real = min(self.batch_size, count - first)
+        if self.round_batch:
+            check_one_wrap(real, count, self.batch_size, self._what)
+        taken = real if not self.round_batch else self.batch_size
+        data = np.zeros((self.batch_size, *self.data_shape), self.dtype)
+        labels = np.zeros((self.batch_size, self.label_size), np.float32)
+        for row, position in enumerate(range(first, first + taken)):
+            data[row], labels[row] = self._example(int(self._order[position % count]))
+        self._cursor = first + self.batch_size
+        label = labels[:, 0] if self.label_size == 1 else labels
+        return DataBatch([array(data, dtype=self.dtype)], [array(label, dtype=np.float32)],
+                         pad=self.batch_size - real)
+
+    def _record(self, index: int) -> tuple[Any, bytes, str]:
+        """The header and the payload of the `index`-th record, and words naming it."""
+        offset = self._offsets[index]
+        self._reader.seek(offset)
+        record = self._reader.read()
+        if record is None:
+            raise DataFileError(f"{self._what}: {self._reader.uri} has no record at byte "
+                                f"{offset}")
+        header, payload = unpack(record)
+        return header, payload, (f"{self._what}: {self._reader.uri}, record {header.id} "
+                                 f"(byte {offset})")
+
+    def _example(self, index: int) -> tuple[np.ndarray, np.ndarray]:
+        """The image and the label row of the `index`-th record, processed."""
+        raise NotImplementedError
+
+
+class ImageRecordIter(RecordBatcher):
     """Batches of `data_shape` (channels, height, width) images and their labels from the
     image records of `path_imgrec` (`path_imgidx`: its `.idx`, which spares a scan).
 
@@ -61,7 +131,6 @@ class ImageRecordIter(DataIter):
                  round_batch: bool = True, inter_method: int = 1,
                  data_name: str = "data", label_name: str = "softmax_label",
                  dtype: Any = "float32", **kwargs: Any) -> None:
-        super().__init__(checked_batch_size(batch_size, "ImageRecordIter"))
         unknown = sorted(set(kwargs) - _IGNORED)
         if unknown:
             raise OperatorError(f"ImageRecordIter: MXNet's {', '.join(unknown)} not supported "
@@ -78,71 +147,25 @@ class ImageRecordIter(DataIter):
         if self.dtype.name not in _DTYPES:
             raise OperatorError(f"ImageRecordIter: dtype must be one of {_DTYPES}, "
                                 f"got {self.dtype}")
-        self.label_width = label_width
+        super().__init__(path_imgrec, path_imgidx, batch_size, shuffle, seed, round_batch,
+                         "ImageRecordIter")
+        self.label_width = self.label_size = label_width
         self.resize, self.rand_crop = resize, rand_crop
         self.rand_mirror, self.mirror = rand_mirror, mirror
-        self.shuffle, self.round_batch = shuffle, round_batch
-        self._rng = np.random.default_rng(seed)
         channels = self.data_shape[0]
         self._mean: np.ndarray = np.array([mean_r, mean_g, mean_b, mean_a][:channels]
                                           if channels > 1 else [mean_r], np.float32)
         std = [std_r, std_g, std_b, std_a][:channels] if channels > 1 else [std_r]
         self._mult = np.float32(scale) / np.array(std, np.float32)
-        self._reader = RecordReader(path_imgrec)
-        if path_imgidx:
-            self._offsets = sorted(read_index(path_imgidx).values())
-        else:
-            self._offsets = self._reader.offsets()
-        if not self._offsets:
-            raise DataFileError(f"ImageRecordIter: {path_imgrec} holds no records")
         if mean_img:
             self._mean = self._mean_image(mean_img)
-        self._order = self._new_order()
-        self._cursor = 0
-        if round_batch:   # MXNet reads the first batch at once
-            count = len(self._offsets)
-            check_one_wrap(min(count, self.batch_size), count, self.batch_size,
-                           "ImageRecordIter")
         label_shape = (self.batch_size,) if label_width == 1 else (self.batch_size, label_width)
         self.provide_data = [DataDesc(data_name, (self.batch_size, *self.data_shape),
                                       self.dtype)]
         self.provide_label = [DataDesc(label_name, label_shape)]
 
-    def _new_order(self) -> np.ndarray:
-        count = len(self._offsets)
-        return self._rng.permutation(count) if self.shuffle else np.arange(count)
-
-    def reset(self) -> None:
-        self._cursor = next_epoch_start(self._cursor, len(self._offsets), self.round_batch)
-        self._order = self._new_order()
-
-    def next(self) -> DataBatch:
-        count, first = len(self._offsets), self._cursor
-        if first >= count:
-            raise StopIteration
-        real = min(self.batch_size, count - first)
-        if self.round_batch:
-            check_one_wrap(real, count, self.batch_size, "ImageRecordIter")
-        taken = real if not self.round_batch else self.batch_size
-        data = np.zeros((self.batch_size, *self.data_shape), self.dtype)
-        labels = np.zeros((self.batch_size, self.label_width), np.float32)
-        for row, position in enumerate(range(first, first + taken)):
-            data[row], labels[row] = self._example(int(self._order[position % count]))
-        self._cursor = first + self.batch_size
-        label = labels[:, 0] if self.label_width == 1 else labels
-        return DataBatch([array(data, dtype=self.dtype)], [array(label, dtype=np.float32)],
-                         pad=self.batch_size - real)
-
     def _example(self, index: int) -> tuple[np.ndarray, np.ndarray]:
-        """The image and the label of the `index`-th record, processed."""
-        offset = self._offsets[index]
-        self._reader.seek(offset)
-        record = self._reader.read()
-        if record is None:
-            raise DataFileError(f"ImageRecordIter: {self._reader.uri} has no record at byte "
-                                f"{offset}")
-        header, payload = unpack(record)
-        what = f"ImageRecordIter: {self._reader.uri}, record {header.id} (byte {offset})"
+        header, payload, what = self._record(index)
         label = np.atleast_1d(np.asarray(header.label, np.float32))
         if label.size != self.label_width:
             raise ShapeError(f"{what}: {label.size} label(s), but label_width is "
