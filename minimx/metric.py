@@ -369,6 +369,99 @@ class MCC(_BinaryScore):
         return _BinaryCounts.matthewscc(counts)
 
 
+@register
+class PCC(EvalMetric):
+    """The multi-class generalisation of Matthews' correlation (discrete Pearson) over
+    a confusion matrix that grows with the largest class seen: ``(n * trace(C) - x.y)
+    / sqrt((n^2 - x.x) (n^2 - y.y))``, x and y the predicted and true class counts;
+    nan while either has one class only. Predictions are scores (their argmax
+    counts) or, shaped as the labels, class indices. Local and global matrices
+    accumulate across updates (MXNet 1.9.1's ``PCC``).
+
+    >>> import minimx as mx
+    >>> pcc = mx.metric.create("pcc")
+    >>> pcc.update([mx.nd.array([0, 1, 2, 2])], [mx.nd.array([0, 1, 2, 1])])
+    >>> pcc.get()   # n=4, trace 3, x=(1, 2, 1), y=(1, 1, 2): (12 - 5) / 10
+    ('pcc', 0.7)
+    """
+
+    lcm: numpy.ndarray   # the local confusion matrix
+    gcm: numpy.ndarray   # the global one
+
+    def __init__(self, name: str = "pcc", output_names: Sequence[str] | None = None,
+                 label_names: Sequence[str] | None = None, has_global_stats: bool = True
+                 ) -> None:
+        # has_global_stats is MXNet's; the global matrix is always kept.
+        self.k = 2   # classes so far; reset keeps it, as MXNet's
+        super().__init__(name, output_names=output_names, label_names=label_names)
+
+    def update(self, labels: Sequence[NDArray], preds: Sequence[NDArray]) -> None:
+        labels, preds = check_label_shapes(labels, preds, True)
+        for label, pred in zip(labels, preds, strict=True):
+            truth = label.asnumpy().astype("int32")
+            counts = self._confusion(self._classes(pred.asnumpy(), truth.shape), truth.ravel())
+            self.lcm += counts
+            self.gcm += counts
+        self.num_inst += 1
+        self.global_num_inst += 1
+
+    @staticmethod
+    def _classes(pred: numpy.ndarray, label_shape: tuple[int, ...]) -> numpy.ndarray:
+        """The predicted classes: class ids shaped as the labels, or the argmax of scores."""
+        if pred.shape == label_shape:
+            return pred.astype("int32").ravel()
+        if pred.ndim != 2:
+            raise ShapeError(f"PCC: predictions of shape {pred.shape} are neither scores "
+                             f"(batch, classes) nor class ids shaped as the labels "
+                             f"{label_shape}")
+        return pred.argmax(axis=1)
+
+    def _confusion(self, guess: numpy.ndarray, truth: numpy.ndarray) -> numpy.ndarray:
+        """The batch's confusion matrix (rows predicted, columns true), grown first."""
+        if guess.size != truth.size:
+            raise ShapeError(f"PCC: {guess.size} predicted classes for {truth.size} labels")
+        if min(guess.min(initial=0), truth.min(initial=0)) < 0:
+            raise MinimxError("PCC: classes are 0, 1, ...; got a negative class in the "
+                              f"labels {truth.min(initial=0)} or predictions "
+                              f"{guess.min(initial=0)}")
+        largest = max(guess.max(initial=0), truth.max(initial=0))
+        if largest >= self.k:
+            grow = ((0, largest + 1 - self.k),) * 2
+            self.lcm, self.gcm = numpy.pad(self.lcm, grow), numpy.pad(self.gcm, grow)
+            self.k = int(largest) + 1
+        counts = numpy.zeros((self.k, self.k))
+        numpy.add.at(counts, (guess, truth), 1)
+        return counts
+
+    @staticmethod
+    def _mcc(cmat: numpy.ndarray) -> float:
+        n = cmat.sum()
+        x, y = cmat.sum(axis=1), cmat.sum(axis=0)
+        cov_xx, cov_yy = numpy.sum(x * (n - x)), numpy.sum(y * (n - y))
+        if cov_xx == 0 or cov_yy == 0:
+            return float("nan")
+        cov_xy = numpy.sum(cmat.diagonal() * n - x * y)
+        return float(cov_xy / (cov_xx * cov_yy) ** 0.5)
+
+    # The sums are the score times the count, as MXNet's properties (get divides back).
+    @property
+    def sum_metric(self) -> float:  # type: ignore[override]
+        return self._mcc(self.lcm) * self.num_inst
+
+    @property
+    def global_sum_metric(self) -> float:  # type: ignore[override]
+        return self._mcc(self.gcm) * self.global_num_inst
+
+    def reset(self) -> None:
+        self.global_num_inst = 0
+        self.gcm = numpy.zeros((self.k, self.k))
+        self.reset_local()
+
+    def reset_local(self) -> None:
+        self.num_inst = 0
+        self.lcm = numpy.zeros((self.k, self.k))
+
+
 class _Regression(EvalMetric):
     """A per-batch mean of an error between labels and predictions (vectors count as
     columns), averaged over batches; named `NAME` unless `name` is given."""
@@ -508,6 +601,24 @@ class Loss(EvalMetric):
     def update(self, labels: Any, preds: Sequence[NDArray] | NDArray) -> None:
         for pred in [preds] if isinstance(preds, NDArray) else preds:
             self._add(float(pred.asnumpy().sum()), pred.size)
+
+
+@register
+class Torch(Loss):
+    """`Loss` named ``torch`` (MXNet's dummy metric for torch criterions, deprecated)."""
+
+    def __init__(self, name: str = "torch", output_names: Sequence[str] | None = None,
+                 label_names: Sequence[str] | None = None) -> None:
+        super().__init__(name, output_names=output_names, label_names=label_names)
+
+
+@register
+class Caffe(Loss):
+    """`Loss` named ``caffe`` (MXNet's dummy metric for caffe criterions, deprecated)."""
+
+    def __init__(self, name: str = "caffe", output_names: Sequence[str] | None = None,
+                 label_names: Sequence[str] | None = None) -> None:
+        super().__init__(name, output_names=output_names, label_names=label_names)
 
 
 @register

@@ -123,3 +123,64 @@ def test_metrics_refuse_what_they_cannot_compute() -> None:
                                             r"\(3, 2\)"):
         mx.metric.create("perplexity", ignore_label=None).update(
             [mx.nd.array([0, 1, 1, 0])], [mx.nd.ones((3, 2))])
+
+
+# PCC, Torch and Caffe against MXNet 1.9.1: the numbers below are what MXNet's own
+# metrics gave on these inputs (/work/venvs/mxnet191, mx.metric.create('pcc') updated
+# batch by batch with the same RandomState(7) draws; printed with repr).
+def _pcc_batches() -> list[tuple[np.ndarray, np.ndarray]]:
+    rng = np.random.RandomState(7)
+    return [(rng.randint(0, 3, 12), np.round(rng.uniform(size=(12, 3)), 3)),  # scores
+            (rng.randint(0, 5, 10), np.round(rng.uniform(size=(10, 5)), 3)),  # grows to 5
+            (rng.randint(0, 5, 8), rng.randint(0, 5, 8).astype("float32"))]  # class ids
+
+
+def test_pcc_equals_mxnets() -> None:
+    pcc = mx.metric.create("pcc")
+    assert (type(pcc).__name__, pcc.name) == ("PCC", "pcc")
+    assert pcc.get_config() == {"metric": "PCC", "name": "pcc", "output_names": None,
+                                "label_names": None}
+    mxnets = [0.14586499149789456, 0.1900714803174264, 0.16886088258402385]
+    for (label, pred), want, classes in zip(_pcc_batches(), mxnets, (3, 5, 5), strict=True):
+        pcc.update([mx.nd.array(label)], [mx.nd.array(pred)])
+        assert pcc.get() == pcc.get_global() == ("pcc", pytest.approx(want, rel=1e-12))
+        assert pcc.k == classes
+    pcc.reset_local()
+    assert np.isnan(pcc.get()[1]) and pcc.get_global()[1] == pytest.approx(mxnets[-1])
+    # One true class: the local value is undefined (nan), the global one is MXNet's.
+    pcc.update([mx.nd.array([1, 1, 1])], [mx.nd.array([[0.2, 0.8]] * 3)])
+    assert np.isnan(pcc.get()[1])
+    assert pcc.get_global()[1] == pytest.approx(0.23741280258288808, rel=1e-12)
+
+
+def test_pcc_of_two_classes_is_mcc() -> None:
+    """MXNet's docstring example: a model that nearly always predicts positive."""
+    fp, fn, tp, tn = 1000, 1, 10000, 1
+    preds = [mx.nd.array([[.3, .7]] * fp + [[.7, .3]] * tn + [[.7, .3]] * fn + [[.3, .7]] * tp)]
+    labels = [mx.nd.array([0] * (fp + tn) + [1] * (fn + tp))]
+    for metric in (mx.metric.PCC(), mx.metric.MCC()):
+        metric.update(labels, preds)
+        assert metric.get()[1] == pytest.approx(0.01917751877733392, rel=1e-12)
+
+
+def test_pcc_refuses_what_it_cannot_count() -> None:
+    with pytest.raises(MinimxError, match="PCC: classes are 0, 1, ...; got a negative class"):
+        mx.metric.PCC().update([mx.nd.array([0, -1])], [mx.nd.array([0, 1])])
+    with pytest.raises(ShapeError, match=r"PCC: predictions of shape \(4,\) are neither "
+                                         r"scores \(batch, classes\) nor class ids shaped as "
+                                         r"the labels \(2, 1\)"):
+        mx.metric.PCC().update([mx.nd.array([[0], [1]])], [mx.nd.array([0, 1, 1, 0])])
+    with pytest.raises(ShapeError, match="PCC: 2 predicted classes for 3 labels"):
+        mx.metric.PCC().update([mx.nd.array([0, 1, 1])], [mx.nd.ones((2, 3))])
+
+
+@pytest.mark.parametrize("name, cls", [("torch", "Torch"), ("caffe", "Caffe")])
+def test_torch_and_caffe_are_named_losses(name: str, cls: str) -> None:
+    metric = mx.metric.create(name)
+    assert type(metric).__name__ == cls and isinstance(metric, mx.metric.Loss)
+    metric.update(None, [mx.nd.array([[1.5, 2.0], [0.25, -1.0]])])
+    metric.update(None, mx.nd.array([3.0, 4.0, 5.5]))
+    assert metric.get() == metric.get_global() == (name, 2.1785714285714284)   # MXNet's
+    assert metric.get_config() == {"metric": cls, "name": name, "output_names": None,
+                                   "label_names": None}
+    assert getattr(mx.metric, cls)("c").name == "c"

@@ -52,6 +52,8 @@ Then, from the repository root:
   schedules, lr/wd multipliers, metrics on fixed predictions, and a small Module.fit.
 - ``quantized_plain``: the same float net quantized by plain ``quantize_model`` (after
   ``quantized_net``, whose files it reads).
+- ``quantize_graph``: MXNet's two-step ``quantize_graph`` / ``calib_graph`` flow on the
+  ``quantization`` and ``quantized_net`` groups' nets (after both, whose files it reads).
 - ``viz``: ``mx.viz.print_summary``'s text and ``mx.viz.plot_network``'s DOT source for
   the handnet and three zoo nets.
 - ``int8_agreement``: the ``models`` nets quantized by ``quantize_model_mkldnn`` (naive, first
@@ -93,6 +95,9 @@ Then, from the repository root:
 - ``image``: ``mx.image`` on small synthetic PNG / JPEG files: imdecode, imresize, crops,
   color_normalize, ``CreateAugmenter`` pipelines without randomness and ``ImageIter`` batches
   from a .rec and an image list (``tools/mxnet_image_fixtures.py``; needs ``pillow``).
+- ``imagedet``: MXNet's detection data pipeline on small synthetic PNG records: ``imrotate``,
+  the detection augmenters under a seeded ``random``, ``ImageDetIter`` and
+  ``ImageDetRecordIter`` batches (``tools/mxnet_imagedet_fixtures.py``; needs ``pillow``).
 
 ``.npz`` convention (shared with ``--check-minimx-params``): a list file's arrays are
 ``arr_0, arr_1, ...`` (``np.savez(path, *arrays)``); a dict file's are keyed by name, in
@@ -115,7 +120,7 @@ import re
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import nullcontext
 from functools import partial
 from pathlib import Path
@@ -133,6 +138,7 @@ from mxnet.gluon.model_zoo.vision.resnet import BasicBlockV1, BottleneckV2, ResN
 from mxnet_deformable_fixtures import deformable_op_cases  # noqa: E402  (tools/, beside this script)
 from mxnet_detection_fixtures import detection_op_cases  # noqa: E402  (tools/, beside this script)
 from mxnet_image_fixtures import write_image  # noqa: E402  (tools/, beside this script)
+from mxnet_imagedet_fixtures import write_imagedet  # noqa: E402  (tools/, beside this script)
 from mxnet_legacy_fixtures import write_feedforward, write_test_utils  # noqa: E402  (tools/)
 from mxnet_optimizer_op_fixtures import write_optimizer_ops  # noqa: E402  (tools/)
 from mxnet_random_fixtures import random_op_cases  # noqa: E402  (tools/, beside this script)
@@ -600,6 +606,83 @@ def write_quantized_plain(out: Path) -> None:
     qsym.save(str(out / "qnet_plain-symbol.json"))
 
 
+class _RecordingCollector:
+    """A ``calib_mode='customize'`` collector as a user writes one for MXNet 1.9.1: it
+    records every name the monitor reports, and the min/max of `include_layer`."""
+
+    def __init__(self, include_layer: list[str]) -> None:
+        self.include_layer, self.seen, self.min_max_dict = set(include_layer), [], {}
+
+    def collect(self, name: object, arr: object) -> None:
+        import ctypes  # only this monitor callback takes MXNet's raw handles
+        name = mx.base.py_str(name)
+        self.seen.append(name)
+        if name in self.include_layer:
+            value = mx.nd.NDArray(ctypes.cast(arr, mx.base.NDArrayHandle), writable=False)
+            low, high = value.min().asscalar(), value.max().asscalar()
+            old = self.min_max_dict.get(name, (low, high))
+            self.min_max_dict[name] = (min(old[0], low), max(old[1], high))
+
+
+def _two_step(sym: mx.sym.Symbol, args: dict, auxs: dict, batches: np.ndarray,
+              batch_size: int, collector_for: Callable | None = None, **options: object
+              ) -> tuple[tuple, object]:
+    """MXNet 1.9.1's documented two-step flow: quantize_graph, the float model run by a
+    Module with the collector as its executor's monitor callback, calib_graph."""
+    from mxnet.contrib.quantization import calib_graph, quantize_graph
+    given = None
+    if collector_for is not None:   # customize: the layers quantize_graph would collect
+        naive = {**options, "calib_mode": "naive"}
+        given = collector_for(quantize_graph(sym, args, auxs, ctx=mx.cpu(), **naive)[3]
+                              .include_layer)
+    qsym, _, _, collector = quantize_graph(sym, args, auxs, ctx=mx.cpu(),
+                                           LayerOutputCollector=given, **options)
+    mod = mx.mod.Module(sym, data_names=("data",), label_names=None, context=mx.cpu())
+    mod.bind(for_training=False, data_shapes=[("data", (batch_size, *batches.shape[1:]))])
+    mod.set_params(args, auxs)
+    mod._exec_group.execs[0].set_monitor_callback(collector.collect, monitor_all=True)
+    for batch in mx.io.NDArrayIter(batches, batch_size=batch_size):
+        mod.forward(batch, is_train=False)
+    mx.nd.waitall()
+    return calib_graph(qsym, args, auxs, collector, calib_mode=options["calib_mode"],
+                       quantized_dtype=options["quantized_dtype"], logger=None), collector
+
+
+def write_quantize_graph(out: Path) -> None:
+    """MXNet's two-step flow (quantize_graph, a Module run feeding the collector,
+    calib_graph) on the quantization group's calibnet (naive, entropy, customize) and on
+    the quantized_net group's qnet as quantized_plain quantizes it; the layers each
+    collector is given and the names a customize collector is shown."""
+    os.environ["MXNET_SUBGRAPH_BACKEND"] = "NONE"   # calibrate every layer (see quantized_plain)
+    out.mkdir(parents=True, exist_ok=True)
+    calib = out.parent / "quantization"
+    sym, args, auxs = mx.model.load_checkpoint(str(calib / "calibnet"), 0)
+    with np.load(calib / "calibnet-batches.npz") as npz:
+        batches = np.concatenate([npz[f"arr_{i}"] for i in range(3)])
+    record: dict = {}
+    for mode, dtype in (("naive", "auto"), ("entropy", "int8"), ("customize", "uint8")):
+        maker = _RecordingCollector if mode == "customize" else None
+        # conv0 stays float: MXNet's CPU quantized convolution refuses data below 0.
+        (qsym, qargs, qauxs), collector = _two_step(
+            sym, args, auxs, batches, 4, maker, calib_mode=mode, quantized_dtype=dtype,
+            excluded_sym_names=["conv0"])
+        mx.model.save_checkpoint(str(out / f"calibnet_{mode}"), 0, qsym, qargs, qauxs)
+        if mode == "customize":
+            record["customize_seen"] = collector.seen[:len(collector.seen) // 3]
+        else:
+            record[f"{mode}_include_layer"] = list(collector.include_layer)
+    qnet = out.parent / "quantized_net"
+    sym = mx.sym.load(str(qnet / "qnet-symbol.json"))
+    _, args, auxs = mx.model.load_checkpoint(str(qnet / "qnet_fp32_mkldnn"), 0)
+    with np.load(qnet / "qnet_naive-io.npz") as npz:
+        batches = npz["calib"]
+    (qsym, qargs, qauxs), _ = _two_step(sym, args, auxs, batches, 4, calib_mode="naive",
+                                        quantized_dtype="uint8", quantize_mode="smart",
+                                        excluded_op_names=["BatchNorm"])
+    mx.model.save_checkpoint(str(out / "qnet_plain"), 0, qsym, qargs, qauxs)
+    (out / "collectors.json").write_text(json.dumps(record, indent=1) + "\n")
+
+
 def _forward(sym: mx.sym.Symbol, args: dict, auxs: dict, data: np.ndarray) -> np.ndarray:
     # bind, not simple_bind: a quantized checkpoint's int8 arguments keep their dtype.
     feeds = {**args, "data": mx.nd.array(data)}
@@ -703,6 +786,32 @@ GLUONCV_FAMILIES: list[tuple[str, dict[str, tuple[int, ...]], dict]] = [
     ("mobilenetv3_small", {"data": (1, 3, 64, 64)}, {}),
     ("resnest50", {"data": (1, 3, 64, 64)}, {}),
 ]
+# Added after the first fourteen models: their inputs are drawn after those models', which
+# keep theirs. The R-CNNs keep 16 proposals, as few as Faster R-CNN's 32 for their
+# smaller input.
+CROP32 = {"crop_size": 32, "base_size": 32}
+GLUONCV_MORE_FAMILIES: list[tuple[str, dict[str, tuple[int, ...]], dict]] = [
+    ("mask_rcnn_resnet50_v1b_coco", {"data": (1, 3, 96, 96)},
+     {**NO_BASE, "proposals": (256, 16)}),
+    ("faster_rcnn_fpn_resnet50_v1b_coco", {"data": (1, 3, 96, 96)},
+     {**NO_BASE, "proposals": (256, 16)}),
+    ("center_net_resnet18_v1b_voc", {"data": (1, 3, 96, 96)}, NO_BASE),
+    ("yolo3_darknet53_voc", {"data": (1, 3, 96, 96)}, NO_BASE),
+    ("ssd_512_resnet50_v1_voc", {"data": (1, 3, 128, 128)}, NO_BASE),
+    ("deeplab_v3b_plus_wideresnet_citys", {"data": (1, 3, 32, 32)}, {**NO_BASE, **CROP32}),
+    ("icnet_resnet50_citys", {"data": (1, 3, 32, 32)}, {**NO_BASE, **CROP32}),
+    ("danet_resnet50_citys", {"data": (1, 3, 32, 32)}, {**NO_BASE, **CROP32}),
+]
+# Weights scaled down (seeded_weights' gain): with BatchNorm's fixed statistics each
+# residual block otherwise doubles the variance (Darknet-53 has 23, ResNet-50 16), and the
+# box sizes, exp of the heads' outputs, overflow float32 for nearly every box.
+WEIGHT_GAIN = {"yolo3_darknet53_voc": 0.7, "ssd_512_resnet50_v1_voc": 0.7}
+# MXNet 1.9.1's ROIAlign leaves the rows of rois with a negative batch index unwritten: they
+# hold whatever its memory held, and differ from run to run. GluonCV's FPN heads pass the
+# rois of the other pyramid levels so, then add the levels up. These nets' values are
+# MXNet's for GluonCV's other path (`_without_box_encode`): zeros in those rows, as
+# minimx's ROIAlign gives them; the fixture keeps the exported graph.
+MASKED_ROI_ALIGN = ("faster_rcnn_fpn_resnet50_v1b_coco",)
 # The operators whose inputs are kept too: their outputs are unstable under random weights
 # (near-ties in the scores reorder boxes), the values before them are not.
 UNSTABLE_OPS = ("_contrib_box_nms",)
@@ -714,21 +823,10 @@ HALF_ABOVE = 1 << 18
 def _family_nets() -> list[tuple[str, mx.gluon.HybridBlock, dict[str, np.ndarray]]]:
     """(name, initialized net, inputs) of each GluonCV and GluonNLP model."""
     # Here, not at the top: only this group needs GluonCV and GluonNLP.
-    import gluoncv
     import gluonnlp
     rng = np.random.RandomState(FAMILY_SEED)
-    nets = []
-    for name, shapes, kwargs in GLUONCV_FAMILIES:
-        kwargs = dict(kwargs)
-        builder = kwargs.pop("builder", None)
-        proposals = kwargs.pop("proposals", None)
-        net = (getattr(gluoncv.model_zoo, builder)(pretrained=False, **kwargs) if builder
-               else gluoncv.model_zoo.get_model(name, pretrained=False, **kwargs))
-        if proposals:  # the predefined Faster R-CNN fixes them; its RPN reads these
-            net.rpn._test_pre_nms, net.rpn._test_post_nms = proposals
-            net._rpn_test_post_nms = proposals[1]
-        inputs = {k: rng.uniform(-1, 1, s).astype("float32") for k, s in shapes.items()}
-        nets.append((name, net, inputs))
+    nets = [_gluoncv_net(name, shapes, kwargs, rng)
+            for name, shapes, kwargs in GLUONCV_FAMILIES]
     seq = 8
     # Vocabularies of made-up words (the real ones are downloads): BERT's of its real size.
     bert_vocab = gluonnlp.vocab.BERTVocab(
@@ -746,7 +844,38 @@ def _family_nets() -> list[tuple[str, mx.gluon.HybridBlock, dict[str, np.ndarray
             "dropout": 0, "weight_drop": 0, "drop_h": 0, "drop_i": 0, "drop_e": 0}
         net, _ = gluonnlp.model.get_model(lm, vocab=vocab, pretrained=False, **zero_dropout)
         nets.append((lm, net, {"data": rng.randint(0, len(vocab), (seq, 1)).astype("float32")}))
+    nets += [_gluoncv_net(name, shapes, kwargs, rng)
+             for name, shapes, kwargs in GLUONCV_MORE_FAMILIES]
+    # RoBERTa's vocabulary of its real size, made-up words as BERT's; no decoder (the
+    # masked-language-model head) as BERT's.
+    roberta_vocab = gluonnlp.vocab.BERTVocab(
+        gluonnlp.data.count_tokens(f"w{i}" for i in range(50265 - 5)))
+    roberta, _ = gluonnlp.model.get_model("roberta_12_768_12", dataset_name=None,
+                                          vocab=roberta_vocab, pretrained=False,
+                                          use_decoder=False)
+    nets.append(("roberta_12_768_12", roberta, {
+        "data0": rng.randint(0, len(roberta_vocab), (1, seq)).astype("float32"),
+        "data1": np.array([seq - 3], "float32")}))
     return nets
+
+
+def _gluoncv_net(name: str, shapes: dict[str, tuple[int, ...]], kwargs: dict,
+                 rng: np.random.RandomState) -> tuple[str, mx.gluon.HybridBlock,
+                                                      dict[str, np.ndarray]]:
+    """(name, net, inputs from `rng`) of one entry of GLUONCV_FAMILIES."""
+    import gluoncv
+    kwargs = dict(kwargs)
+    builder = kwargs.pop("builder", None)
+    proposals = kwargs.pop("proposals", None)
+    net = (getattr(gluoncv.model_zoo, builder)(pretrained=False, **kwargs) if builder
+           else gluoncv.model_zoo.get_model(name, pretrained=False, **kwargs))
+    if proposals:  # the predefined R-CNNs fix them; their RPN reads these
+        net.rpn._test_pre_nms, net.rpn._test_post_nms = proposals
+        net._rpn_test_post_nms = proposals[1]
+        if hasattr(net, "_rcnn_max_dets"):  # Mask R-CNN's masks, one per detection kept
+            net._rcnn_max_dets = min(net._rcnn_max_dets, proposals[1])
+    inputs = {k: rng.uniform(-1, 1, s).astype("float32") for k, s in shapes.items()}
+    return name, net, inputs
 
 
 def _unstable_inputs(sym: mx.sym.Symbol) -> list[str]:
@@ -766,8 +895,9 @@ def _unstable_inputs(sym: mx.sym.Symbol) -> list[str]:
 def write_families(out: Path) -> None:
     """Each GluonCV / GluonNLP model of GLUONCV_FAMILIES and _family_nets with seeded weights
     (tools/seeded_weights.py, from names and shapes): `<name>-symbol.json.gz` (the export),
-    `<name>.json` (inputs, parameter shapes, internal outputs kept), `<name>-io.npz` (inputs,
-    MXNet's outputs `output<i>`, and the internal outputs `internal:<name>`)."""
+    `<name>.json` (inputs, parameter shapes, weight gain if not 1, internal outputs kept),
+    `<name>-io.npz` (inputs, MXNet's outputs `output<i>`, and the internal outputs
+    `internal:<name>`)."""
     from seeded_weights import seeded_weights  # tools/ is this script's directory
     out.mkdir(parents=True, exist_ok=True)
     for name, net, inputs in _family_nets():
@@ -777,32 +907,64 @@ def write_families(out: Path) -> None:
         net(*feeds)  # materializes deferred shapes
         params = net.collect_params()
         shapes = {p.name: tuple(p.shape) for p in params.values()}
-        weights = seeded_weights(shapes, FAMILY_SEED)
+        gain = WEIGHT_GAIN.get(name, 1.0)
+        weights = seeded_weights(shapes, FAMILY_SEED, gain)
         for p in params.values():
             p.set_data(mx.nd.array(weights[p.name]))
-        net(*feeds)
-        with tempfile.TemporaryDirectory() as tmp:
-            net.export(str(Path(tmp) / name), epoch=0)
-            sym, args, auxs = mx.model.load_checkpoint(str(Path(tmp) / name), 0)
+        sym, args, auxs = _export(net, feeds, name)
         data_names = [n for n in sym.list_arguments() if n not in args]
         assert len(data_names) == len(inputs), (name, data_names)
         feeds_by_name = dict(zip(data_names, inputs.values(), strict=True))
         internals = _unstable_inputs(sym)
-        group = mx.sym.Group([sym] + [sym.get_internals()[n] for n in internals])
-        ex = group.bind(mx.cpu(), {**args, **{k: mx.nd.array(v) for k, v in feeds_by_name.items()}},
-                        aux_states=auxs, grad_req="null")
-        values = [y.asnumpy() for y in ex.forward(is_train=False)]
+        reference = sym
+        if name in MASKED_ROI_ALIGN:
+            with _without_box_encode():  # GluonCV's other ROI path
+                net._clear_cached_op()
+                reference, _, _ = _export(net, feeds, name)
+        values = _outputs(reference, internals, {**args, **feeds_by_name}, auxs)
         heads = len(sym.list_outputs())
         record = {**feeds_by_name, **{f"output{i}": v for i, v in enumerate(values[:heads])},
                   **{f"internal:{n}": v.astype("float16") if v.size > HALF_ABOVE else v
                      for n, v in zip(internals, values[heads:], strict=True)}}
         _write_gzip(out / f"{name}-symbol.json.gz", sym.tojson())
         np.savez_compressed(out / f"{name}-io.npz", **record)
-        spec = {"seed": FAMILY_SEED, "inputs": {k: list(v.shape) for k, v in feeds_by_name.items()},
+        spec = {"seed": FAMILY_SEED, **({"gain": gain} if gain != 1.0 else {}),
+                "inputs": {k: list(v.shape) for k, v in feeds_by_name.items()},
                 "internals": internals, "params": {k: list(v) for k, v in shapes.items()},
                 "arg_params": sorted(args), "aux_params": sorted(auxs)}
         (out / f"{name}.json").write_text(json.dumps(spec, indent=1) + "\n")
         print(f"  {name}: {len(json.loads(sym.tojson())['nodes'])} nodes", flush=True)
+
+
+def _export(net: mx.gluon.HybridBlock, feeds: list, name: str
+            ) -> tuple[mx.sym.Symbol, dict, dict]:
+    """(symbol, arg_params, aux_params) of `net` as net.export writes them."""
+    net(*feeds)
+    with tempfile.TemporaryDirectory() as tmp:
+        net.export(str(Path(tmp) / name), epoch=0)
+        return mx.model.load_checkpoint(str(Path(tmp) / name), 0)
+
+
+@contextlib.contextmanager
+def _without_box_encode() -> Iterator[None]:
+    """GluonCV 0.10.5 masks the rois of other FPN levels (batch index -1) before ROIAlign
+    only where F.contrib has box_encode (MXNet >= 1.6); without it, it runs ROIAlign on every
+    roi and zeros the other levels' rows with `where`."""
+    encode = mx.sym.contrib.box_encode
+    del mx.sym.contrib.box_encode
+    try:
+        yield
+    finally:
+        mx.sym.contrib.box_encode = encode
+
+
+def _outputs(sym: mx.sym.Symbol, internals: list[str], args: dict, auxs: dict
+             ) -> list[np.ndarray]:
+    """MXNet's outputs of `sym`, then its internal outputs named `internals`."""
+    group = mx.sym.Group([sym] + [sym.get_internals()[n] for n in internals])
+    ex = group.bind(mx.cpu(), {k: mx.nd.array(v) for k, v in args.items()}, aux_states=auxs,
+                    grad_req="null")
+    return [y.asnumpy() for y in ex.forward(is_train=False)]
 
 
 # -- calibration -----------------------------------------------------------------------------
@@ -1478,7 +1640,8 @@ def _model_op_cases(rng: np.random.RandomState
         ("rnn_tanh_bidir_2layer", "rnn_tanh", 2, True, 3),
         ("rnn_relu", "rnn_relu", 1, False, 4),
     ]]
-    return cases + _spatial_cases(np.random.RandomState(16))
+    return cases + _spatial_cases(np.random.RandomState(16)) + _tie_cases(
+        np.random.RandomState(17))
 
 
 def _spatial_cases(rng: np.random.RandomState
@@ -1514,6 +1677,31 @@ def _spatial_cases(rng: np.random.RandomState
         ("correlation_subtract", "Correlation",
          {"kernel_size": "3", "max_displacement": "1", "pad_size": "1", "is_multiply": "False"},
          [image, floats(2, 3, 5, 6)], True),
+    ]
+
+
+def _tie_cases(rng: np.random.RandomState
+               ) -> list[tuple[str, str, dict, list[np.ndarray], bool]]:
+    """argsort and topk along axes longer than 16 with many ties (and NaN), where MXNet's
+    std::sort and std::partial_sort leave equal values out of index order. Their own
+    generator, as `_spatial_cases`."""
+    def tied(*shape: int, levels: int = 3) -> np.ndarray:
+        return rng.randint(0, levels, shape).astype("float32")
+
+    with_nan = tied(2, 60)
+    with_nan[0, 5], with_nan[1, ::7] = np.nan, np.nan
+    return [
+        ("argsort_ties_descending", "argsort", {"axis": "1", "is_ascend": "False"},
+         [tied(2, 40)], False),
+        ("argsort_ties_axis0", "argsort", {"axis": "0"}, [tied(50, 2, levels=4)], False),
+        ("argsort_ties_nan", "argsort", {"axis": "1"}, [with_nan], False),
+        # k * 8 <= 100: std::partial_sort
+        ("topk_ties_partial", "topk", {"axis": "1", "k": "5", "ret_typ": "both"},
+         [tied(2, 100)], True),
+        ("topk_ties_partial_ascend", "topk", {"k": "4", "is_ascend": "True"},
+         [tied(3, 64, levels=5)], False),
+        ("topk_ties_full", "topk", {"axis": "1", "k": "30", "ret_typ": "value"},
+         [tied(2, 100)], True),
     ]
 
 
@@ -2118,6 +2306,11 @@ GROUP_NOTES = {
     "image": "Source images, `iter.rec` / `iter.idx` / `iter.lst` / `files/`; `cases.json` "
              "lists each call, `results.npz` what MXNet returned "
              "(tools/mxnet_image_fixtures.py).",
+    "imagedet": "`det.rec` / `det.idx` / `det.lst` / `files/` (detection labels, header 2, "
+                "objects of 5), `wide.rec` (header 4, objects of 6), `det_ids.lst`; "
+                "`cases.json` lists the rotations, detection augmenters (under a seeded "
+                "`random`), CreateDetAugmenter lists, ImageDetIter and ImageDetRecordIter "
+                "cases; `results.npz` what MXNet returned (tools/mxnet_imagedet_fixtures.py).",
     "recordio": "`raw.rec` / `raw.idx`: `mx.recordio.MXIndexedRecordIO` of the raw and "
                 "packed records listed (hex) in `cases.json`; `mnist-*-ubyte`: a synthetic "
                 "idx pair; `<name>.rec` / `.idx`: PNG (JPEG for `jpeg`) image records; "
@@ -2189,6 +2382,16 @@ GROUP_NOTES = {
                        "quantized by plain `quantize_model` (no fusion; uint8, naive "
                        "calibration without MXNet's MKLDNN backend in the calibration bind; "
                        "BatchNorms excluded).",
+    "quantize_graph": "MXNet's two-step flow (`quantize_graph`, a Module run with "
+                      "`collector.collect` as its executor's monitor callback, "
+                      "`monitor_all=True`, no subgraph backend; `calib_graph`): "
+                      "`calibnet_<mode>` checkpoints of the quantization group's calibnet, "
+                      "conv0 excluded (naive/auto, entropy/int8, customize/uint8 with a "
+                      "recording collector) and `qnet_plain` of the quantized_net group's "
+                      "float net (smart, uint8, naive, BatchNorms excluded); "
+                      "`collectors.json`: the "
+                      "`include_layer` of the naive and entropy collectors and the names "
+                      "the customize collector was shown over one batch.",
     "int8_agreement": "Each `models` net quantized by `quantize_model_mkldnn` (naive, "
                       "`auto`, first convolution excluded) on 16 calibration images: "
                       "`<name>-int8-symbol.json.gz` (the quantized graph), `outputs.npz` "
@@ -2265,10 +2468,10 @@ GROUP_NOTES = {
             "`ONNX_MODELS` in the script, exported with zero weights: `<name>-onnx.json.gz` "
             "holds the opset, inputs and outputs (names, dims), initializers (names, dims) and "
             "every node (op_type, inputs, outputs, attributes).",
-    "families": "GluonCV 0.10.5 / GluonNLP 0.10.0 detectors, segmenters, pose, backbones, BERT "
-                "and LSTM language models, exported by MXNet with weights made by "
+    "families": "GluonCV 0.10.5 / GluonNLP 0.10.0 detectors, segmenters, pose, backbones, BERT, "
+                "RoBERTa and LSTM language models, exported by MXNet with weights made by "
                 "`tools/seeded_weights.py`: `<name>-symbol.json.gz`, `<name>.json` (inputs, "
-                "parameter shapes, internal outputs kept), `<name>-io.npz` (inputs, "
+                "parameter shapes, weight gain, internal outputs kept), `<name>-io.npz` (inputs, "
                 "`output<i>`, `internal:<name>`: the inputs of NMS, float16 when large).",
 }
 
@@ -2344,11 +2547,12 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "random_ops": partial(write_tensor_ops, make_cases=random_op_cases),
           "optimizer_ops": write_optimizer_ops,
           "amp": write_amp, "training": write_training,
-          "quantized_plain": write_quantized_plain, "viz": write_viz, "onnx": write_onnx,
+          "quantized_plain": write_quantized_plain, "quantize_graph": write_quantize_graph,
+          "viz": write_viz, "onnx": write_onnx,
           "loss_ops": write_loss_ops, "custom_op": write_custom_op,
           "rnn_cells": write_rnn_cells, "test_utils": write_test_utils,
           "feedforward": write_feedforward, "recordio": write_recordio,
-          "image": write_image,
+          "image": write_image, "imagedet": write_imagedet,
           "transformer": write_transformer}
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import optimizer as opt
 from ..base import MinimxError, ShapeError, warn_user
@@ -39,6 +39,13 @@ from ..symbol import Symbol
 from .base_module import DEFAULT_INIT, BaseModule, ShapesArg, check_input_names, parse_data_desc
 
 LOCAL_KVSTORES = (None, "local", "device")
+
+
+class ExecutorGroup(NamedTuple):
+    """MXNet's ``DataParallelExecutorGroup`` as far as scripts read it: the executors
+    of the module's devices (one, the CPU's)."""
+
+    execs: list[Executor]
 
 
 class Module(BaseModule):
@@ -280,6 +287,12 @@ class Module(BaseModule):
         executors `reshape` makes later."""
         mon.install(self._executor("install_monitor"))
         self._monitor = mon
+
+    @property
+    def _exec_group(self) -> ExecutorGroup:
+        """What MXNet scripts reach into (``mod._exec_group.execs[0]``, for a monitor
+        callback such as a calibration collector): minimx binds one executor."""
+        return ExecutorGroup([self._executor("_exec_group")])
 
     def _bind_executor(self, grad_req: Any) -> Executor:
         descs = (self._data_shapes or []) + (self._label_shapes or [])

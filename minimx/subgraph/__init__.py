@@ -1,7 +1,8 @@
 """MXNet's subgraph API (`mx.subgraph`): selectors, properties, backends, partitioning.
 
 This package is generic: it knows no backend. The built-in ones (`default`,
-`DNNL`) register themselves from `minimx.backends`.
+`DNNL`) register themselves from `minimx.backends`, ``DNNL_QUANTIZE`` from
+`minimx.contrib.quantization`, where its passes live.
 
 >>> import minimx as mx
 >>> x = mx.sym.Variable('x')
@@ -23,13 +24,13 @@ from .backend import (
     register_bind_options,
     register_property,
 )
-from .property import DefaultSubgraphProperty, SubgraphProperty
+from .property import DefaultSubgraphProperty, GraphPassProperty, SubgraphProperty
 from .report import PartitionReport
 from .selector import ContainOpSelector, SelectorNode, SubgraphSelector
 
 symbol.provide(partition=partition, optimize_for=optimize_for)
 
-__all__ = ["ContainOpSelector", "DefaultSubgraphProperty", "Node", "PartitionReport",
-           "SelectorNode", "SubgraphProperty", "SubgraphSelector", "list_backends",
-           "optimize_for", "partition", "partition_for_bind", "partition_summary",
+__all__ = ["ContainOpSelector", "DefaultSubgraphProperty", "GraphPassProperty", "Node",
+           "PartitionReport", "SelectorNode", "SubgraphProperty", "SubgraphSelector",
+           "list_backends", "optimize_for", "partition", "partition_for_bind", "partition_summary",
            "register_backend", "register_bind_options", "register_property"]

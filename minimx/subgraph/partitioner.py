@@ -36,7 +36,7 @@ from ..symbol import Symbol
 from ..symbol.symbol import attr_dtype, attr_shape
 from .lift import lift
 from .ordering import order_keeping_units
-from .property import SubgraphProperty
+from .property import GraphPassProperty, SubgraphProperty
 from .report import PartitionReport
 from .selector import SelectorNode
 
@@ -256,6 +256,11 @@ def partition_graph(g: Graph, shape_of: list, dtype_of: list, prop: SubgraphProp
     """`partition_with_property` on an indexed graph whose entries' shapes and
     dtypes are known as far as `shape_of` and `dtype_of` tell: a new graph, or
     `g` itself if `prop` selects nothing."""
+    if isinstance(prop, GraphPassProperty):
+        result = Graph(prop.rewrite(Symbol(g.outputs)).outputs)
+        report.add_step(label, [], [])
+        _check_interface(g, result, label)
+        return result, first_id
     views = _views(g, shape_of, dtype_of)
     sets = _Proposer(g, views, prop, label).propose()
     units = order_keeping_units(g, sets) if sets else []
@@ -272,7 +277,12 @@ def partition_graph(g: Graph, shape_of: list, dtype_of: list, prop: SubgraphProp
     # read from a file) are partitioned already.
     report.add_step(label, made, [(v.node, prop.why_left_out(v)) for nid, v in enumerate(views)
                                   if nid not in taken and v.op and not v.node.subgraphs])
-    if _interface(result) != _interface(g):  # `ordering` replayed the walk: a bug if so
-        raise BackendError(f"{label}: partitioning changed the order of the arguments or "
-                           "auxiliary states (a bug in the partitioner)")
+    _check_interface(g, result, label)
     return result, first_id + len(units)
+
+
+def _check_interface(g: Graph, result: Graph, label: str) -> None:
+    # `ordering` replays the walk, and a pass must keep it: a bug if either did not.
+    if _interface(result) != _interface(g) or len(result.outputs) != len(g.outputs):
+        raise BackendError(f"{label}: partitioning changed the arguments, auxiliary states "
+                           "or outputs (a bug in the partitioner or the property)")

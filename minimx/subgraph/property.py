@@ -5,6 +5,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import Any
 
+from ..base import BackendError
 from ..graph import Node
 from ..symbol import Symbol
 from .selector import ContainOpSelector, SelectorNode, SubgraphSelector
@@ -47,6 +48,23 @@ class SubgraphProperty(ABC):
     def finish(self) -> None:  # noqa: B027  (an optional hook, not an abstract method)
         """Called when partitioning a graph with this property is done: the place
         to warn about what the selectors left out, and why (default: nothing)."""
+
+
+class GraphPassProperty(SubgraphProperty):
+    """A step that rewrites the whole graph at once instead of growing subgraphs
+    from seeds: MXNet's properties whose node folds into the node before it
+    (``MKLDNN_QUANTIZE``'s requantize fusion, its scale alignment) are such
+    passes. The partitioner hands `rewrite` the graph and checks the result
+    keeps the arguments, auxiliary states and outputs, as for any property."""
+
+    def create_subgraph_selector(self) -> SubgraphSelector:
+        raise BackendError(f"{type(self).__name__} rewrites the whole graph; it has no "
+                           "selector")
+
+    @abstractmethod
+    def rewrite(self, sym: Symbol) -> Symbol:
+        """`sym` rewritten, without modifying `sym` (shared nodes are copied before
+        they change)."""
 
 
 class DefaultSubgraphProperty(SubgraphProperty):

@@ -57,7 +57,7 @@ def test_python_dash_m_is_the_same_command() -> None:
     # a fresh process: the built-in backends only (tests here may register more)
     listed = lines[2].removeprefix("subgraph backends: ").split(", ")
     assert lines[2].startswith("subgraph backends: ")
-    assert set(listed) == {"default", "DNNL", "MKLDNN"}
+    assert set(listed) == {"default", "DNNL", "MKLDNN", "DNNL_QUANTIZE", "MKLDNN_QUANTIZE"}
     if onednn.available():
         bf16 = "in hardware" if onednn.bf16_native() else "not in hardware: DNNL runs it in float32"
         assert lines[1] == (f"oneDNN {onednn.version()}, dispatching to {onednn.isa()} "

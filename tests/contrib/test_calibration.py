@@ -70,7 +70,7 @@ def test_histograms_merge_as_mxnets(net):
     run_calibration(sym, args, auxs, batches, collector)
     with np.load(FIXTURES / "calibnet-histograms.npz") as npz:
         for name in LAYERS:
-            hist = collector.histograms[name]
+            hist = collector.hist_dict[name]
             # The second batch widened these histograms beyond 8001 bins, not fc0's.
             assert (len(hist.counts) > 8001) == (name != "fc0_output")
             np.testing.assert_array_equal(hist.counts, npz[f"{name}:counts"])

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import minimx as mx
-from minimx.base import DTypeError, MinimxError, ShapeError
+from minimx.base import DTypeError, MinimxError, ShapeError, subgraph_backend
 from minimx.contrib.quantization import quantize_model, quantize_model_mkldnn
 from minimx.contrib.quantization.mkldnn_fusion import fuse_float
 
@@ -56,6 +56,41 @@ def test_float_fusion_is_mxnets_partition():
     sym, _, _ = float_model()
     want = mx.sym.load(str(FIXTURES / "qnet_fp32_mkldnn-symbol.json"))
     assert nodes(fuse_float(sym)) == nodes(want)
+
+
+@pytest.mark.parametrize("backend", ["MKLDNN_QUANTIZE", "DNNL_QUANTIZE"])
+def test_the_quantize_backend_on_a_float_graph_is_mxnets_partition(backend):
+    sym, _, _ = float_model()
+    before = sym.tojson()
+    want = mx.sym.load(str(FIXTURES / "qnet_fp32_mkldnn-symbol.json"))
+    assert backend in mx.subgraph.list_backends()
+    assert nodes(sym.get_backend_symbol(backend)) == nodes(want)
+    assert sym.tojson() == before
+
+
+def test_mxnets_recipe_with_the_quantize_backend_is_quantize_model_mkldnn():
+    """MXNet 1.9.1's quantize_model_mkldnn is quantize_model between two passes of the
+    MKLDNN_QUANTIZE backend; a user who writes those steps gets its graph."""
+    (want, wargs, _), io = quantize("naive")
+    sym, args, auxs = float_model()
+    qsym, qargs, _ = quantize_model(
+        sym.get_backend_symbol("MKLDNN_QUANTIZE"), args, auxs, calib_mode="naive",
+        quantized_dtype="auto", calib_data=mx.io.NDArrayIter(io["calib"], batch_size=2),
+        num_calib_examples=8, label_names=None)
+    assert nodes(qsym.get_backend_symbol("MKLDNN_QUANTIZE")) == nodes(want)
+    assert sorted(qargs) == sorted(wargs)
+
+
+def test_the_quantize_backend_at_bind_fuses_for_inference_only():
+    sym, args, auxs = float_model()
+    with np.load(FIXTURES / "qnet_naive-io.npz") as npz:
+        data = npz["data"]
+    plain = forward(sym, args, auxs, data)
+    with subgraph_backend("MKLDNN_QUANTIZE"):
+        np.testing.assert_allclose(forward(sym, args, auxs, data), plain, rtol=1e-5, atol=1e-5)
+        with pytest.warns(UserWarning, match="inference-only"):
+            ex = sym.simple_bind(mx.cpu(), data=data.shape)
+    assert "_sg_mkldnn_conv" not in ex.debug_str()
 
 
 @pytest.mark.parametrize("run", sorted(RUNS))

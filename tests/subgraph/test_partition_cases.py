@@ -130,6 +130,35 @@ def test_bad_property_names_backend_and_subgraph(cls, message):
     assert text.startswith(f"backend bad_{cls.__name__} ({cls.__name__}): ") and message in text
 
 
+class _SigmoidForRelu(mx.subgraph.GraphPassProperty):
+    """A whole-graph pass: the head's relu becomes a sigmoid of the same input."""
+
+    def rewrite(self, sym):
+        head = sym.get_children()
+        return mx.sym.sigmoid(head, name="s0") if self.options.get("keep", True) \
+            else mx.sym.Group([mx.sym.sigmoid(head), mx.sym.exp(head)])
+
+
+def test_a_graph_pass_property_rewrites_the_whole_graph():
+    x = mx.sym.Variable("x")
+    out = mx.sym.relu(mx.sym.tanh(x, name="t"), name="r0")
+    before = out.tojson()
+    result = mx.subgraph.partition(out, _SigmoidForRelu())
+    assert [n.op for n in result._topo()] == [None, "tanh", "sigmoid"]
+    assert out.tojson() == before
+    data = mx.nd.array([[-1.0, 0.5]])
+    np.testing.assert_allclose(result.eval(x=data)[0].asnumpy(),
+                               1 / (1 + np.exp(-np.tanh(data.asnumpy()))), rtol=1e-6)
+
+
+def test_a_graph_pass_that_changes_the_outputs_is_refused():
+    x = mx.sym.Variable("x")
+    out = mx.sym.relu(mx.sym.tanh(x, name="t"), name="r0")
+    with pytest.raises(mx.BackendError, match="changed the arguments, auxiliary states or "
+                                              "outputs"):
+        mx.subgraph.partition(out, _SigmoidForRelu(keep=False))
+
+
 def test_bind_partitions_with_environment(monkeypatch):
     x = mx.sym.Variable("x")
     out = mx.sym.relu(mx.sym.tanh(x, name="t"), name="r")

@@ -30,7 +30,7 @@ from ...context import cpu
 from ...executor import Executor
 from ...ndarray import NDArray
 from ...symbol import Symbol
-from .collectors import Collector, HistogramCollector, MinMaxCollector, Ranges
+from .collectors import Collector, Ranges, make_collector
 from .entropy import QUANTIZED_DTYPES
 
 CALIB_MODES = ("none", "naive", "entropy")
@@ -56,17 +56,15 @@ def collect_ranges(sym: Symbol, arg_params: Mapping[str, NDArray],
     >>> collect_ranges(sym, {}, {}, batches, 'naive', ['relu0_output'])
     {'relu0_output': (0.0, 3.0)}
     """
-    _check_options(mode, calib_data, num_calib_examples, quantized_dtype)
+    _check_options(mode, calib_data, quantized_dtype)
     if mode == "none":
         return {}
-    layer_names = list(layer_names)
-    _check_names(sym, layer_names, data_names)
-    collector: Collector = (MinMaxCollector(layer_names) if mode == "naive"
-                            else HistogramCollector(layer_names))
+    collector = make_collector(mode, layer_names, quantized_dtype)
     count = run_calibration(sym, arg_params, aux_params, calib_data, collector, data_names,
                             num_calib_examples, logger)
     if logger is not None:
-        logger.info("Calibrated %d layers (%s) on %d examples", len(layer_names), mode, count)
+        logger.info("Calibrated %d layers (%s) on %d examples", len(collector.names), mode,
+                    count)
     return collector.ranges(quantized_dtype, logger)
 
 
@@ -76,6 +74,8 @@ def run_calibration(sym: Symbol, arg_params: Mapping[str, NDArray],
                     logger: logging.Logger | None = None) -> int:
     """Run `sym` over `calib_data`, handing `collector` the values of the outputs it
     names; the number of examples used."""
+    _check_limit(num_calib_examples)
+    _check_names(sym, sorted(collector.names), data_names)
     batches = _batches(calib_data, data_names)
     first = next(batches, None)
     if first is None:
@@ -106,8 +106,7 @@ def run_calibration(sym: Symbol, arg_params: Mapping[str, NDArray],
     return count
 
 
-def _check_options(mode: str, calib_data: Any, num_calib_examples: int | None,
-                   quantized_dtype: str) -> None:
+def _check_options(mode: str, calib_data: Any, quantized_dtype: str) -> None:
     if mode not in CALIB_MODES:
         raise MinimxError(f"calib_mode must be one of {', '.join(CALIB_MODES)}, got {mode!r}")
     if quantized_dtype not in QUANTIZED_DTYPES:
@@ -115,6 +114,9 @@ def _check_options(mode: str, calib_data: Any, num_calib_examples: int | None,
                           f"got {quantized_dtype!r}")
     if mode != "none" and calib_data is None:
         raise MinimxError(f"calib_data must be given when calib_mode={mode!r}")
+
+
+def _check_limit(num_calib_examples: int | None) -> None:
     if num_calib_examples is not None and (not isinstance(num_calib_examples, (int, np.integer))
                                            or num_calib_examples <= 0):
         raise MinimxError("num_calib_examples must be a positive integer or None, got "

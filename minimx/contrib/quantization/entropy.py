@@ -62,7 +62,11 @@ class Histogram(NamedTuple):
         """This histogram with `values` added (MXNet's ``combine_histogram``). Values
         beyond the range widen it by whole bins of the current width on each side."""
         low, high = np.min(values), np.max(values)
-        th = max(abs(low), abs(high))
+        return self.combine(values, low, high, max(abs(low), abs(high)))
+
+    def combine(self, values: np.ndarray, low: np.floating, high: np.floating,
+                th: np.floating) -> Histogram:
+        """`merge`, given the extremes of `values` and their largest magnitude `th`."""
         low, high = min(self.min, low), max(self.max, high)
         if self.threshold == 0 < th:
             # Every value so far was 0 (a relu dead on the first batches): MXNet fails
@@ -82,6 +86,23 @@ class Histogram(NamedTuple):
                                      range=_bounds(wide))
         counts[grow:len(counts) - grow] += self.counts
         return Histogram(counts, edges, low, high, wide)
+
+
+def as_histogram(value: tuple, what: str) -> Histogram:
+    """`value`, MXNet's ``(counts, edges, min, max, threshold)`` tuple, as a `Histogram`."""
+    if not isinstance(value, tuple) or len(value) != len(Histogram._fields):
+        raise MinimxError(f"{what}: a histogram is the tuple (counts, edges, min, max, "
+                          f"threshold), got {type(value).__name__} {str(value)[:60]}")
+    return Histogram(*value)
+
+
+def combine_histogram(old_hist: tuple, arr: np.ndarray, new_min: np.floating,
+                      new_max: np.floating, new_th: np.floating) -> Histogram:
+    """MXNet 1.9.1's ``combine_histogram``: `old_hist`, a ``(counts, edges, min, max,
+    threshold)`` tuple, with `arr` (whose min, max and largest magnitude are the
+    other three) added; `Histogram.merge` with MXNet's arguments."""
+    return as_histogram(old_hist, "combine_histogram").combine(np.asarray(arr), new_min,
+                                                              new_max, new_th)
 
 
 class OptimalThreshold(NamedTuple):
@@ -289,3 +310,11 @@ def get_optimal_threshold(hist_data: Histogram | np.ndarray, quantized_dtype: st
     least = min(float(divergence[best]), float(np.finfo(_F32).max))
     return OptimalThreshold(float(hist.min), float(hist.max),
                             float(edges[zero + halves[best] + 1]), least)
+
+
+def _get_optimal_threshold(hist_data: tuple, quantized_dtype: str,
+                           num_quantized_bins: int = 255) -> OptimalThreshold:
+    """MXNet 1.9.1's name and arguments for `get_optimal_threshold` of a
+    ``(counts, edges, min, max, threshold)`` tuple (what ``hist_dict`` holds)."""
+    hist = as_histogram(hist_data, "_get_optimal_threshold")
+    return get_optimal_threshold(hist, quantized_dtype, num_quantized_bins=num_quantized_bins)

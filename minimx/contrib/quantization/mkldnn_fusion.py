@@ -1,5 +1,11 @@
 """MXNet 1.9's ``MKLDNN_QUANTIZE`` backend: the two fusions around quantization.
 
+Registered here as the subgraph backend ``DNNL_QUANTIZE`` (alias
+``MKLDNN_QUANTIZE``), one pass (`mkldnn_quantize`) that does what MXNet's
+properties do in turn; as in MXNet, a float graph gets the first fusion, a
+quantized one the second, and ``quantize_model_mkldnn`` applies it before and
+after quantizing.
+
 `fuse_float` is the pass before: the Dropouts an operator feeds are read
 through (identities at inference), then chains become MXNet's fused nodes, named
 and flagged as MXNet names them, so that quantized checkpoints move between
@@ -29,6 +35,7 @@ import numpy as np
 
 from ...graph import Graph, Node, NodeEntry
 from ...graph.node import topo_order
+from ...subgraph import GraphPassProperty, register_backend, register_property
 from ...subgraph.lift import lift
 from ...symbol import Symbol
 
@@ -199,6 +206,22 @@ def _variables(sym: Symbol) -> list[Node]:
     return [n for n in topo_order(sym.outputs) if n.is_variable]
 
 
+def mkldnn_quantize(sym: Symbol) -> Symbol:
+    """`sym` through MXNet's ``MKLDNN_QUANTIZE`` properties in their order: the float
+    fusion, then the requantize fusion and the concat scale alignment (each leaves
+    a graph without its patterns as it was); `sym` is not modified."""
+    return align_concat_scales(fuse_requantize(fuse_float(sym)))
+
+
+class MkldnnQuantizeProperty(GraphPassProperty):
+    """The ``DNNL_QUANTIZE`` backend's one step (inference only, as MXNet's)."""
+
+    inference_only = True
+
+    def rewrite(self, sym: Symbol) -> Symbol:
+        return mkldnn_quantize(sym)
+
+
 def fuse_float(sym: Symbol) -> Symbol:
     """`sym` with MXNet's fused convolution and FC nodes (the first pass), after
     its inference identities are gone (`without_dropouts`)."""
@@ -334,3 +357,7 @@ def _remap(e: NodeEntry, copies: dict[int, Node], replaced: dict[int, Node]) -> 
     if id(e.node) in replaced:
         return NodeEntry(replaced[id(e.node)], e.index, e.version)
     return NodeEntry(copies[id(e.node)], e.index, e.version)
+
+
+register_backend("DNNL_QUANTIZE", aliases=("MKLDNN_QUANTIZE",))
+register_property("DNNL_QUANTIZE", MkldnnQuantizeProperty)

@@ -19,7 +19,8 @@ quantizable operators (pooling, relu, flatten, sum, concat, BatchNorm) INT8 only
 they lie between such layers.
 
 `set_calib_table` writes calibrated ranges onto the quantize, requantize
-and calibrated-output nodes, as MXNet's ``SetCalibTableToQuantizedGraph``.
+and calibrated-output nodes (`calibrated_nodes`), as MXNet's
+``SetCalibTableToQuantizedGraph``.
 """
 from __future__ import annotations
 
@@ -346,10 +347,11 @@ def _calibrates_output(node: Node) -> bool:
     return any(f.calibrate_output and f.op == node.op for f in QUANTIZED.values())
 
 
-def set_calib_table(qsym: Symbol, ranges: Mapping[str, tuple[float, float]]) -> Symbol:
-    """`qsym` (fresh from `quantize_symbol`, changed in place) with each calibrated
-    range written as ``min_calib_range``/``max_calib_range`` in C's ``%f``."""
+def calibrated_nodes(qsym: Symbol) -> list[tuple[str, Node]]:
+    """The nodes of `qsym` that take a calibrated range, each with the name of the
+    float layer output (or input) whose range it takes."""
     prefix = "quantized_"
+    found = []
     for node in topo_order(qsym.outputs):
         if node.op in (_QUANTIZE, _REQUANTIZE):
             name = node.inputs[0].node.entry_name(node.inputs[0].index)
@@ -359,6 +361,14 @@ def set_calib_table(qsym: Symbol, ranges: Mapping[str, tuple[float, float]]) -> 
             name = node.entry_name(0)[len(prefix):]
         else:
             continue
+        found.append((name, node))
+    return found
+
+
+def set_calib_table(qsym: Symbol, ranges: Mapping[str, tuple[float, float]]) -> Symbol:
+    """`qsym` (fresh from `quantize_symbol`, changed in place) with each calibrated
+    range written as ``min_calib_range``/``max_calib_range`` in C's ``%f``."""
+    for name, node in calibrated_nodes(qsym):
         if name in ranges:
             lo, hi = ranges[name]
             node.attrs.update(min_calib_range=f"{float(lo):f}", max_calib_range=f"{float(hi):f}")
