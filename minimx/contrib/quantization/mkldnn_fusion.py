@@ -10,7 +10,8 @@ after quantizing.
 through (identities at inference), then chains become MXNet's fused nodes, named
 and flagged as MXNet names them, so that quantized checkpoints move between
 the runtimes. A convolution takes a BatchNorm, then a sum (``elemwise_add``),
-then a relu, or relu6's ``clip`` from zero where no sum came before
+then a relu, a LeakyReLU (leaky, gelu), or relu6's ``clip`` from zero where no sum
+came before
 (``_sg_mkldnn_conv``, ``sg_mkldnn_conv_bn_add_act_<k>``, with ``with_bn``,
 ``with_sum``, ``with_act`` before a sum or ``with_postsum_act`` after it);
 a fully connected layer takes a relu, a LeakyReLU (gelu, elu, leaky), abs or clip
@@ -51,10 +52,13 @@ def _relu(node: Node) -> bool:
 
 
 def _conv_act(node: Node, summed: bool) -> bool:
-    """An activation the INT8 convolution fuses: relu, or relu6's clip from zero,
-    but no clip after a sum (MXNet calibrates no conv + sum + relu6)."""
+    """An activation the INT8 convolution fuses: relu, a LeakyReLU of type leaky or
+    gelu (YOLOv3's Darknet blocks), or relu6's clip from zero, but no clip after a sum
+    (MXNet calibrates no conv + sum + relu6)."""
     if node.op == "clip":
         return not summed and node.params is not None and node.params.a_min == 0
+    if node.op == "LeakyReLU":
+        return node.params is not None and node.params.act_type in ("leaky", "gelu")
     return _relu(node)
 
 
@@ -75,7 +79,7 @@ def _conv_chain(g: Graph, nxt: Callable[[int], int | None], seed: int
     link = 0
     while (reader := nxt(members[-1])) is not None:
         node = g.nodes[reader]
-        op = "Activation" if node.op == "clip" else node.op
+        op = "Activation" if node.op in ("clip", "LeakyReLU") else node.op
         step = next((k for k in range(link, len(_CONV_LINKS)) if op == _CONV_LINKS[k][0]), None)
         if step is None or (op == "Activation" and not _conv_act(node, "with_sum" in attrs)):
             break
