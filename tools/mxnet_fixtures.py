@@ -45,6 +45,9 @@ Then, from the repository root:
 - ``families``: GluonCV / GluonNLP models beyond classification (GluonCV 0.10.5 and
   GluonNLP 0.10.0 installed beside MXNet) with weights from ``tools/seeded_weights.py``,
   their inputs and MXNet's outputs, and the inputs of their NMS.
+- ``families_int8``: a few ``families`` models (SSD, YOLOv3, PSPNet, simple pose) quantized
+  by ``quantize_model_mkldnn`` (naive, GluonCV's exclusions) and two converted to bfloat16 by
+  ``amp.convert_model``, with MXNet's outputs (after ``families``, whose files it reads).
 - ``amp``: ``mx.contrib.amp.convert_symbol`` (bfloat16) of the zoo's ResNet-18 v1 and of a
   hand net, with several arguments, and ``convert_model`` of ``resnet18_v1_narrow`` with its
   bfloat16 parameters and MXNet's bfloat16 output.
@@ -135,11 +138,13 @@ from mxnet.contrib import amp  # noqa: E402
 from mxnet.gluon.model_zoo import vision  # noqa: E402
 from mxnet.gluon.model_zoo.vision.densenet import DenseNet  # noqa: E402
 from mxnet.gluon.model_zoo.vision.resnet import BasicBlockV1, BottleneckV2, ResNetV1, ResNetV2  # noqa: E402
+from mxnet_control_flow_fixtures import write_control_flow  # noqa: E402  (tools/)
 from mxnet_deformable_fixtures import deformable_op_cases  # noqa: E402  (tools/, beside this script)
 from mxnet_detection_fixtures import detection_op_cases  # noqa: E402  (tools/, beside this script)
 from mxnet_image_fixtures import write_image  # noqa: E402  (tools/, beside this script)
 from mxnet_imagedet_fixtures import write_imagedet  # noqa: E402  (tools/, beside this script)
 from mxnet_legacy_fixtures import write_feedforward, write_test_utils  # noqa: E402  (tools/)
+from mxnet_more_ops_fixtures import write_gap_ops  # noqa: E402  (tools/, beside this script)
 from mxnet_optimizer_op_fixtures import write_optimizer_ops  # noqa: E402  (tools/)
 from mxnet_random_fixtures import random_op_cases  # noqa: E402  (tools/, beside this script)
 from mxnet_recordio_fixtures import write_recordio  # noqa: E402  (tools/, beside this script)
@@ -965,6 +970,135 @@ def _outputs(sym: mx.sym.Symbol, internals: list[str], args: dict, auxs: dict
     ex = group.bind(mx.cpu(), {k: mx.nd.array(v) for k, v in args.items()}, aux_states=auxs,
                     grad_req="null")
     return [y.asnumpy() for y in ex.forward(is_train=False)]
+
+
+# -- INT8 and bfloat16 on the model families --------------------------------------------------
+# (families fixture, input shape): quantized by quantize_model_mkldnn from the families group's
+# graph and seeded weights. YOLOv3 at 64x64: its NMS input at 128x128 (20160 boxes) is too big
+# to keep.
+FAMILIES_INT8 = {"ssd_512_mobilenet1.0_voc": (1, 3, 128, 128),
+                 "yolo3_mobilenet1.0_voc": (1, 3, 64, 64),
+                 "psp_resnet50_voc": (1, 3, 48, 48),
+                 "simple_pose_resnet18_v1b": (1, 3, 64, 48)}
+FAMILIES_INT8_SEED, FAMILIES_INT8_CALIB = 16, 2   # calibration images: 2, then 1 to evaluate
+# Converted by amp.convert_model (bfloat16): one detector, one segmenter, and PSPNet, whose
+# conversion MXNet refuses (its pyramid's Concat reads bfloat16 and float32). Each with the
+# values bfloat16 is measured on: SSD's heads before decoding (the decoder's score threshold
+# and NMS turn small changes into different boxes), the segmenter's outputs.
+FAMILIES_BF16 = {"ssd_512_mobilenet1.0_voc": ["ssd0_concat0_output", "ssd0_concat1_output"],
+                 "fcn_resnet50_voc": [], "psp_resnet50_voc": []}
+
+
+def family_int8_exclusions(name: str, sym: mx.sym.Symbol) -> list[str]:
+    """The nodes GluonCV's own INT8 test (tests/model_zoo, `quantize_net`'s
+    exclude_layers_match) leaves in float32: names containing 'flatten', and 'concat' too
+    in SSD, PSPNet and DeepLab."""
+    match = ("flatten", "concat") if any(k in name for k in ("ssd", "psp", "deeplab")) else (
+        "flatten",)
+    return [n["name"] for n in json.loads(sym.tojson())["nodes"]
+            if n["op"] != "null" and any(m in n["name"] for m in match)]
+
+
+def family_int8_images(shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """(calibration images, evaluation image) of one FAMILIES_INT8 model."""
+    rng = np.random.RandomState(FAMILIES_INT8_SEED)
+    images = rng.uniform(-1, 1, (FAMILIES_INT8_CALIB + 1, *shape[1:])).astype("float32")
+    return images[:FAMILIES_INT8_CALIB], images[FAMILIES_INT8_CALIB:]
+
+
+def _family_checkpoint(families: Path, name: str) -> tuple[mx.sym.Symbol, dict, dict, dict]:
+    """(graph, arg_params, aux_params, spec) of one families fixture with its seeded weights."""
+    from seeded_weights import seeded_weights  # tools/ is this script's directory
+    sym = mx.sym.load_json(gzip.decompress((families / f"{name}-symbol.json.gz").read_bytes())
+                           .decode())
+    spec = json.loads((families / f"{name}.json").read_text())
+    weights = seeded_weights({k: tuple(v) for k, v in spec["params"].items()}, spec["seed"],
+                             spec.get("gain", 1.0))
+    return (sym, {k: mx.nd.array(weights[k]) for k in spec["arg_params"]},
+            {k: mx.nd.array(weights[k]) for k in spec["aux_params"]}, spec)
+
+
+def _digest(arrays: dict[str, np.ndarray]) -> str:
+    """sha256 over the names, dtypes, shapes and bytes of `arrays`, in name order."""
+    digest = hashlib.sha256()
+    for name, value in sorted(arrays.items()):
+        digest.update(f"{name}:{value.dtype}:{value.shape}".encode())
+        digest.update(np.ascontiguousarray(value).tobytes())
+    return digest.hexdigest()
+
+
+def write_families_int8(out: Path) -> None:
+    """FAMILIES_INT8 quantized by quantize_model_mkldnn (naive, auto, GluonCV's exclusions)
+    and FAMILIES_BF16 converted by amp.convert_model: `<name>-int8-symbol.json.gz`,
+    `<name>-bf16-symbol.json.gz` (or `<name>-bf16-error.txt`: MXNet's refusal),
+    `int8_outputs.npz` (MXNet's INT8 `<name>:output0` and NMS inputs `<name>:internal:<n>`
+    on the evaluation image, in float16) and `families_int8.json` (images' seed and digest,
+    exclusions, digests of MXNet's quantized parameters and of its dequantize nodes'
+    float32 outputs, where each INT8 region ends; how far MXNet's bfloat16 values are from
+    its float32 ones)."""
+    from mxnet.contrib.quantization import quantize_model_mkldnn  # needs MXNet's backends
+    out.mkdir(parents=True, exist_ok=True)
+    families = out.parent / "families"
+    record: dict = {"seed": FAMILIES_INT8_SEED, "calib_count": FAMILIES_INT8_CALIB,
+                    "int8": {}, "bf16": {}}
+    halves: dict[str, np.ndarray] = {}
+    for name, shape in FAMILIES_INT8.items():
+        sym, args, auxs, _ = _family_checkpoint(families, name)
+        calib, evaluation = family_int8_images(shape)
+        excluded = family_int8_exclusions(name, sym)
+        qsym, qargs, qauxs = quantize_model_mkldnn(
+            sym, args, auxs, ctx=mx.cpu(), calib_mode="naive", quantized_dtype="auto",
+            excluded_sym_names=excluded, label_names=None,
+            calib_data=mx.io.NDArrayIter(calib, batch_size=1),
+            num_calib_examples=FAMILIES_INT8_CALIB)
+        _write_gzip(out / f"{name}-int8-symbol.json.gz", qsym.tojson())
+        # the INT8 regions end in dequantize: past them, float32 arithmetic in its own order
+        nms, ends = _unstable_inputs(qsym), [n["name"] + "_output" for n in json.loads(
+            qsym.tojson())["nodes"] if n["op"] == "_contrib_dequantize"]
+        values = _family_values(qsym, nms + ends, {**qargs, "data": evaluation}, qauxs)
+        halves.update({f"{name}:{k}": v.astype("float16") for k, v in values.items()
+                       if k == "output0" or k[len("internal:"):] in nms})
+        record["int8"][name] = {
+            "shape": list(shape), "excluded": excluded,
+            "images_sha256": _digest({"calib": calib, "evaluation": evaluation}),
+            "params_sha256": _digest({k: v.asnumpy() for k, v in {**qargs, **qauxs}.items()}),
+            "dequantized_sha256": {n: _digest({n: values[f"internal:{n}"]}) for n in ends}}
+    for name, internals in FAMILIES_BF16.items():
+        sym, args, auxs, spec = _family_checkpoint(families, name)
+        try:
+            csym, cargs, cauxs = amp.convert_model(sym, dict(args), dict(auxs),
+                                                   target_dtype="bfloat16")
+        except mx.MXNetError as exc:  # the converted graph's types contradict
+            message = re.sub(r"\[\d\d:\d\d:\d\d\] ", "", str(exc).splitlines()[0])
+            (out / f"{name}-bf16-error.txt").write_text(message + "\n")
+            continue
+        _write_gzip(out / f"{name}-bf16-symbol.json.gz", csym.tojson(remove_amp_cast=False))
+        with np.load(families / f"{name}-io.npz") as io:
+            feeds = {k: io[k] for k in spec["inputs"]}
+        fp32 = _family_values(sym, internals, {**args, **feeds}, auxs)
+        bf16 = _family_values(csym, internals, {**cargs, **feeds}, cauxs)
+        # the detector's outputs come after NMS: only its heads are measured
+        keys = [f"internal:{n}" for n in internals] or list(fp32)
+        record["bf16"][name] = {"internals": internals, "error": {
+            k: _relative_error(bf16[k], fp32[k]) for k in keys}}
+    np.savez_compressed(out / "int8_outputs.npz", **halves)
+    (out / "families_int8.json").write_text(json.dumps(record, indent=1) + "\n")
+
+
+def _family_values(sym: mx.sym.Symbol, internals: list[str], args: dict, auxs: dict
+                   ) -> dict[str, np.ndarray]:
+    """MXNet's outputs of `sym` (`output<i>`) and internal outputs (`internal:<name>`)."""
+    values = _outputs(sym, internals, {k: v.asnumpy() if isinstance(v, mx.nd.NDArray) else v
+                                       for k, v in args.items()}, auxs)
+    heads = len(sym.list_outputs())
+    return {**{f"output{i}": v for i, v in enumerate(values[:heads])},
+            **{f"internal:{n}": v for n, v in zip(internals, values[heads:], strict=True)}}
+
+
+def _relative_error(got: np.ndarray, want: np.ndarray) -> float:
+    """Largest difference over the largest value (the families tests' measure)."""
+    scale = max(1.0, float(np.abs(want).max()))
+    return float(np.abs(got.astype("float64") - want).max() / scale)
 
 
 # -- calibration -----------------------------------------------------------------------------
@@ -2286,6 +2420,12 @@ def write_onnx(out: Path) -> None:
 
 
 GROUP_NOTES = {
+    "gap_ops": "`cases.json` / `cases.npz` (tools/mxnet_more_ops_fixtures.py): late-added dense "
+               "operators (creation, _split_v2, slice assignment, _histogram, straight-through "
+               "and legacy indexing ops, preloaded_multi_*sgd*, Convolution_v1 / Pooling_v1 / "
+               "BatchNorm_v1), laid out "
+               "as tensor_ops; `legacy_net.json` / `legacy_net.npz` (`in:<arg>`, `output`): "
+               "the three legacy layers chained.",
     "test_utils": "`test_utils.json` / `test_utils.npz` (tools/mxnet_legacy_fixtures.py): "
                   "MXNet's almost_equal and assert_almost_equal (message up to the "
                   "arrays) on fixed pairs, check_numeric_gradient's verdict on right and "
@@ -2296,6 +2436,10 @@ GROUP_NOTES = {
                    "mx.model.FeedForward from fixed parameters on unshuffled data (SGD "
                    "with momentum; and with epoch_size): trained parameters, predictions, "
                    "the callbacks' epochs and batch numbers, validation accuracies, score.",
+    "control_flow": "`cases.json` (tools/mxnet_control_flow_fixtures.py): per case the source "
+                    "of a program using contrib.foreach / while_loop / cond, its input shapes "
+                    "and MXNet's symbol JSON; `arrays.npz`: `<case>:<set>:in:<x>`, `:out:<j>` "
+                    "(bound symbol), `:head:<j>`, `:grad:<x>` and `:nd:<j>` (NDArray forms).",
     "rnn_cells": "`rnn_cells.json`: per case of `CELL_CASES` (tools/mxnet_rnn_fixtures.py) "
                  "the cell expression, unroll arguments, argument names and shapes, outputs, "
                  "internals and state_info; `lm`: the corpus, settings, per-batch training "
@@ -2468,6 +2612,15 @@ GROUP_NOTES = {
             "`ONNX_MODELS` in the script, exported with zero weights: `<name>-onnx.json.gz` "
             "holds the opset, inputs and outputs (names, dims), initializers (names, dims) and "
             "every node (op_type, inputs, outputs, attributes).",
+    "families_int8": "`FAMILIES_INT8` in the script quantized by `quantize_model_mkldnn` "
+                     "(naive, `auto`, GluonCV's exclusions) from the `families` graphs and "
+                     "seeded weights: `<name>-int8-symbol.json.gz`; `FAMILIES_BF16` converted by "
+                     "`amp.convert_model`: `<name>-bf16-symbol.json.gz` (`-bf16-error.txt`: "
+                     "MXNet's refusal); `int8_outputs.npz` "
+                     "(MXNet's INT8 `<name>:output0` and NMS inputs `<name>:internal:<n>` "
+                     "on a seeded image, float16); `families_int8.json` (image seed and "
+                     "digest, exclusions, digests of MXNet's quantized parameters and "
+                     "of its dequantize nodes' outputs, bfloat16's distance from float32).",
     "families": "GluonCV 0.10.5 / GluonNLP 0.10.0 detectors, segmenters, pose, backbones, BERT, "
                 "RoBERTa and LSTM language models, exported by MXNet with weights made by "
                 "`tools/seeded_weights.py`: `<name>-symbol.json.gz`, `<name>.json` (inputs, "
@@ -2538,7 +2691,8 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "handnet": write_handnet, "legacy": write_legacy, "io": write_io,
           "quantization_ops": write_quantization_ops, "quantized_net": write_quantized_net,
           "quantization": write_quantization, "int8_agreement": write_int8_agreement,
-          "families": write_families, "tensor_ops": write_tensor_ops,
+          "families": write_families, "families_int8": write_families_int8,
+          "tensor_ops": write_tensor_ops,
           "more_ops": partial(write_tensor_ops, make_cases=_more_op_cases),
           "extra_ops": partial(write_tensor_ops, make_cases=_extra_op_cases),
           "model_ops": write_model_ops,
@@ -2553,7 +2707,8 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "rnn_cells": write_rnn_cells, "test_utils": write_test_utils,
           "feedforward": write_feedforward, "recordio": write_recordio,
           "image": write_image, "imagedet": write_imagedet,
-          "transformer": write_transformer}
+          "transformer": write_transformer, "control_flow": write_control_flow,
+          "gap_ops": write_gap_ops}
 
 
 def main(argv: list[str] | None = None) -> int:

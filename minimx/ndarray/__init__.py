@@ -5,8 +5,9 @@ The functions ``mx.nd.<Op>`` are generated from the operator registry.
 from typing import Any
 
 from ..ops import get_op, list_ops, namespace_modules
+from . import control_flow
 from .creation import arange, array, eye, full, linspace, ones, zeros
-from .functions import maximum, minimum, pow, power
+from .functions import histogram, maximum, minimum, pow, power, split_v2
 from .imperative import invoke, invoke_by_name, make_op_function
 from .ndarray import NDArray, empty, waitall
 from .random_namespace import RandomFunctions
@@ -19,13 +20,17 @@ del _name
 # mx.nd.contrib and mx.nd.linalg: the _contrib_ and _linalg_ operators by MXNet's short
 # names (mx.nd.contrib.box_nms, mx.nd.linalg.gemm2).
 globals().update(namespace_modules(__name__, make_op_function))
+# ... and MXNet's eager control flow, which runs the user's functions in Python.
+for _fn in (control_flow.foreach, control_flow.while_loop, control_flow.cond):
+    setattr(globals()["contrib"], _fn.__name__, _fn)
+del _fn
 # mx.nd.random: the samplers by MXNet's names; also mx.random (its seed).
 random = RandomFunctions(NDArray, make_op_function, imperative=True)
 
 __all__ = ["NDArray", "contrib", "linalg", "array", "empty", "zeros", "ones", "full", "arange",
            "linspace", "eye", "random",
            "invoke", "invoke_by_name", "save", "load", "waitall", "maximum", "minimum", "power",
-           "pow"]
+           "pow", "split_v2", "histogram"]
 
 
 def __getattr__(name: str) -> Any:

@@ -18,10 +18,12 @@ from . import (  # noqa: F401
     deformable_psroi,
     elemwise,
     gather,
+    histogram,
     im2col,
     indexing,
     la_op,
     layout,
+    legacy_layers,
     linalg,
     loss,
     masking,
@@ -45,6 +47,8 @@ from . import (  # noqa: F401
     sequence,
     slicing,
     spatial,
+    split_v2,
+    straight_through,
     tensor,
 )
 from .registry import (

@@ -11,6 +11,7 @@ a scalar operator given ``is_int=False`` on an integer input (float64).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from functools import reduce
@@ -21,7 +22,7 @@ import numpy as np
 from ..base import ShapeError
 from .infer import merge, merge_dtype, same_dtype
 from .params import Param, Params
-from .registry import GradReads, OpContext, OpDef, register
+from .registry import GradReads, OpContext, OpDef, get_op, register
 from .special import digamma, erf, erfinv, gamma, gammaln
 
 Array = np.ndarray
@@ -119,7 +120,7 @@ def unary_reads(u: Unary) -> GradReads:
 _UNARY_ALIASES = {"_copy": ("identity",), "BlockGrad": ("stop_gradient",)}
 
 
-def _elementwise(name: str, fn: Callable[[Params, Array], Any],
+def elementwise_op(name: str, fn: Callable[[Params, Array], Any],
                  grad: Callable[[Params, Array, Array, Array], Any], reads: GradReads, *,
                  params: tuple[Param, ...] = (), aliases: tuple[str, ...] = (),
                  doc: str = "", infer_type: Callable | None = None,
@@ -159,13 +160,13 @@ def _integers_as_float(x: Array) -> Array:
 def unary_op(name: str, u: Unary) -> OpDef:
     """The operator of a unary table row (also for rows kept beside their kin elsewhere)."""
     fn = u.fn if name in _INTEGER_NATIVE else lambda x: u.fn(_integers_as_float(x))
-    return _elementwise(name, lambda p, x: fn(x), lambda p, g, x, y: g * u.grad(x, y),
+    return elementwise_op(name, lambda p, x: fn(x), lambda p, g, x, y: g * u.grad(x, y),
                         unary_reads(u), aliases=_UNARY_ALIASES.get(name, ()),
                         doc=f"Elementwise {name.strip('_')}.")
 
 
 def _fill_op(name: str, fill: Callable[[Array], Array]) -> OpDef:
-    return _elementwise(name, lambda p, x: fill(x),
+    return elementwise_op(name, lambda p, x: fill(x),
                         lambda p, g, x, y: np.zeros(x.shape, x.dtype), GradReads(),
                         doc=f"An array of the input's shape and dtype filled with "
                             f"{name.removesuffix('s_like')}s.")
@@ -180,7 +181,7 @@ register(_fill_op("ones_like", np.ones_like))
 # oneDNN's clip does, so the numpy and DNNL paths agree; MXNet's CPU kernel
 # (without MKLDNN) kept NaN, its MKLDNN path gave a_min. Otherwise MXNet's order:
 # a_max first, so with a_min > a_max values above a_max give a_max (MXNet 1.9.1's).
-register(_elementwise(
+register(elementwise_op(
     "clip", lambda p, x: np.where(x > p.a_max, p.a_max, np.where(x >= p.a_min, x, p.a_min)),
     lambda p, g, x, y: g * ((x >= p.a_min) & (x <= p.a_max)), GradReads(inputs=("data",)),
     params=(Param("a_min", "float", doc="Minimum value"),
@@ -192,7 +193,7 @@ def _smooth_l1(p: Params, x: Array) -> Array:
     return np.where(np.abs(x) < 1.0 / sigma2, 0.5 * sigma2 * x * x, np.abs(x) - 0.5 / sigma2)
 
 
-register(_elementwise(
+register(elementwise_op(
     "smooth_l1", _smooth_l1,
     lambda p, g, x, y: g * np.where(np.abs(x) < 1.0 / (p.scalar * p.scalar),
                                     p.scalar * p.scalar * x, np.sign(x)),
@@ -201,7 +202,7 @@ register(_elementwise(
                   "1 / sigma^2, linear beyond."),),
     doc="Elementwise smooth L1 loss (Fast R-CNN's), as MXNet's."))
 
-register(_elementwise(
+register(elementwise_op(
     "hard_sigmoid", lambda p, x: np.clip(p.alpha * x + p.beta, 0.0, 1.0),
     lambda p, g, x, y: g * p.alpha * ((y > 0) & (y < 1)), GradReads(outputs=("output",)),
     params=(Param("alpha", "float", 0.2, "Slope of the hard sigmoid."),
@@ -343,6 +344,11 @@ def binary_ops(key: str, row: Binary) -> tuple[OpDef, OpDef]:
 for _key, _row in BINARY.items():
     for _op in binary_ops(_key, _row):
         register(_op)
+# MXNet's gradient aggregation: elemwise_add's kernel under an operator of its own (not
+# an alias: AMP's lists and the DNNL table name it apart), without a gradient of its own.
+register(dataclasses.replace(get_op("elemwise_add"), name="_grad_add", aliases=(),
+                             backward=None, doc="Elementwise sum of two gradients of the same "
+                                                "shape (MXNet's gradient aggregation)."))
 
 
 # -- scalar ----------------------------------------------------------------------
@@ -390,7 +396,7 @@ def scalar_op(name: str, row: Binary, reverse: bool, alias: str) -> OpDef:
         return [t], [t]
 
     side = "on the left" if reverse else "on the right"
-    return _elementwise(name, lambda p, x: row.fn(*operands(p, x)), grad,
+    return elementwise_op(name, lambda p, x: row.fn(*operands(p, x)), grad,
                         GradReads(inputs=("data",) if row.reads_operands else ()),
                         params=_SCALAR_PARAMS, aliases=(alias,),
                         doc=f"Elementwise {row.fn.__name__} with a scalar {side}.",

@@ -1,4 +1,5 @@
-"""Indexing by arrays: `take`, `pick`, `one_hot` and `where`, with MXNet 1.9's
+"""Indexing by arrays: `take`, `pick` (alias `choose_element_0index`), `one_hot` and
+the legacy `_onehot_encode` / `fill_element_0index`, and `where`, with MXNet 1.9's
 parameters (src/operator/tensor/indexing_op.h, broadcast_reduce_op.h,
 control_flow_op.h).
 
@@ -141,6 +142,7 @@ register(OpDef(
                   choices=("clip", "wrap"))),
     infer_shape=_infer_pick, infer_type=first_input_dtype,
     backward=_pick_backward, backward_reads=GradReads(inputs=("index",)),
+    aliases=("choose_element_0index",),
     doc="Picks one element along an axis per position of index."))
 
 
@@ -170,6 +172,62 @@ register(OpDef(
     infer_type=_one_hot_type,
     backward=zero_gradients,
     backward_reads=GradReads(), doc="Returns a one-hot array."))
+
+
+# -- the legacy row-wise pair: _onehot_encode and fill_element_0index ----------------------
+# NDArray functions of MXNet 0.x on (N, K) arrays and N indices, one per row.
+
+def _row_positions(what: str, rows: Shape, indices: Shape) -> None:
+    if rows is not None and (len(rows) != 2 or (indices is not None and
+                                                 indices != (rows[0],))):
+        raise ShapeError(f"{what}: needs an (N, K) array and N indices, got {rows} and "
+                         f"{indices}")
+
+
+def _row_indices(what: str, indices: Array, rows: Dims) -> Array:
+    _row_positions(what, rows, indices.shape)
+    return integer_indices(what, indices, rows[1], "raise")
+
+
+def _onehot_encode_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
+    indices, like = inputs
+    hot = _row_indices("_onehot_encode", indices, like.shape)[:, None] == np.arange(like.shape[1])
+    return hot.astype(like.dtype)
+
+
+def _infer_onehot_encode(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
+    like = merge(in_shapes[1], out_shapes[0])
+    _row_positions("_onehot_encode", like, in_shapes[0])
+    return [in_shapes[0], like], [like]
+
+
+register(OpDef(
+    "_onehot_encode", _onehot_encode_forward, inputs=("lhs", "rhs"),
+    infer_shape=_infer_onehot_encode,
+    infer_type=lambda p, ins, outs: (ins, [merge_dtype(ins[1], outs[0])]),
+    doc="Row i of the result (rhs's shape and dtype) is 1 at column lhs[i], 0 elsewhere "
+        "(deprecated in MXNet: use one_hot)."))
+
+
+def _fill_element_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
+    data, values, indices = inputs
+    cols = _row_indices("fill_element_0index", indices, data.shape)
+    out = data.copy()
+    out[np.arange(len(cols)), cols] = values
+    return out
+
+
+def _infer_fill_element(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
+    data = merge(in_shapes[0], out_shapes[0])
+    _row_positions("fill_element_0index", data, in_shapes[1])
+    _row_positions("fill_element_0index", data, in_shapes[2])
+    return [data, *in_shapes[1:]], [data]
+
+
+register(OpDef(
+    "fill_element_0index", _fill_element_forward, inputs=("lhs", "mhs", "rhs"),
+    infer_shape=_infer_fill_element, infer_type=first_input_dtype,
+    doc="lhs with lhs[i, rhs[i]] set to mhs[i] for every row i."))
 
 
 # -- where -------------------------------------------------------------------------------

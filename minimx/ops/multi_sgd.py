@@ -7,82 +7,112 @@
 The inputs interleave per weight: weight_i, grad_i[, mom_i][, weight32_i]; the outputs
 are the new weights. mom and weight32 are updated in place, auxiliary states as in
 `optimizer_ops`, whose `step` (on `update_rules.sgd`) each weight goes through.
+
+The `preloaded_multi_*` forms take lrs and wds as the last two inputs (float32 arrays
+of num_weights values, which may live on the device) instead of parameters.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from ..base import OperatorError
 from . import update_rules as rules
-from .infer import same_dtype
+from .infer import merge, merge_dtype, same_dtype
 from .optimizer_ops import mp_types, step, update_shapes
 from .params import Params
 from .registry import InferFn, OpContext, OpDef, Param, register
 
 Array = np.ndarray
 
-_PARAMS = (Param("lrs", "floats", doc="The learning rate of each weight."),
-           Param("wds", "floats", doc="The weight decay of each weight."),
-           Param("rescale_grad", "float", 1.0, "The gradients are multiplied by this first."),
+_RATES = (Param("lrs", "floats", doc="The learning rate of each weight."),
+          Param("wds", "floats", doc="The weight decay of each weight."))
+_PARAMS = (Param("rescale_grad", "float", 1.0, "The gradients are multiplied by this first."),
            Param("clip_gradient", "float", -1.0,
                  "Clip the rescaled gradients to [-clip, clip]; negative: no clipping."),
            Param("num_weights", "int", 1, "The number of weights updated."))
 _MOMENTUM = Param("momentum", "float", 0.0, "The decay of the momentum.")
 
 
-def _names(slots: tuple[str, ...]) -> Callable[[Params], list[str]]:
-    return lambda p: [f"{slot}_{i}" for i in range(p.num_weights) for slot in slots]
+def _names(slots: tuple[str, ...], preloaded: bool) -> Callable[[Params], list[str]]:
+    return lambda p: [f"{slot}_{i}" for i in range(p.num_weights)
+                      for slot in slots] + ["lrs", "wds"] * preloaded
 
 
 def _outputs(p: Params) -> list[str]:
     return ["output"] if p.num_weights == 1 else [f"output{i}" for i in range(p.num_weights)]
 
 
-def _per_weight(infer: InferFn, stride: int) -> InferFn:
+def _check_rates(p: Params, lrs: Sequence, wds: Sequence, what: str) -> None:
+    if p.num_weights < 1 or len(lrs) != p.num_weights or len(wds) != p.num_weights:
+        raise OperatorError(f"{p.label}: num_weights={p.num_weights} needs that many lrs and "
+                            f"wds, got {what}")
+
+
+def _per_weight(infer: InferFn, stride: int, rates: InferFn | None) -> InferFn:
     """`infer` on each weight's inputs and output; checks lrs and wds first (inference
-    runs before any kernel, imperatively as at bind)."""
+    runs before any kernel, imperatively as at bind). `rates` infers the preloaded
+    lrs and wds inputs."""
     def run(p: Params, in_shapes: list, out_shapes: list) -> tuple[list, list]:
-        if p.num_weights < 1 or len(p.lrs) != p.num_weights or len(p.wds) != p.num_weights:
-            raise OperatorError(f"{p.label}: num_weights={p.num_weights} needs that many "
-                                f"lrs and wds, got lrs={p.lrs} and wds={p.wds}")
+        if rates is None:
+            _check_rates(p, p.lrs, p.wds, f"lrs={p.lrs} and wds={p.wds}")
         ins, outs = [], []
         for i in range(p.num_weights):
             a, b = infer(p, in_shapes[i * stride:(i + 1) * stride], out_shapes[i:i + 1])
             ins += a
             outs += b
+        if rates is not None:
+            ins += rates(p, in_shapes[-2:], [])[0]
         return ins, outs
     return run
 
 
-def _forward(stride: int, mixed: bool) -> Callable[..., list[Array]]:
+def _rate_shapes(p: Params, in_shapes: list, out_shapes: list) -> tuple[list, list]:
+    return [merge(s, (p.num_weights,)) for s in in_shapes], out_shapes
+
+
+def _rate_types(p: Params, in_types: list, out_types: list) -> tuple[list, list]:
+    return [merge_dtype(t, np.dtype(np.float32)) for t in in_types], out_types
+
+
+def _forward(stride: int, mixed: bool, preloaded: bool) -> Callable[..., list[Array]]:
     def forward(p: Params, ctx: OpContext, inputs: list[Array]) -> list[Array]:
+        if preloaded:
+            lrs, wds = (a.tolist() for a in inputs[-2:])
+            _check_rates(p, lrs, wds, f"lrs {inputs[-2].shape} and wds {inputs[-1].shape}")
+        else:
+            lrs, wds = p.lrs, p.wds
         common = {k: v for k, v in p.items() if k not in ("lrs", "wds", "num_weights")}
         return [step(rules.sgd, inputs[i * stride:(i + 1) * stride], mixed=mixed, lr=lr,
                      wd=wd, **common)
-                for i, (lr, wd) in enumerate(zip(p.lrs, p.wds, strict=True))]
+                for i, (lr, wd) in enumerate(zip(lrs, wds, strict=True))]
     return forward
 
 
 def _register(name: str, momentum: bool, mixed: bool, doc: str) -> None:
     states = ("mom",) * momentum + ("weight32",) * mixed
     stride = 2 + len(states)
-    register(OpDef(
-        name, _forward(stride, mixed), params=(*_PARAMS, *(_MOMENTUM,) * momentum),
-        inputs=_names(("weight", "grad", *states)), aux=_names(states), outputs=_outputs,
-        infer_shape=_per_weight(update_shapes(), stride),
-        infer_type=_per_weight(mp_types() if mixed else same_dtype, stride),
-        bfloat16="refuse", doc=doc))
+    for preloaded in (False, True):
+        register(OpDef(
+            "preloaded_" * preloaded + name, _forward(stride, mixed, preloaded),
+            params=(*_RATES * (not preloaded), *_PARAMS, *(_MOMENTUM,) * momentum),
+            inputs=_names(("weight", "grad", *states), preloaded), aux=_names(states, False),
+            outputs=_outputs,
+            infer_shape=_per_weight(update_shapes(), stride, _rate_shapes if preloaded else None),
+            infer_type=_per_weight(mp_types() if mixed else same_dtype, stride,
+                                   _rate_types if preloaded else None),
+            bfloat16="refuse",
+            doc=doc + " (lrs and wds: the last two inputs)" * preloaded + "."))
 
 
 _register("multi_sgd_update", False, False,
-          "sgd_update of each weight_i by grad_i with lrs[i] and wds[i].")
+          "sgd_update of each weight_i by grad_i with lrs[i] and wds[i]")
 _register("multi_sgd_mom_update", True, False,
-          "sgd_mom_update of each weight_i by grad_i; mom_i is updated in place.")
+          "sgd_mom_update of each weight_i by grad_i; mom_i is updated in place")
 _register("multi_mp_sgd_update", False, True,
           "mp_sgd_update of each float16 weight_i: its float32 master copy weight32_i is "
-          "updated in place, the output is it in weight_i's dtype.")
+          "updated in place, the output is it in weight_i's dtype")
 _register("multi_mp_sgd_mom_update", True, True,
           "mp_sgd_mom_update of each float16 weight_i; mom_i and weight32_i (float32) are "
-          "updated in place.")
+          "updated in place")

@@ -1,6 +1,7 @@
 """Whole-array summaries that optimizers and AMP's loss scaling read: `all_finite`,
 `multi_all_finite` and `multi_sum_sq`, with MXNet 1.9's parameters
-(src/operator/contrib/all_finite.cc, multi_sum_sq.cc). Their float32 results take
+(src/operator/contrib/all_finite.cc, multi_sum_sq.cc), and `reset_arrays`, which
+zeroes arrays in place (contrib/reset_arrays.cc). Their float32 results take
 no gradient; bfloat16 inputs are refused, as by MXNet 1.9.1.
 
 MXNet's ``init_output=False`` ANDs into what its output array already holds;
@@ -58,3 +59,18 @@ register(OpDef(
     params=(Param("num_arrays", "int", doc="Number of arrays."),),
     infer_shape=_sum_sq_shape, infer_type=_float32_out,
     doc="The sum of the squares of each input's elements, one float32 value per input."))
+
+
+def _reset_arrays(p: Params, ctx: OpContext, inputs: list[Array]) -> list[Array]:
+    for a in inputs:   # the inputs are auxiliary states: written in place
+        a[...] = 0
+    return []
+
+
+# MXNet's optimizers zero their gradient arrays with it: no outputs, every input mutated.
+register(OpDef(
+    "reset_arrays", _reset_arrays, variadic="num_arrays", outputs=(),
+    aux=lambda p: [f"arg{i}" for i in range(p.num_arrays)],
+    params=(Param("num_arrays", "int", doc="number of input arrays."),),
+    infer_shape=lambda p, ins, outs: (ins, []), infer_type=lambda p, ins, outs: (ins, []),
+    doc="Sets every input array to zero, in place; no outputs."))

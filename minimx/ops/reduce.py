@@ -1,7 +1,7 @@
-"""Reductions: sum, mean, prod, max, min, nansum and nanprod over axes, as MXNet
+"""Reductions: sum, mean, prod, max, min, nansum, nanprod and _square_sum over axes, as MXNet
 1.9's src/operator/tensor/broadcast_reduce_op.h (axis, keepdims, exclude), norm
 (the L1 or L2 norm), moments (mean and variance, nn/moments-inl.h) and the
-cumulative sum (numpy/np_cumsum-inl.h)."""
+cumulative sum (numpy/np_cumsum-inl.h) and _contrib_allclose (one 0-d verdict)."""
 from __future__ import annotations
 
 import math
@@ -129,6 +129,10 @@ _reduction("nansum", np.nansum, _nansum_grad, GradReads(inputs=("data",)), (),
            "Sum of array elements over given axes, NaN counted as zero.")
 _reduction("nanprod", np.nanprod, _nanprod_grad, _EXTREMUM_READS, (),
            "Product of array elements over given axes, NaN counted as one.")
+# MXNet has this for row_sparse input only (the sparse optimizers' norms); here it is dense.
+_reduction("_square_sum", lambda x, axis, keepdims: np.sum(x * x, axis=axis, keepdims=keepdims),
+           lambda x, y, g, count: 2 * x * g, GradReads(inputs=("data",)), (),
+           "Sum of the squares of array elements over given axes.")
 
 
 def _norm_forward(p, ctx, inputs):
@@ -280,3 +284,28 @@ register(OpDef(
     forward=_cumsum_forward, backward=_cumsum_backward, backward_reads=GradReads(),
     infer_shape=_cumsum_shape, infer_type=_cumsum_type,
 ))
+
+
+# -- allclose ----------------------------------------------------------------------------
+
+def _allclose_forward(p: Params, ctx, inputs):
+    a, b = inputs
+    if a.shape != b.shape:
+        raise ShapeError(f"_contrib_allclose: a {a.shape} and b {b.shape} differ in shape")
+    return np.array(np.isclose(a, b, p.rtol, p.atol, p.equal_nan).all(), np.uint8)
+
+
+def _allclose_shape(p, in_shapes, out_shapes):
+    (a, b), _ = same_shape(p, in_shapes, [])
+    return [a, b], [merge(out_shapes[0], ())]
+
+
+register(OpDef(
+    "_contrib_allclose", _allclose_forward, inputs=("a", "b"),
+    params=(Param("rtol", "float", 1e-05, "Relative tolerance."),
+            Param("atol", "float", 1e-08, "Absolute tolerance."),
+            Param("equal_nan", "bool", True, "Whether to compare NaN's as equal. If True, "
+                  "NaN's in A will be considered equal to NaN's in B in the output array.")),
+    infer_shape=_allclose_shape,
+    infer_type=lambda p, ins, outs: (ins, [merge_dtype(outs[0], np.dtype(np.uint8))]),
+    doc="1 (uint8, 0-d) if every |a - b| <= atol + rtol * |b|, else 0."))

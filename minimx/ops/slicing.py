@@ -1,4 +1,5 @@
-"""Slices: `slice` (begin, end and step per axis, None for a default),
+"""Slices: `slice` (begin, end and step per axis, None for a default), its
+assignments `_slice_assign` / `_slice_assign_scalar` (what `x[a:b] = y` runs),
 `slice_like` (the leading part of each axis, as long as another array's) and the
 legacy `Crop` (a window of an image batch's height and width).
 
@@ -14,7 +15,7 @@ import numpy as np
 from ..base import ShapeError
 from .infer import Dims, Shape, checked_axis, first_input_dtype, from_input, merge
 from .params import Params
-from .registry import GradReads, OpDef, Param, register
+from .registry import GradReads, OpContext, OpDef, Param, register
 
 Array = np.ndarray
 Index = tuple[slice, ...]
@@ -92,6 +93,50 @@ register(OpDef(
     backward_reads=GradReads(),
     doc="Slices a region of the array: begin, end and step per leading axis.",
     named_inputs=False))
+
+
+_SLICE_PARAMS = (Param("begin", "optional_ints", doc="starting indices for the slice operation, "
+                        "supports negative indices."),
+                 Param("end", "optional_ints", doc="ending indices for the slice operation, "
+                       "supports negative indices."),
+                 Param("step", "optional_ints", (), "step for the slice operation, supports "
+                       "negative values."))
+
+
+def _slice_assign_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
+    lhs, rhs = inputs
+    index = _slice_index(p, lhs.shape)
+    window = lhs[index].shape
+    if rhs.shape != window:
+        raise ShapeError(f"_slice_assign: rhs {rhs.shape} must have the slice's shape {window} "
+                         f"(lhs {lhs.shape}, begin={p.begin}, end={p.end}, step={p.step})")
+    out = lhs.copy()
+    out[index] = rhs
+    return out
+
+
+def _infer_slice_assign(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
+    lhs = merge(in_shapes[0], out_shapes[0])
+    rhs = in_shapes[1] if lhs is None else merge(in_shapes[1], _slice_rule(p, [lhs])[0])
+    return [lhs, rhs], [lhs]
+
+
+def _slice_assign_scalar_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
+    out = inputs[0].copy()
+    out[_slice_index(p, out.shape)] = p.scalar
+    return out
+
+
+# MXNet registers no gradient for either.
+register(OpDef(
+    "_slice_assign", _slice_assign_forward, inputs=("lhs", "rhs"), params=_SLICE_PARAMS,
+    infer_shape=_infer_slice_assign, infer_type=first_input_dtype, aliases=("_crop_assign",),
+    doc="lhs with the slice begin:end:step replaced by rhs."))
+register(OpDef(
+    "_slice_assign_scalar", _slice_assign_scalar_forward,
+    params=(Param("scalar", "float", 0.0, "The scalar value for assignment."), *_SLICE_PARAMS),
+    aliases=("_crop_assign_scalar",), named_inputs=False,
+    doc="The input with the slice begin:end:step set to scalar."))
 
 
 # -- slice_like ---------------------------------------------------------------------

@@ -13,7 +13,7 @@ This package is generic: it knows no backend. The built-in ones (`default`,
 """
 from ..graph import Node
 from ..symbol import symbol
-from . import subgraph_op  # noqa: F401  (registers _subgraph_op)
+from . import control_flow, subgraph_op  # noqa: F401  (register _subgraph_op, _foreach, ...)
 from .backend import (
     list_backends,
     optimize_for,

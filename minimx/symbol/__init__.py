@@ -7,7 +7,19 @@ from typing import Any
 
 from ..ndarray.random_namespace import RandomFunctions
 from ..ops import get_op, list_ops, namespace_modules
-from .functions import arange, full, maximum, minimum, ones, pow, power, zeros
+from . import control_flow
+from .functions import (
+    arange,
+    full,
+    histogram,
+    maximum,
+    minimum,
+    ones,
+    pow,
+    power,
+    split_v2,
+    zeros,
+)
 from .json_format import load, load_json
 from .register import Group, Variable, make_op_function, var
 from .symbol import NotImplementedForSymbol, Symbol
@@ -19,12 +31,16 @@ del _name
 # mx.sym.contrib and mx.sym.linalg: the _contrib_ and _linalg_ operators by MXNet's short
 # names (mx.sym.contrib.box_nms, mx.sym.linalg.gemm2).
 globals().update(namespace_modules(__name__, make_op_function))
+# ... and MXNet's Python control flow, which builds _foreach, _while_loop and _cond nodes.
+for _fn in (control_flow.foreach, control_flow.while_loop, control_flow.cond):
+    setattr(globals()["contrib"], _fn.__name__, _fn)
+del _fn
 # mx.sym.random: the samplers by MXNet's names.
 random = RandomFunctions(Symbol, make_op_function, imperative=False)
 
 __all__ = ["NotImplementedForSymbol", "Symbol", "contrib", "linalg", "random", "Variable", "var",
            "Group", "load", "load_json", "zeros", "ones", "full", "arange", "maximum",
-           "minimum", "power", "pow"]
+           "minimum", "power", "pow", "split_v2", "histogram"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,15 +1,18 @@
 """MXNet's Python-level symbol functions: `zeros`, `ones`, `full` and `arange`
 make array nodes (`_zeros`, `_ones`, `_full`, `_arange`); `maximum`, `minimum`
 and `power` pick the two-symbol or the scalar operator by their arguments, as
-``mx.sym.maximum(x, 0)`` does in MXNet 1.x.
+``mx.sym.maximum(x, 0)`` does in MXNet 1.x; `split_v2` and `histogram` are
+MXNet's Python fronts of `_split_v2` and `_histogram`.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..base import OperatorError
 from ..ops import get_op
 from ..ops.calling import tensor_first
+from ..ops.split_v2 import split_v2_params
 from .register import arith, create
 from .symbol import Symbol
 
@@ -66,3 +69,26 @@ def _choosing(what: str, sym_op: str, scalar_op: str,
 maximum = _choosing("maximum", "_Maximum", "_MaximumScalar", "_MaximumScalar")
 minimum = _choosing("minimum", "_Minimum", "_MinimumScalar", "_MinimumScalar")
 power = pow = _choosing("power", "_Power", "_PowerScalar", "_RPowerScalar")  # noqa: A001
+
+
+def split_v2(ary: Symbol, indices_or_sections: int | tuple[int, ...], axis: int = 0,
+             squeeze_axis: bool = False) -> Symbol:
+    """`ary` split along `axis` into `indices_or_sections` equal pieces, or before each
+    index of the tuple."""
+    return create(get_op("_split_v2"), [ary], {**split_v2_params(indices_or_sections),
+                                               "axis": axis, "squeeze_axis": squeeze_axis},
+                  hint="_split_v2")
+
+
+def histogram(a: Symbol, bins: int | Symbol = 10,
+              range: tuple[float, float] | None = None,  # noqa: A002  (MXNet's name)
+              **kwargs: Any) -> Symbol:
+    """(counts, bin edges) of `a`: `bins` equal bins over `range` (required here), or
+    the bins whose edges the Symbol `bins` gives."""
+    if isinstance(bins, Symbol):
+        return create(get_op("_histogram"), [a, bins], kwargs, hint="_histogram")
+    if range is None:
+        raise OperatorError("histogram: a symbol's histogram needs range (MXNet: null range "
+                            "is not supported in symbol mode)")
+    return create(get_op("_histogram"), [a], {"bin_cnt": bins, "range": tuple(range),
+                                              **kwargs}, hint="_histogram")

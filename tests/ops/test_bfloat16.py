@@ -132,6 +132,8 @@ REFUSED += ["sgd_update", "sgd_mom_update", "nag_mom_update", "adam_update", "rm
             "mp_sgd_update", "mp_sgd_mom_update", "mp_nag_mom_update", "mp_lamb_update_phase1",
             "mp_lamb_update_phase2", "_mp_adamw_update", "multi_sgd_update",
             "multi_sgd_mom_update", "multi_mp_sgd_update", "multi_mp_sgd_mom_update"]
+REFUSED += [f"preloaded_{name}" for name in ("multi_sgd_update", "multi_sgd_mom_update",
+                                             "multi_mp_sgd_update", "multi_mp_sgd_mom_update")]
 # MXNet's fused oneDNN self-attention products (float32 or int8).
 REFUSED += ["_sg_mkldnn_selfatt_qk", "_sg_mkldnn_selfatt_valatt"]
 

@@ -20,7 +20,7 @@ from minimx.ops import get_op
 from minimx.ops.registry import OpContext
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-GROUPS = ("tensor_ops", "more_ops", "extra_ops", "random_ops")
+GROUPS = ("tensor_ops", "more_ops", "extra_ops", "random_ops", "gap_ops")
 CASES = {case: spec for group in GROUPS
          for case, spec in json.loads((FIXTURES / group / "cases.json").read_text()).items()}
 
