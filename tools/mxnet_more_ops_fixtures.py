@@ -14,6 +14,16 @@ the tensor_ops group, so tests/ops/test_mxnet_tensor_ops.py reads it too.
 `legacy_net.json` is a symbol chaining the three legacy layers, with its inputs
 and outputs in `legacy_net.npz`.
 
+The last operators added have their own seed: `multi_lars`, `_contrib_RROIAlign` and
+`_contrib_hawkesll` (graded for lda, alpha and beta, the inputs MXNet differentiates;
+the others' recorded gradients are zero) join `cases.*`; the multi-tensor AdamW and LAMB
+updates and `_contrib_group_adagrad_update` run three steps with out= the weights, in
+`optimizers.json` (operator, each step's attributes, the inputs written) and
+`optimizers.npz` (`<case>:in_<i>` before, `:after_<i>` every input after); `images.npz`
+holds OpenCV-encoded PNG and JPEG images (`<image>:bytes`) with MXNet's `_cvimdecode`
+(`:decode_<flag>_<to_rgb>`) and `_cvimresize` (`:resize_<w>_<h>_<interp>`,
+`:resize_float_7_4_2` of the float32 image) of them.
+
 Runs with MXNet's Python only (no minimx import).
 """
 from __future__ import annotations
@@ -24,8 +34,8 @@ from pathlib import Path
 import mxnet as mx
 import numpy as np
 
-# (case, operator, attributes, inputs, graded)
-Case = tuple[str, str, dict, list[np.ndarray], bool]
+# (case, operator, attributes, inputs, graded: True, or the inputs MXNet differentiates)
+Case = tuple[str, str, dict, list[np.ndarray], bool | tuple[int, ...]]
 
 
 def gap_op_cases(rng: np.random.RandomState) -> list[Case]:
@@ -108,6 +118,45 @@ def gap_op_cases(rng: np.random.RandomState) -> list[Case]:
     ]
 
 
+def late_op_cases(rng: np.random.RandomState) -> list[Case]:
+    """The last operators added (their own seed, so the earlier cases keep their values)."""
+    def floats(*shape: int, low: float = -2.0, high: float = 2.0) -> np.ndarray:
+        return rng.uniform(low, high, shape).astype("float32")
+
+    sums = [np.array([4.0, 0.0, 9.0, 0.25], "float32"), np.array([1.0, 2.0, 0.0, 0.5], "float32")]
+    return [
+        ("multi_lars", "multi_lars", {"eta": "0.5", "eps": "1e-3", "rescale_grad": "2"},
+         [floats(4, low=0.01, high=0.5), *sums, np.array([0.01, 0.1, 0.0, 0.2], "float32")],
+         False),
+        *_rroi_align_cases(floats),
+        *_hawkesll_cases(rng, floats),
+    ]
+
+
+def _rroi_align_cases(floats) -> list[Case]:
+    """Rotated boxes (batch, cx, cy, w, h, degrees), some leaving the map; no backward."""
+    maps = floats(2, 3, 7, 8)
+    rois = np.array([[0, 3.5, 3.0, 4.0, 2.5, 30.0], [1, 6.0, 1.0, 6.0, 3.0, -75.0],
+                     [0, 1.0, 6.5, 0.5, 0.4, 180.0], [1, 12.0, 10.0, 9.0, 5.0, 45.0]], "float32")
+    return [
+        ("rroi_align", "_contrib_RROIAlign", {"pooled_size": "(2, 3)", "spatial_scale": "1"},
+         [maps, rois], False),
+        ("rroi_align_scaled_sampling", "_contrib_RROIAlign",
+         {"pooled_size": "(3, 2)", "spatial_scale": "0.5", "sampling_ratio": "2"},
+         [maps, rois * np.array([1, 2, 2, 2, 2, 1], "float32")], False),
+    ]
+
+
+def _hawkesll_cases(rng: np.random.RandomState, floats) -> list[Case]:
+    """Graded: MXNet differentiates lda, alpha and beta only (the other inputs: zero)."""
+    n, k, t = 3, 2, 5
+    inputs = [floats(n, k, low=0.5, high=2.0), floats(k, low=0.1, high=0.5),
+              floats(k, low=0.5, high=2.0), floats(n, k, low=0.0, high=1.0),
+              floats(n, t, low=0.1, high=1.0), rng.randint(0, k, (n, t)).astype("int32"),
+              np.array([5, 2, 0], "float32"), np.array([6.0, 3.0, 1.5], "float32")]
+    return [("hawkesll", "_contrib_hawkesll", {}, inputs, (0, 1, 2))]
+
+
 def _preloaded_sgd_cases(floats) -> list[Case]:
     """Two weights, their learning rates and weight decays given as the last two inputs."""
     rates = [np.array([0.1, 0.2], "float32"), np.array([0.05, 0.0], "float32")]
@@ -145,8 +194,9 @@ def _run_case(rng: np.random.RandomState, case: Case) -> tuple[dict, dict]:
     nds = [mx.nd.array(a, dtype=a.dtype) for a in inputs]
     if op == "_square_sum":  # MXNet has no dense kernel; minimx's dense one matches this
         nds = [a.tostype("row_sparse") for a in nds]
-    for a in nds:
-        a.attach_grad()
+    graded_inputs = range(len(nds)) if graded is True else graded or ()
+    for i in graded_inputs:
+        nds[i].attach_grad()
     if op.startswith("preloaded_"):   # MXNet infers no output dtype for these: give out=
         stride = (len(nds) - 2) // int(attrs["num_weights"])
         attrs = {**attrs, "out": [mx.nd.zeros(w.shape, dtype=w.dtype) for w in nds[:-2:stride]]}
@@ -160,8 +210,9 @@ def _run_case(rng: np.random.RandomState, case: Case) -> tuple[dict, dict]:
         heads = [rng.uniform(-1, 1, y.shape).astype(y.dtype) for y in outputs]
         mx.autograd.backward(outputs, [mx.nd.array(h, dtype=h.dtype) for h in heads])
         arrays.update({f"{name}:head_{i}": h for i, h in enumerate(heads)})
-        arrays.update({f"{name}:grad_{i}": a.grad.asnumpy() for i, a in enumerate(nds)})
-    return arrays, {"op": op, "attrs": attrs, "graded": graded}
+        arrays.update({f"{name}:grad_{i}": a.grad.asnumpy() if i in graded_inputs
+                       else np.zeros(a.shape, a.dtype) for i, a in enumerate(nds)})
+    return arrays, {"op": op, "attrs": attrs, "graded": bool(graded)}
 
 
 def _run_batchnorm_v1(case: Case) -> tuple[dict, dict]:
@@ -195,15 +246,109 @@ def _legacy_net(rng: np.random.RandomState) -> tuple[mx.sym.Symbol, dict, list]:
     return net, values, [y.asnumpy() for y in exe.forward(is_train=False)]
 
 
+# (case, operator, the attributes of each step, inputs, the inputs the outputs overwrite)
+Run = tuple[str, str, list[dict], list[np.ndarray], list[int]]
+
+
+def optimizer_runs(rng: np.random.RandomState) -> list[Run]:
+    """Multi-tensor updates run for three steps with out= the weights, the states
+    updated in place, as MXNet's optimizers call them."""
+    def floats(*shape: int, low: float = -1.0, high: float = 1.0) -> np.ndarray:
+        return rng.uniform(low, high, shape).astype("float32")
+
+    def weight_groups(mixed: bool) -> list[np.ndarray]:
+        arrays = []
+        for shape in ((3, 4), (5,)):
+            w = floats(*shape)
+            arrays += [w.astype("float16") if mixed else w,
+                       floats(*shape, low=-2, high=2).astype("float16" if mixed else "float32"),
+                       floats(*shape, low=-0.1, high=0.1), floats(*shape, low=0, high=0.1),
+                       *[w] * mixed]
+        return arrays
+
+    adamw = {"num_weights": "2", "lrs": "(0.1, 0.05)", "wds": "(0.01, 0.0)",
+             "etas": "(1.0, 0.5)", "clip_gradient": "0.8"}
+    lamb = {"num_tensors": "2", "learning_rates": "(0.1, 0.05)", "wds": "(0.01, 0.0)",
+            "rescale_grad": "0.5", "lower_bound": "0.1", "upper_bound": "2.0"}
+    lamb_steps = [{**lamb, "step_count": f"({t}, {t + 2})"} for t in (1, 2, 3)]
+    rescale = np.array([0.5], "float32")
+    return [
+        ("multi_adamw", "_multi_adamw_update", [adamw] * 3, weight_groups(False) + [rescale],
+         [0, 4]),
+        ("multi_mp_adamw", "_multi_mp_adamw_update", [adamw] * 3,
+         weight_groups(True) + [rescale], [0, 5]),
+        ("multi_lamb", "_multi_lamb_update", lamb_steps, weight_groups(False), [0, 4]),
+        ("multi_lamb_no_bias_correction", "_multi_lamb_update",
+         [{**step, "bias_correction": "False", "clip_gradient": "0.3"} for step in lamb_steps],
+         weight_groups(False), [0, 4]),
+        ("multi_mp_lamb", "_multi_mp_lamb_update", lamb_steps, weight_groups(True), [0, 5]),
+        ("group_adagrad", "_contrib_group_adagrad_update",
+         [{"lr": "0.1", "rescale_grad": "0.5", "clip_gradient": "0.6"}] * 3,
+         [floats(4, 3), floats(4, 3, low=-2, high=2), floats(4, 1, low=0, high=1)], [0]),
+    ]
+
+
+def _run_steps(run: Run) -> tuple[dict, dict]:
+    name, op, steps, inputs, written = run
+    nds = [mx.nd.array(a, dtype=a.dtype) for a in inputs]
+    if op == "_contrib_group_adagrad_update":   # MXNet's CPU kernel: row_sparse grad only
+        nds[1] = nds[1].tostype("row_sparse")
+    for attrs in steps:
+        _nd_function(op)(*nds, **attrs, out=[nds[i] for i in written])
+    arrays = {f"{name}:in_{i}": a for i, a in enumerate(inputs)}
+    arrays.update({f"{name}:after_{i}": a.asnumpy() for i, a in enumerate(nds)})
+    return arrays, {"op": op, "steps": steps, "written": written}
+
+
+def _png_and_jpeg(rng: np.random.RandomState) -> dict[str, bytes]:
+    """Small images encoded by OpenCV (MXNet's own codec): colour PNG and JPEG, grey PNG."""
+    import cv2  # MXNet's venv has OpenCV; the images are made by the codec MXNet uses
+    colour = rng.randint(0, 256, (6, 9, 3)).astype("uint8")
+    colour[:, :4] = colour[:, :4] // 2 + 60   # a smoother patch for the JPEG
+    grey = rng.randint(0, 256, (5, 7)).astype("uint8")
+    return {"colour_png": cv2.imencode(".png", colour)[1].tobytes(),
+            "colour_jpeg": cv2.imencode(".jpg", colour, [cv2.IMWRITE_JPEG_QUALITY, 90])[1]
+            .tobytes(),
+            "grey_png": cv2.imencode(".png", grey)[1].tobytes()}
+
+
+def image_arrays(rng: np.random.RandomState) -> dict[str, np.ndarray]:
+    """`<image>:bytes`, its `_cvimdecode` with each flag / to_rgb, and `_cvimresize`s of
+    the RGB decode (uint8, and float32 with bicubic)."""
+    arrays = {}
+    for name, data in _png_and_jpeg(rng).items():
+        buf = mx.nd.array(np.frombuffer(data, np.uint8), dtype="uint8")
+        arrays[f"{name}:bytes"] = np.frombuffer(data, np.uint8)
+        for flag, to_rgb in ((1, True), (1, False), (0, True)):
+            arrays[f"{name}:decode_{flag}_{int(to_rgb)}"] = mx.nd._internal._cvimdecode(
+                buf, flag=flag, to_rgb=to_rgb).asnumpy()
+        rgb = mx.nd._internal._cvimdecode(buf)
+        for w, h, interp in ((4, 3, 1), (13, 8, 0), (5, 11, 3)):
+            arrays[f"{name}:resize_{w}_{h}_{interp}"] = mx.nd._internal._cvimresize(
+                rgb, w=w, h=h, interp=interp).asnumpy()
+        arrays[f"{name}:resize_float_7_4_2"] = mx.nd._internal._cvimresize(
+            rgb.astype("float32"), w=7, h=4, interp=2).asnumpy()
+    return arrays
+
+
 def write_gap_ops(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.RandomState(21)
     arrays, cases = {}, {}
-    for case in gap_op_cases(rng):
-        case_arrays, cases[case[0]] = _run_case(rng, case)
+    late = np.random.RandomState(22)   # for what came later: the earlier values stay
+    for case_rng, case in [(rng, c) for c in gap_op_cases(rng)] + [
+            (late, c) for c in late_op_cases(late)]:
+        case_arrays, cases[case[0]] = _run_case(case_rng, case)
         arrays.update(case_arrays)
     np.savez_compressed(out / "cases.npz", **arrays)
     (out / "cases.json").write_text(json.dumps(cases, indent=1, sort_keys=True) + "\n")
+    arrays, runs = {}, {}
+    for run in optimizer_runs(late):
+        run_arrays, runs[run[0]] = _run_steps(run)
+        arrays.update(run_arrays)
+    np.savez_compressed(out / "optimizers.npz", **arrays)
+    (out / "optimizers.json").write_text(json.dumps(runs, indent=1, sort_keys=True) + "\n")
+    np.savez_compressed(out / "images.npz", **image_arrays(late))
     net, values, outputs = _legacy_net(rng)
     (out / "legacy_net.json").write_text(net.tojson() + "\n")
     np.savez_compressed(out / "legacy_net.npz", output=outputs[0],

@@ -24,11 +24,17 @@ from ..ops.registry import GENERATOR, OpContext, OpDef, get_op
 from .ndarray import NDArray, allocate
 
 
-def _infer_outputs(op: OpDef, p, label: str, inputs: Sequence[NDArray]) -> tuple[list, list]:
-    n_out = op.num_outputs(p)
+def _infer_outputs(op: OpDef, p, label: str, inputs: Sequence[NDArray],
+                   given: Sequence[NDArray]) -> tuple[list, list]:
+    """The outputs' shapes and dtypes from the inputs' and from the `given` (``out=``)
+    arrays', as MXNet infers them: an operator without inputs whose output only `out`
+    sizes (`_set_value`) takes its shape and dtype."""
+    unknown = [None] * (op.num_outputs(p) - len(given))
     try:
-        _, shapes = op.infer_shape(p, [a.shape for a in inputs], [None] * n_out)
-        _, dtypes = op.infer_type(p, [a.dtype for a in inputs], [None] * n_out)
+        _, shapes = op.infer_shape(p, [a.shape for a in inputs],
+                                   [a.shape for a in given] + unknown)
+        _, dtypes = op.infer_type(p, [a.dtype for a in inputs],
+                                  [a.dtype for a in given] + unknown)
     except (ShapeError, DTypeError) as exc:
         raise type(exc)(f"{label}: {exc} (input shapes {[a.shape for a in inputs]})") from None
     if not all(known(s) for s in shapes) or any(t is None for t in dtypes):
@@ -85,17 +91,13 @@ def invoke(op: OpDef, inputs: Sequence[NDArray], attrs: Mapping[str, str],
     ctx = _output_context(inputs, attrs, label)
     if op.shape_from_values:
         return _run_now(op, p, label, inputs, out, ctx)
-    shapes, dtypes = _infer_outputs(op, p, label, inputs)
-    if out is None:
-        outs = [allocate(s, t, label, ctx) for s, t in zip(shapes, dtypes, strict=True)]
-    else:
-        outs = [out] if isinstance(out, NDArray) else list(out)
-        hidden = [allocate(s, t, label, ctx)
-                  for s, t in zip(shapes[len(outs):], dtypes[len(outs):], strict=True)]
-        for o, s in zip(outs, shapes, strict=False):
-            if o.shape != tuple(s):
-                raise ShapeError(f"{label}: out has shape {o.shape}, the result has {s}")
-        outs += hidden
+    given = [] if out is None else [out] if isinstance(out, NDArray) else list(out)
+    shapes, dtypes = _infer_outputs(op, p, label, inputs, given)
+    for o, s in zip(given, shapes, strict=False):
+        if o.shape != tuple(s):
+            raise ShapeError(f"{label}: out has shape {o.shape}, the result has {s}")
+    outs = given + [allocate(s, t, label, ctx)
+                    for s, t in zip(shapes[len(given):], dtypes[len(given):], strict=True)]
     aux = set(op.aux_indices(p))
     run = _kernel(op, p, [a._data for a in inputs], [o._data for o in outs], is_train)
     engine.push(run, [a._var for i, a in enumerate(inputs) if i not in aux],

@@ -69,6 +69,25 @@ register(_fill_op("_ones", 1.0, "An array of ones of the given shape and dtype."
 register(_fill_op("_full", None, "An array of the given shape and dtype filled with value."))
 
 
+# MXNet's legacy NDArray function `_set_value` (src/ndarray/ndarray.cc) fills the array
+# given as `out=` with `src` (a float32, cast to the array's dtype): an operator with no
+# inputs whose output only `out` sizes, so a graph cannot infer its shape.
+def _set_value_forward(p: Params, ctx: OpContext, inputs: list) -> Array:
+    # A graph's kernel gets the inferred shape (`resolve`); mx.nd's copies the scalar
+    # into out= whatever its shape.
+    return np.full(p.get("shape", ()), p.src, np.float32)
+
+
+register(OpDef(
+    "_set_value", _set_value_forward, inputs=(),
+    params=(Param("src", "float", doc="Source input to the function."),),
+    infer_shape=lambda p, ins, outs: (ins, outs),
+    infer_type=lambda p, ins, outs: (ins, outs),
+    resolve=lambda p, out_shapes: Params({**p, "shape": tuple(out_shapes[0])}),
+    doc="Sets every element of `out` to src: ``mx.nd._internal._set_value(src=3.0, "
+        "out=arr)``."))
+
+
 def _flagged_dtype(p: Params) -> np.dtype:
     """`_zeros_without_dtype`'s dtype, an MXNet type flag; -1 (unset) is float32 here,
     where MXNet leaves it to graph inference."""

@@ -35,13 +35,15 @@ _PARAMS = (Param("rescale_grad", "float", 1.0, "The gradients are multiplied by 
 _MOMENTUM = Param("momentum", "float", 0.0, "The decay of the momentum.")
 
 
-def _names(slots: tuple[str, ...], preloaded: bool) -> Callable[[Params], list[str]]:
-    return lambda p: [f"{slot}_{i}" for i in range(p.num_weights)
-                      for slot in slots] + ["lrs", "wds"] * preloaded
+def per_weight_names(slots: tuple[str, ...], tail: tuple[str, ...] = (),
+                     count: str = "num_weights") -> Callable[[Params], list[str]]:
+    """Input names: `slots` numbered for each of the `count` weights, then `tail`."""
+    return lambda p: [f"{slot}_{i}" for i in range(p[count]) for slot in slots] + list(tail)
 
 
-def _outputs(p: Params) -> list[str]:
-    return ["output"] if p.num_weights == 1 else [f"output{i}" for i in range(p.num_weights)]
+def weight_outputs(count: str = "num_weights") -> Callable[[Params], list[str]]:
+    """One output per weight, named as MXNet names them."""
+    return lambda p: ["output"] if p[count] == 1 else [f"output{i}" for i in range(p[count])]
 
 
 def _check_rates(p: Params, lrs: Sequence, wds: Sequence, what: str) -> None:
@@ -50,22 +52,28 @@ def _check_rates(p: Params, lrs: Sequence, wds: Sequence, what: str) -> None:
                             f"wds, got {what}")
 
 
-def _per_weight(infer: InferFn, stride: int, rates: InferFn | None) -> InferFn:
-    """`infer` on each weight's inputs and output; checks lrs and wds first (inference
-    runs before any kernel, imperatively as at bind). `rates` infers the preloaded
-    lrs and wds inputs."""
+def per_weight(infer: InferFn, stride: int, tail: InferFn | None = None,
+               count: str = "num_weights", check: Callable[[Params], None] | None = None
+               ) -> InferFn:
+    """`infer` on each weight's `stride` inputs and its output, `tail` on the inputs after
+    them (the preloaded lrs and wds, AdamW's rescale_grad). `check` the parameters first:
+    inference runs before any kernel, imperatively as at bind."""
     def run(p: Params, in_shapes: list, out_shapes: list) -> tuple[list, list]:
-        if rates is None:
-            _check_rates(p, p.lrs, p.wds, f"lrs={p.lrs} and wds={p.wds}")
+        if check is not None:
+            check(p)
         ins, outs = [], []
-        for i in range(p.num_weights):
+        for i in range(p[count]):
             a, b = infer(p, in_shapes[i * stride:(i + 1) * stride], out_shapes[i:i + 1])
             ins += a
             outs += b
-        if rates is not None:
-            ins += rates(p, in_shapes[-2:], [])[0]
+        if tail is not None:
+            ins += tail(p, in_shapes[p[count] * stride:], [])[0]
         return ins, outs
     return run
+
+
+def _given_rates(p: Params) -> None:
+    _check_rates(p, p.lrs, p.wds, f"lrs={p.lrs} and wds={p.wds}")
 
 
 def _rate_shapes(p: Params, in_shapes: list, out_shapes: list) -> tuple[list, list]:
@@ -97,11 +105,13 @@ def _register(name: str, momentum: bool, mixed: bool, doc: str) -> None:
         register(OpDef(
             "preloaded_" * preloaded + name, _forward(stride, mixed, preloaded),
             params=(*_RATES * (not preloaded), *_PARAMS, *(_MOMENTUM,) * momentum),
-            inputs=_names(("weight", "grad", *states), preloaded), aux=_names(states, False),
-            outputs=_outputs,
-            infer_shape=_per_weight(update_shapes(), stride, _rate_shapes if preloaded else None),
-            infer_type=_per_weight(mp_types() if mixed else same_dtype, stride,
-                                   _rate_types if preloaded else None),
+            inputs=per_weight_names(("weight", "grad", *states), ("lrs", "wds") * preloaded),
+            aux=per_weight_names(states), outputs=weight_outputs(),
+            infer_shape=per_weight(update_shapes(), stride, _rate_shapes if preloaded else None,
+                                   check=None if preloaded else _given_rates),
+            infer_type=per_weight(mp_types() if mixed else same_dtype, stride,
+                                  _rate_types if preloaded else None,
+                                  check=None if preloaded else _given_rates),
             bfloat16="refuse",
             doc=doc + " (lrs and wds: the last two inputs)" * preloaded + "."))
 

@@ -13,12 +13,13 @@ runs as well. No gradients; no bfloat16 (MXNet's kernels have none).
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..base import DTypeError, OperatorError
+from ..base import DTypeError, OperatorError, ShapeError
 from . import update_rules as rules
 from .infer import merge_all, merge_dtype, same_dtype
 from .params import Params
@@ -255,3 +256,28 @@ register(OpDef(
     aliases=("_contrib_mp_adamw_update",),
     doc="_adamw_update on the float32 master copy weight32; mean, var and weight32 "
         "(float32) are updated in place, the output is weight32 in the weight's dtype."))
+
+
+def _group_adagrad_shapes(p: Params, in_shapes: list, out_shapes: list) -> tuple[list, list]:
+    """history holds one value per row of the weight: (rows,) or (rows, 1)."""
+    *update, history = in_shapes
+    ins, outs = update_shapes()(p, update, out_shapes)
+    rows = outs[0][0] if outs[0] else None
+    if history is None:
+        history = None if rows is None else (rows, 1)
+    elif rows is not None and (history[0] != rows or math.prod(history) != rows):
+        raise ShapeError(f"{p.label}: history {history} must hold one value per row of the "
+                         f"weight {outs[0]}: ({rows},) or ({rows}, 1)")
+    return [*ins, history], outs
+
+
+register(OpDef(
+    "_contrib_group_adagrad_update", _update(rules.group_adagrad),
+    inputs=("weight", "grad", "history"), aux=("history",),
+    params=(_LR, _RESCALE, _CLIP, Param("epsilon", "float", 1e-5,
+                                        "Epsilon for numerical stability")),
+    infer_shape=_group_adagrad_shapes, bfloat16="refuse",
+    doc="Group AdaGrad: ``history += mean(square(g), axis=1); w -= lr * g / "
+        "(sqrt(history) + epsilon)`` with g = clip(rescale_grad*grad), one history value "
+        "per row (updated in place). MXNet 1.9.1 runs it with a row_sparse gradient "
+        "only; this dense kernel gives the same values."))

@@ -69,19 +69,27 @@ def _axis_weights(start, size_bins: int, bin_size, grid: int, extent: int, dtype
     t = dtype.type
     bins = np.arange(size_bins, dtype=dtype)[:, None]
     steps = np.arange(grid, dtype=dtype)[None, :] + t(0.5)
-    coord = start + bins * bin_size + steps * bin_size / t(grid)
+    low, high, w_low, w_high = align_taps(start + bins * bin_size + steps * bin_size / t(grid),
+                                          extent)
+    weights = np.zeros((size_bins, extent), dtype)
+    rows = np.broadcast_to(np.arange(size_bins)[:, None], low.shape)
+    np.add.at(weights, (rows, low), w_low)
+    np.add.at(weights, (rows, high), w_high)
+    return weights
+
+
+def align_taps(coord: Array, extent: int) -> tuple[Array, Array, Array, Array]:
+    """The two map positions along one axis that ROI Align's bilinear samples at `coord`
+    read, and their weights: zero beyond [-1, extent], clamped to the map otherwise."""
+    t = coord.dtype.type
     inside = (coord >= -1) & (coord <= extent)
     coord = np.maximum(coord, t(0))
     low = coord.astype(np.int64)
     at_end = low >= extent - 1
     low = np.where(at_end, extent - 1, low)
     high = np.where(at_end, extent - 1, low + 1)
-    frac = np.where(at_end, t(0), coord - low.astype(dtype))
-    weights = np.zeros((size_bins, extent), dtype)
-    rows = np.broadcast_to(np.arange(size_bins)[:, None], low.shape)
-    np.add.at(weights, (rows, low), np.where(inside, t(1) - frac, t(0)))
-    np.add.at(weights, (rows, high), np.where(inside, frac, t(0)))
-    return weights
+    frac = np.where(at_end, t(0), coord - low.astype(coord.dtype))
+    return low, high, np.where(inside, t(1) - frac, t(0)), np.where(inside, frac, t(0))
 
 
 def _support(weights: Array) -> slice:

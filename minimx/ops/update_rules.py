@@ -160,3 +160,16 @@ def adamw(w: Array, g: Array, mean: Array, var: Array, *, rescale_grad: float, l
 def norm(values: Array) -> float:
     """The L2 norm of a whole array, summed in float64 (LARS's and LAMB's r1, r2)."""
     return float(np.sqrt(np.square(values, dtype=np.float64).sum()))
+
+
+def group_adagrad(w: Array, g: Array, history: Array, *, lr: float, epsilon: float = 1e-5,
+                  rescale_grad: float = 1.0, clip_gradient: float | None = None) -> None:
+    """``_contrib_group_adagrad_update``: AdaGrad with one history value per row of `w`
+    (the mean of the row's squared gradients accumulates there). The step divides by
+    ``sqrt(history) + epsilon``, as MXNet's kernel does (its docstring says
+    ``sqrt(history + epsilon)``)."""
+    grad = bounded(rescale_grad * g, clip_gradient)
+    rows = grad.reshape(len(grad), -1)
+    history += np.square(rows).mean(axis=1).reshape(history.shape)
+    per_row = np.sqrt(history).reshape((-1,) + (1,) * (w.ndim - 1))
+    w -= lr * grad / (per_row + epsilon)

@@ -134,6 +134,10 @@ REFUSED += ["sgd_update", "sgd_mom_update", "nag_mom_update", "adam_update", "rm
             "multi_sgd_mom_update", "multi_mp_sgd_update", "multi_mp_sgd_mom_update"]
 REFUSED += [f"preloaded_{name}" for name in ("multi_sgd_update", "multi_sgd_mom_update",
                                              "multi_mp_sgd_update", "multi_mp_sgd_mom_update")]
+# The last ones added: their MXNet kernels switch over the real types (or, for the image
+# operators, OpenCV's), with no bfloat16 (read from MXNet's sources, not probed).
+REFUSED += ["_multi_adamw_update", "_multi_mp_adamw_update", "_multi_lamb_update",
+            "_multi_mp_lamb_update", "multi_lars", "_cvimdecode", "_cvimread", "_cvimresize"]
 # MXNet's fused oneDNN self-attention products (float32 or int8).
 REFUSED += ["_sg_mkldnn_selfatt_qk", "_sg_mkldnn_selfatt_valatt"]
 

@@ -388,6 +388,52 @@ CASES.update({
                            ("multi_sgd_mom_update", {"momentum": 0.9}),
                            ("multi_mp_sgd_mom_update", {"momentum": 0.9}))},
 })
+
+
+def _grouped_update(name: str, states: int, tail: tuple = (), **params) -> mx.sym.Symbol:
+    """A multi-tensor AdamW or LAMB update of two weights from the data, `states` state
+    variables each, then `tail` (AdamW's rescale_grad)."""
+    stride = 2 + states
+    return getattr(S, name)(*[D * float(i + 1) if i % stride < 2 else S.var(f"state{i}")
+                              for i in range(2 * stride)], *tail, **params)
+
+
+_ADAMW = {"num_weights": 2, "lrs": (0.1, 0.2), "wds": (0.0, 0.01), "etas": (1.0, 0.5)}
+_LAMB = {"num_tensors": 2, "learning_rates": (0.1, 0.2), "wds": (0.0, 0.01),
+         "step_count": (1, 3)}
+
+
+def _hawkes_inputs() -> list[mx.sym.Symbol]:
+    """lda, alpha, beta, state, lags, marks (int32 0..3), valid lengths and windows for
+    N=2 samples of K=T=4 from `vec`."""
+    per_mark = S.sum(V, axis=0)
+    lengths = S.sum(V, axis=1)
+    return [V, per_mark * 0.1, per_mark, V * 0.5, V, S.Cast(S.floor(V * 3.9), dtype="int32"),
+            lengths, lengths * 10.0]
+
+
+# The last of MXNet 1.9.1's registry (tests/ops/test_late_ops.py).
+CASES.update({
+    # _set_value's shape comes from its consumer; mx.nd gives it through out=.
+    "_set_value": lambda: S.elemwise_add(S._set_value(src=2.0), D),
+    "multi_lars": lambda: S.multi_lars(S.sum(V, axis=1) * 0.1, S.sum(V, axis=1),
+                                       S.sum(V * V, axis=1), S.sum(V, axis=1) * 0.01,
+                                       eta=0.5, eps=1e-3),
+    "_multi_adamw_update": lambda: _grouped_update("_multi_adamw_update", 2, (S.ones((1,)),),
+                                                   **_ADAMW),
+    "_multi_mp_adamw_update": lambda: _grouped_update("_multi_mp_adamw_update", 3,
+                                                      (S.ones((1,)),), **_ADAMW),
+    "_multi_lamb_update": lambda: _grouped_update("_multi_lamb_update", 2, **_LAMB),
+    "_multi_mp_lamb_update": lambda: _grouped_update("_multi_mp_lamb_update", 3, **_LAMB),
+    "_contrib_group_adagrad_update": lambda: S._contrib_group_adagrad_update(
+        V, V * 2.0, S.var("history"), lr=0.1, clip_gradient=0.5),
+    "_contrib_RROIAlign": lambda: S._contrib_RROIAlign(
+        D, S.Concat(S.floor(S.slice_axis(V, axis=1, begin=0, end=1)), V * 5.0,
+                    S.slice_axis(V, axis=1, begin=0, end=1) * 90.0, dim=1),
+        pooled_size=(2, 3), spatial_scale=1.0),
+    "_contrib_hawkesll": lambda: S._contrib_hawkesll(*_hawkes_inputs()),
+    "_cvimresize": lambda: S._cvimresize(S.Reshape(V, shape=(2, 4, 1)), w=3, h=5),
+})
 # The table-driven elementwise families: every row once, on the same inputs.
 CASES.update({name: (lambda n=name: getattr(S, n)(D)) for name in UNARY if name not in CASES})
 CASES.update({get_op(f"_{key}").name: (lambda k=key: getattr(S, f"_{k}")(D, S.exp(D)))
