@@ -2,6 +2,7 @@
 convolution, as MXNet 1.9's SgMKLDNNConvSelector takes them in quantize mode."""
 import json
 
+import numpy as np
 import pytest
 
 import minimx as mx
@@ -76,3 +77,41 @@ def test_activations_mxnet_leaves_after_the_fully_connected_layer(act):
     assert [op[:2] for op in _ops(fuse_float(_fc_then(act)))] == [
         ("_sg_mkldnn_fully_connected", "sg_mkldnn_fully_connected_0"),
         (act if act != "tanh" else "Activation", "act0")]
+
+
+def test_a_sum_whose_operand_reads_later_variables_reorders_the_arguments():
+    """MXNet 1.9.1's ``get_backend_symbol('MKLDNN_QUANTIZE')`` of ``bn(x) + conv(x)``
+    (found by a differential fuzz): the fused node reads the convolution's inputs,
+    then the sum's operand, so the BatchNorm's gamma and beta move after the weight.
+    The nodes and arguments below are MXNet's."""
+    x = mx.sym.var("data")
+    y = mx.sym.elemwise_add(mx.sym.BatchNorm(x, fix_gamma=False, name="bn1"),
+                            mx.sym.Convolution(x, kernel=(3, 3), pad=(1, 1), num_filter=3,
+                                               no_bias=True, name="conv8"), name="add9")
+    fused = y.get_backend_symbol("MKLDNN_QUANTIZE")
+    nodes = json.loads(fused.tojson())["nodes"]
+    assert [(n["op"], n["name"], n["inputs"]) for n in nodes] == [
+        ("null", "data", []), ("null", "conv8_weight", []), ("null", "bn1_gamma", []),
+        ("null", "bn1_beta", []), ("null", "bn1_moving_mean", []),
+        ("null", "bn1_moving_var", []),
+        ("BatchNorm", "bn1", [[0, 0, 0], [2, 0, 0], [3, 0, 0], [4, 0, 1], [5, 0, 1]]),
+        ("_sg_mkldnn_conv", "sg_mkldnn_conv_add_0", [[0, 0, 0], [1, 0, 0], [6, 0, 0]])]
+    assert fused.list_arguments() == ["data", "conv8_weight", "bn1_gamma", "bn1_beta"]
+    args = {"data": np.linspace(-1, 1, 2 * 3 * 5 * 5).reshape(2, 3, 5, 5),
+            "conv8_weight": np.linspace(-0.5, 0.5, 3 * 3 * 9).reshape(3, 3, 3, 3),
+            "bn1_gamma": np.array([0.5, 1.5, 2.0]), "bn1_beta": np.array([0.1, -0.2, 0.3])}
+    aux = {"bn1_moving_mean": np.zeros(3), "bn1_moving_var": np.ones(3)}
+    outs = [s.bind(mx.cpu(), {k: mx.nd.array(v) for k, v in args.items()},
+                   aux_states={k: mx.nd.array(v) for k, v in aux.items()}).forward()[0].asnumpy()
+            for s in (y, fused)]
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("a_min,a_max", [(-1, 1), (0.5, 6)])
+def test_a_clip_not_from_zero_stays_after_the_fully_connected_layer(a_min, a_max):
+    """MXNet 1.9.1's FC selector takes a clip only with a_min 0 (its graphs for these
+    bounds keep the clip; for (0, 1) and (0, 6) it fuses)."""
+    fc = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=4, flatten=False, name="fc0")
+    y = mx.sym.clip(fc, a_min=a_min, a_max=a_max, name="act0")
+    assert [op[:2] for op in _ops(fuse_float(y))] == [
+        ("_sg_mkldnn_fully_connected", "sg_mkldnn_fully_connected_0"), ("clip", "act0")]

@@ -14,7 +14,8 @@ then a relu, a LeakyReLU (leaky, gelu), or relu6's ``clip`` from zero where no s
 came before
 (``_sg_mkldnn_conv``, ``sg_mkldnn_conv_bn_add_act_<k>``, with ``with_bn``,
 ``with_sum``, ``with_act`` before a sum or ``with_postsum_act`` after it);
-a fully connected layer takes a relu, a LeakyReLU (gelu, elu, leaky), abs or clip
+a fully connected layer takes a relu, a LeakyReLU (gelu, elu, leaky), abs or a clip
+from zero
 (``_sg_mkldnn_fully_connected``, ``sg_mkldnn_fully_connected_eltwise_<k>``,
 ``with_eltwise``). Each chain grows only through outputs read once, by the
 next link. Convolutions are numbered in graph order, then FC layers.
@@ -95,10 +96,12 @@ def _conv_chain(g: Graph, nxt: Callable[[int], int | None], seed: int
 
 def _fc_act(node: Node) -> bool:
     """An activation MXNet 1.9.1's INT8 FC fuses (not sigmoid, tanh, softrelu,
-    sqrt, square, exp: those stay after a float FC)."""
+    sqrt, square, exp: those stay after a float FC), and a clip only from zero."""
     if node.op == "LeakyReLU":
         return node.params is not None and node.params.act_type in ("gelu", "elu", "leaky")
-    return node.op in ("abs", "clip") or _relu(node)
+    if node.op == "clip":
+        return node.params is not None and node.params.a_min == 0
+    return node.op == "abs" or _relu(node)
 
 
 def _fc_chain(g: Graph, nxt: Callable[[int], int | None], seed: int
