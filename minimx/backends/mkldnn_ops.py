@@ -37,6 +37,8 @@ _CALIB = (
     Param("min_calib_range", "float", None, "Calibrated output minimum (quantized)."),
     Param("max_calib_range", "float", None, "Calibrated output maximum (quantized)."),
 )
+# A conv chain's input names (Convolution's and BatchNorm's own, renamed) as MXNet's.
+_CONV_ROLES = {"moving_mean": "mean", "moving_var": "var", "lhs": "sum", "rhs": "sum"}
 # Post-ops after which every output is >= 0: MXNet makes such an output uint8.
 _UNSIGNED_ACTS: set[tuple[str | None, str | None]] = {
     ("Activation", "relu"), ("Activation", "sigmoid"), ("Activation", "softrelu"), ("clip", None)}
@@ -89,13 +91,39 @@ def _float_output(p: Params) -> bool:
 
 
 def _out_names(p: Params) -> list[str]:
-    """MXNet's names: ``output``, and the range of an integer output."""
-    integer = p.quantized and not _float_output(p)
-    return ["output"] + (["output_min", "output_max"] if integer else [])
+    """MXNet's names: ``output``, and the range of an integer output (the conv's
+    ``output_min``, the FC's ``min_output``)."""
+    if not p.quantized or _float_output(p):
+        return ["output"]
+    return ["output"] + (["output_min", "output_max"] if _is_conv(p)
+                         else ["min_output", "max_output"])
+
+
+def _chain_inputs(p: Params) -> list[str]:
+    """MXNet's names of the chain's inputs (FListInputNames, which the monitor shows as
+    ``<node>_<input>``): the FC's are its subgraph's variables'; the conv's say what
+    each variable is to the chain (data, weight, bias, gamma, beta, mean, var, sum),
+    the first use naming a variable read twice (a subgraph not yet split)."""
+    if not _is_conv(p):
+        return GRAPH_PLUMBING["inputs"](p)
+    g = inner_graph(p)
+    role: dict[int, str] = {}
+    for node in _ops_of(p):
+        for name, e in zip(node.input_names(), node.inputs, strict=True):
+            if e.node.is_variable:
+                role.setdefault(id(e.node), _CONV_ROLES.get(name, name))
+    return [role[id(g.nodes[i])] for i in g.input_ids]
 
 
 def _in_names(p: Params) -> list[str]:
-    return GRAPH_PLUMBING["inputs"](p) + (_extra_inputs(p) if p.quantized else [])
+    return _chain_inputs(p) + (_extra_inputs(p) if p.quantized else [])
+
+
+def _aux_names(p: Params) -> list[str]:
+    """The chain's auxiliary inputs (BatchNorm's moving mean and var) under the node's names."""
+    inner_aux = GRAPH_PLUMBING["aux"](p)
+    return [name for name, inner in zip(_chain_inputs(p), GRAPH_PLUMBING["inputs"](p),
+                                        strict=True) if inner in inner_aux]
 
 
 def _split(p: Params, values: Sequence) -> tuple[list, list]:
@@ -322,7 +350,7 @@ def _register(name: str, params: tuple[Param, ...], doc: str) -> None:
         name=name, doc=doc,
         params=params + (Param("quantized", "bool", False, "Whether the node computes in int8."),
                          *_CALIB),
-        inputs=_in_names, outputs=_out_names, aux=GRAPH_PLUMBING["aux"],
+        inputs=_in_names, outputs=_out_names, aux=_aux_names,
         infer_shape=_infer_shape, infer_type=_infer_type,
         create_state=_create_state, forward=_forward, backward=subgraph_op.run_backward,
     ))

@@ -51,10 +51,27 @@ def _sum_sq_shape(p: Params, in_shapes: list, out_shapes: list):
     return in_shapes, [merge(out_shapes[0], (p.num_arrays,))]
 
 
+def sum_sq(a: Array) -> np.float32:
+    """The sum of the squares of `a`'s elements as MXNet's CPU kernel (multi_sum_sq.cc)
+    computes it: one float32 running sum, in element order, of each square taken in
+    `a`'s dtype (a float16 square is rounded to float16, overflowing past 65504). For
+    float64 each step adds in float64 and rounds the sum back to float32, which no
+    numpy accumulation does: a loop."""
+    with np.errstate(over="ignore"):   # inf, as MXNet's
+        squares = np.square(a.ravel())
+    if squares.size == 0:
+        return _FLOAT32.type(0)
+    if a.dtype != np.float64:
+        return np.cumsum(squares, dtype=_FLOAT32)[-1]
+    total = _FLOAT32.type(0)
+    for square in squares.tolist():
+        total = _FLOAT32.type(float(total) + square)
+    return total
+
+
 register(OpDef(
     "multi_sum_sq",
-    lambda p, ctx, inputs: np.array([np.sum(np.square(a, dtype=np.float64)) for a in inputs],
-                                    _FLOAT32),
+    lambda p, ctx, inputs: np.array([sum_sq(a) for a in inputs], _FLOAT32),
     variadic="num_arrays", bfloat16="refuse",
     params=(Param("num_arrays", "int", doc="Number of arrays."),),
     infer_shape=_sum_sq_shape, infer_type=_float32_out,
