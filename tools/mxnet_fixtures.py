@@ -91,6 +91,8 @@ Then, from the repository root:
   graphs (``_sg_mkldnn_selfatt_*``, ``_contrib_quantize_asym``, ``_contrib_quantized_elemwise_mul``,
   ``_contrib_quantized_embedding``) on fixed inputs, and a self-attention encoder partitioned
   and quantized by MXNet (``tools/mxnet_transformer_fixtures.py``).
+- ``int8_rnn``: MXNet's INT8 LSTM ``_contrib_quantized_rnn`` run imperatively on seeded
+  uint8 data (``tools/mxnet_int8_rnn_fixtures.py``).
 - ``recordio``: RecordIO files written by ``mx.recordio`` (raw and packed records, split
   ones included), and ``mx.io.MNISTIter`` / ``mx.io.ImageRecordIter`` batches on small
   synthetic idx and PNG / JPEG record files (``tools/mxnet_recordio_fixtures.py``; needs
@@ -143,6 +145,7 @@ from mxnet_deformable_fixtures import deformable_op_cases  # noqa: E402  (tools/
 from mxnet_detection_fixtures import detection_op_cases  # noqa: E402  (tools/, beside this script)
 from mxnet_image_fixtures import write_image  # noqa: E402  (tools/, beside this script)
 from mxnet_imagedet_fixtures import write_imagedet  # noqa: E402  (tools/, beside this script)
+from mxnet_int8_rnn_fixtures import write_int8_rnn  # noqa: E402  (tools/, beside this script)
 from mxnet_legacy_fixtures import write_feedforward, write_test_utils  # noqa: E402  (tools/)
 from mxnet_more_ops_fixtures import write_gap_ops  # noqa: E402  (tools/, beside this script)
 from mxnet_optimizer_op_fixtures import write_optimizer_ops  # noqa: E402  (tools/)
@@ -2578,6 +2581,10 @@ GROUP_NOTES = {
                       "and _contrib_DeformablePSROIPooling (with gradients), "
                       "_contrib_ModulatedDeformableConvolution (outputs only: MXNet has no "
                       "CPU backward for it).",
+    "int8_rnn": "tools/mxnet_int8_rnn_fixtures.py: `quantized_rnn.json` (per case the RNN "
+                "parameters, data scale and shift) and `quantized_rnn.npz` (`<case>:data`, "
+                "`:parameters`, `:state`, `:state_cell` and MXNet's outputs `:out<i>`) of "
+                "_contrib_quantized_rnn run imperatively, with DNNL_MAX_CPU_ISA=AVX512_CORE.",
     "transformer": "tools/mxnet_transformer_fixtures.py: `<case>-symbol.json` and `<case>.npz` "
                    "(in_<i>, out_<i>) per operator case (_sg_mkldnn_selfatt_qk / _valatt "
                    "float32 and quantized, _contrib_quantize_asym, "
@@ -2708,7 +2715,7 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "feedforward": write_feedforward, "recordio": write_recordio,
           "image": write_image, "imagedet": write_imagedet,
           "transformer": write_transformer, "control_flow": write_control_flow,
-          "gap_ops": write_gap_ops}
+          "gap_ops": write_gap_ops, "int8_rnn": write_int8_rnn}
 
 
 def main(argv: list[str] | None = None) -> int:

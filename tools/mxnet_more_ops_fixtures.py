@@ -24,6 +24,15 @@ holds OpenCV-encoded PNG and JPEG images (`<image>:bytes`) with MXNet's `_cvimde
 (`:decode_<flag>_<to_rgb>`) and `_cvimresize` (`:resize_<w>_<h>_<interp>`,
 `:resize_float_7_4_2` of the float32 image) of them.
 
+The four added last have a third seed: `_contrib_calibrate_entropy` (histograms of
+seeded normal and relu values, and the all-zero, one-spike, one-level and fractional
+edge cases) and `_cvcopyMakeBorder` (every border type, each dtype OpenCV takes, margins
+wider than the image) join `cases.*`; `kl_sparse_reg.npz` holds three training steps of
+a bound `IdentityAttachKLSparseReg` (`<case>:data_<step>`, `:head_`, `:out_`, `:grad_`
+and `:moving_avg_` after the step; attributes in `kl_sparse_reg.json`); `zipfian.json`
+statistics of `_sample_unique_zipfian` over many rows (mean and spread of the tries, the
+counts of each row's first sample).
+
 Runs with MXNet's Python only (no minimx import).
 """
 from __future__ import annotations
@@ -155,6 +164,113 @@ def _hawkesll_cases(rng: np.random.RandomState, floats) -> list[Case]:
               floats(n, t, low=0.1, high=1.0), rng.randint(0, k, (n, t)).astype("int32"),
               np.array([5, 2, 0], "float32"), np.array([6.0, 3.0, 1.5], "float32")]
     return [("hawkesll", "_contrib_hawkesll", {}, inputs, (0, 1, 2))]
+
+
+def final_op_cases(rng: np.random.RandomState) -> list[Case]:
+    """The four added last (their own seed): _contrib_calibrate_entropy on histograms
+    MXNet's calibration makes and on its edge cases, _cvcopyMakeBorder for every
+    border type and dtype OpenCV takes."""
+    return [*_calibrate_cases(rng), *_border_cases(rng)]
+
+
+def _calibrate_cases(rng: np.random.RandomState) -> list[Case]:
+    def histogram(values: np.ndarray, bins: int) -> list[np.ndarray]:
+        th = float(np.abs(values).max())
+        counts, edges = np.histogram(values, bins=bins, range=(-th, th))
+        return [counts.astype("float32"), edges.astype("float32")]
+
+    normal = rng.normal(0, 1, 5000)
+    relu = np.maximum(rng.normal(0, 1, 3000), 0)
+    edges = np.linspace(-1, 1, 12).astype("float32")
+    spike = np.zeros(11, "float32")
+    spike[5] = 7
+    return [
+        ("calibrate_symmetric", "_contrib_calibrate_entropy", {"num_quantized_bins": "31"},
+         histogram(normal, 201), False),
+        ("calibrate_default_levels", "_contrib_calibrate_entropy", {},
+         histogram(normal, 801), False),
+        ("calibrate_one_sided", "_contrib_calibrate_entropy", {"num_quantized_bins": "63"},
+         histogram(relu, 301), False),
+        ("calibrate_all_zero", "_contrib_calibrate_entropy", {"num_quantized_bins": "3"},
+         [np.zeros(11, "float32"), edges], False),
+        ("calibrate_one_spike", "_contrib_calibrate_entropy", {"num_quantized_bins": "3"},
+         [spike, edges], False),
+        ("calibrate_one_level", "_contrib_calibrate_entropy", {"num_quantized_bins": "1"},
+         [np.arange(11, dtype="float32"), edges], False),
+        # MXNet's loop keeps the window's counts as whole numbers for its levels
+        ("calibrate_fractional", "_contrib_calibrate_entropy", {"num_quantized_bins": "3"},
+         [np.arange(11, dtype="float32") + 0.6, edges], False),
+    ]
+
+
+def _border_cases(rng: np.random.RandomState) -> list[Case]:
+    """Margins wider than the image too (OpenCV reflects and wraps again)."""
+    colour = rng.randint(0, 256, (4, 5, 3)).astype("uint8")
+    margins = {"top": "1", "bot": "6", "left": "7", "right": "2"}
+    cases = [(f"border_type_{t}", "_cvcopyMakeBorder", {**margins, "type": str(t)}, [colour],
+              False) for t in (0, 1, 2, 3, 4, 17, 20)]
+    floats = rng.uniform(-3, 3, (3, 2, 4)).astype("float32")
+    return cases + [
+        ("border_values_uint8", "_cvcopyMakeBorder",
+         {**margins, "values": "(300.0, -4.0, 2.5)"}, [colour], False),
+        ("border_value_uint8", "_cvcopyMakeBorder", {**margins, "value": "77.5"}, [colour],
+         False),
+        ("border_values_float32", "_cvcopyMakeBorder",
+         {**margins, "values": "(0.1, -2.5, 1e30, 7.0)"}, [floats], False),
+        ("border_value_float64", "_cvcopyMakeBorder", {**margins, "value": "-1.25"},
+         [floats.astype("float64")], False),
+        ("border_values_int32", "_cvcopyMakeBorder",
+         {**margins, "values": "(2.5, 3.5, -1e12, 1.4)"},
+         [rng.randint(-1000, 1000, (3, 2, 4)).astype("int32")], False),
+        ("border_reflect101_one_pixel", "_cvcopyMakeBorder",
+         {"top": "2", "bot": "1", "left": "3", "right": "0", "type": "4"},
+         [colour[:1, :1]], False),
+        ("border_wrap_float32", "_cvcopyMakeBorder",
+         {"top": "0", "bot": "5", "left": "3", "right": "9", "type": "3"}, [floats], False),
+    ]
+
+
+def kl_sparse_reg_runs(rng: np.random.RandomState) -> tuple[dict, dict]:
+    """IdentityAttachKLSparseReg bound and run three training steps (forward, backward
+    with seeded head gradients): each step's output, data gradient and moving_avg after.
+    Sigmoid-like data in (0.05, 0.95); a 3-D case whose axes 1 and -1 agree (MXNet
+    averages over every axis but the last)."""
+    arrays, runs = {}, {}
+    for name, shape, attrs in (
+            ("defaults", (5, 4), {}),
+            ("params", (6, 3), {"sparseness_target": "0.3", "penalty": "0.05",
+                                "momentum": "0.6"}),
+            ("three_axes", (2, 3, 3), {"penalty": "0.01"})):
+        net = mx.sym.IdentityAttachKLSparseReg(mx.sym.var("data"), name="reg", **attrs)
+        exe = net.simple_bind(mx.cpu(), data=shape)
+        for step in range(3):
+            data = rng.uniform(0.05, 0.95, shape).astype("float32")
+            head = rng.uniform(-1, 1, shape).astype("float32")
+            exe.arg_dict["data"][:] = data
+            out = exe.forward(is_train=True)[0].asnumpy()
+            exe.backward(mx.nd.array(head))
+            arrays.update({f"{name}:data_{step}": data, f"{name}:head_{step}": head,
+                           f"{name}:out_{step}": out,
+                           f"{name}:grad_{step}": exe.grad_dict["data"].asnumpy(),
+                           f"{name}:moving_avg_{step}": exe.aux_dict["reg_moving_avg"].asnumpy()})
+        runs[name] = {"attrs": attrs, "steps": 3}
+    return arrays, runs
+
+
+def zipfian_statistics() -> dict:
+    """Mean tries per row and the frequency of each first sample over many rows of
+    MXNet's _sample_unique_zipfian: its distribution, not its stream."""
+    mx.random.seed(3)
+    stats = {}
+    for range_max, shape in ((10, (20000, 5)), (1000, (4000, 50)), (8, (5000, 8))):
+        samples, tries = mx.nd._internal._sample_unique_zipfian(range_max=range_max,
+                                                                shape=shape)
+        tries = tries.asnumpy()
+        first = np.bincount(samples.asnumpy()[:, 0], minlength=range_max)[:10]
+        stats[f"{range_max}_{shape[1]}"] = {
+            "range_max": range_max, "shape": list(shape), "mean_tries": float(tries.mean()),
+            "std_tries": float(tries.std()), "first_sample_counts": first.tolist()}
+    return stats
 
 
 def _preloaded_sgd_cases(floats) -> list[Case]:
@@ -336,8 +452,10 @@ def write_gap_ops(out: Path) -> None:
     rng = np.random.RandomState(21)
     arrays, cases = {}, {}
     late = np.random.RandomState(22)   # for what came later: the earlier values stay
+    final = np.random.RandomState(23)   # and for the last four, likewise
     for case_rng, case in [(rng, c) for c in gap_op_cases(rng)] + [
-            (late, c) for c in late_op_cases(late)]:
+            (late, c) for c in late_op_cases(late)] + [
+            (final, c) for c in final_op_cases(final)]:
         case_arrays, cases[case[0]] = _run_case(case_rng, case)
         arrays.update(case_arrays)
     np.savez_compressed(out / "cases.npz", **arrays)
@@ -349,6 +467,11 @@ def write_gap_ops(out: Path) -> None:
     np.savez_compressed(out / "optimizers.npz", **arrays)
     (out / "optimizers.json").write_text(json.dumps(runs, indent=1, sort_keys=True) + "\n")
     np.savez_compressed(out / "images.npz", **image_arrays(late))
+    arrays, runs = kl_sparse_reg_runs(final)
+    np.savez_compressed(out / "kl_sparse_reg.npz", **arrays)
+    (out / "kl_sparse_reg.json").write_text(json.dumps(runs, indent=1, sort_keys=True) + "\n")
+    (out / "zipfian.json").write_text(json.dumps(zipfian_statistics(), indent=1,
+                                                 sort_keys=True) + "\n")
     net, values, outputs = _legacy_net(rng)
     (out / "legacy_net.json").write_text(net.tojson() + "\n")
     np.savez_compressed(out / "legacy_net.npz", output=outputs[0],

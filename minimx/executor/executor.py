@@ -329,12 +329,14 @@ class Executor:
         target_data = [None if t is None else t._data for t in targets]
         # Backward reads the training forward's stored values and writes its own
         # entries, all in the training program's blocks: the next forward's steps,
-        # which write those blocks, must wait for it.
+        # which write those blocks, must wait for it. It may write auxiliary states
+        # too (IdentityAttachKLSparseReg's moving average), so reads of them wait.
         blocks = self._program_blocks(self._runner.program(True))
         engine.push(lambda: self._runner.backward(head_data, target_data, is_train),
-                    [a._var for a in self.arg_arrays + self.aux_arrays + self.outputs]
+                    [a._var for a in self.arg_arrays + self.outputs]
                     + [h._var for h in heads if h is not None],
-                    [t._var for t in grads.values()] + blocks, name="backward", symbolic=True)
+                    [t._var for t in grads.values()] + [a._var for a in self.aux_arrays]
+                    + blocks, name="backward", symbolic=True)
 
     def _arg_reqs(self) -> list[str]:
         return [self._grad_req.get(n, "null") for n in self._arg_names]

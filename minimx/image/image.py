@@ -193,49 +193,22 @@ def color_normalize(src: NDArray, mean: NDArray | None, std: NDArray | None = No
     return src
 
 
-# OpenCV's border types by number (MXNet passes `type` through; its docstring's list is
-# in another order), and numpy's names for them.
-_BORDERS: dict[int, Any] = {0: "constant", 1: "edge", 2: "symmetric", 3: "wrap", 4: "reflect"}
-
-
 def copyMakeBorder(src: NDArray, top: int, bot: int, left: int, right: int,  # noqa: N802
                    type: int = 0, value: float = 0.0,  # noqa: A002 - MXNet's name
                    values: tuple[float, ...] = ()) -> NDArray:
     """`src` (height x width x channels) padded by `top`, `bot`, `left` and `right`
-    pixels as OpenCV's `copyMakeBorder`: `type` 0 fills with `values` (per channel) or
-    `value`, 1 repeats the edge pixel (aa|abc), 2 reflects (ba|abc), 3 wraps around
-    (bc|abc), 4 reflects about the edge pixel (cb|abc).
+    pixels as OpenCV's `copyMakeBorder` (MXNet's ``_cvcopyMakeBorder`` operator):
+    `type` 0 fills with `values` (per channel) or `value`, 1 repeats the edge pixel
+    (aa|abc), 2 reflects (ba|abc), 3 wraps around (bc|abc), 4 reflects about the
+    edge pixel (cb|abc).
 
     >>> import minimx as mx
     >>> img = mx.nd.array([[[1], [2], [3]]], dtype="uint8")
     >>> mx.image.copyMakeBorder(img, 0, 0, 2, 1, type=2).asnumpy()[0, :, 0].tolist()
     [2, 1, 1, 2, 3, 3]
     """
-    pixels = _pixels(src, "copyMakeBorder", ("uint8", "float32", "float64"))
-    widths = ((top, bot), (left, right), (0, 0))
-    if type not in _BORDERS or min(top, bot, left, right) < 0:
-        raise MinimxError(f"copyMakeBorder: type must be 0-4 and the margins non-negative, "
-                          f"got type={type!r}, top={top}, bot={bot}, left={left}, right={right}")
-    if type != 0:
-        return array(np.pad(pixels, widths, mode=_BORDERS[type]), dtype=pixels.dtype)
-    if pixels.shape[2] > 4:
-        raise ShapeError(f"copyMakeBorder: a constant border fills at most 4 channels, "
-                         f"the image has {pixels.shape[2]}")
-    return array(np.pad(pixels, widths) + _border_fill(pixels, widths, value, values),
-                 dtype=pixels.dtype)
-
-
-def _border_fill(pixels: np.ndarray, widths: tuple, value: float,
-                 values: tuple[float, ...]) -> np.ndarray:
-    """The constant border alone: OpenCV's Scalar of `values`, or of `value` for the
-    first three channels (a fourth gets 0), cast as OpenCV saturates."""
-    scalar = np.zeros(4)
-    scalar[:len(values) or 3] = values if len(values) else value
-    channels = scalar[:pixels.shape[2]]
-    if pixels.dtype == np.uint8:
-        channels = np.clip(np.rint(channels), 0, 255)
-    border = np.pad(np.zeros(pixels.shape[:2], bool), widths[:2], constant_values=True)
-    return (border[..., None] * channels).astype(pixels.dtype)
+    return nd._cvcopyMakeBorder(src, top=top, bot=bot, left=left, right=right, type=type,
+                                value=value, values=values)
 
 
 def imrotate(src: NDArray, rotation_degrees: Any, zoom_in: bool = False,

@@ -9,6 +9,7 @@ from . import (  # noqa: F401
     attention,
     boxes,
     broadcast,
+    calibrate,
     conv,
     correlation,
     creation,
@@ -42,6 +43,7 @@ from . import (  # noqa: F401
     proposal,
     quantization,
     quantized_nlp,
+    quantized_rnn,
     random,
     reduce,
     resampling,
@@ -50,10 +52,12 @@ from . import (  # noqa: F401
     rroi_align,
     sequence,
     slicing,
+    sparse_reg,
     spatial,
     split_v2,
     straight_through,
     tensor,
+    unique_sample,
 )
 from .registry import (
     OpContext,

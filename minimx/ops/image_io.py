@@ -1,18 +1,19 @@
 """MXNet 1.9's OpenCV image operators (src/io/image_io.cc), which `mx.image.imdecode`,
-`imread` and `imresize` call: `_cvimdecode` (a uint8 buffer of an encoded image),
-`_cvimread` (a file) and `_cvimresize`. Images are height x width x channels, RGB unless
-``to_rgb=False`` (OpenCV's BGR), x 1 for grey (``flag=0``). Decoding is Pillow's in
-OpenCV's layout (formats/image_codec.py), resizing OpenCV's arithmetic
-(formats/image_resize.py). The decoded shape depends on the bytes: run imperatively only.
+`imread`, `imresize` and `copyMakeBorder` call: `_cvimdecode` (a uint8 buffer of an
+encoded image), `_cvimread` (a file), `_cvimresize` and `_cvcopyMakeBorder`. Images are
+height x width x channels, RGB unless ``to_rgb=False`` (OpenCV's BGR), x 1 for grey
+(``flag=0``). Decoding is Pillow's in OpenCV's layout (formats/image_codec.py), resizing
+and bordering OpenCV's arithmetic (formats/image_resize.py, formats/image_border.py).
+The decoded shape depends on the bytes: run imperatively only.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..base import DataFileError, DTypeError, OperatorError, ShapeError
-from ..formats import image_codec
+from ..formats import image_border, image_codec
 from ..formats.image_resize import resize
-from .infer import merge
+from .infer import merge, merge_dtype
 from .params import Params
 from .registry import OpContext, OpDef, Param, register
 
@@ -82,3 +83,43 @@ register(OpDef(
             Param("interp", "int", 1, "Interpolation method (default=cv2.INTER_LINEAR).")),
     infer_shape=_resize_shape, bfloat16="refuse",
     doc="Resize image with OpenCV's arithmetic: height x width x channels to h x w."))
+
+
+def _border_shape(p: Params, in_shapes: list, out_shapes: list) -> tuple[list, list]:
+    src = in_shapes[0]
+    channels = None if src is None or len(src) != 3 else src[2]
+    image_border.check_border(p.top, p.bot, p.left, p.right, p.type, channels, p.label)
+    if src is None:
+        return in_shapes, out_shapes
+    if len(src) != 3:
+        raise ShapeError(f"{p.label}: src must be height x width x channels, got {src}")
+    height, width = src[0] + p.top + p.bot, src[1] + p.left + p.right
+    return in_shapes, [merge(out_shapes[0], (height, width, src[2]))]
+
+
+def _border_type(p: Params, in_types: list, out_types: list) -> tuple[list, list]:
+    dtype = merge_dtype(in_types[0], out_types[0])
+    if dtype is not None and dtype.name not in image_border.DTYPES:
+        raise DTypeError(f"{p.label}: src must be {', '.join(image_border.DTYPES)}, got "
+                         f"{dtype}")
+    return [dtype], [dtype]
+
+
+def _cvcopymakeborder(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
+    # `values` by key: as an attribute of Params (a Mapping) it is the method.
+    return image_border.copy_make_border(inputs[0], p.top, p.bot, p.left, p.right, p.type,
+                                         p.value, p["values"], p.label)
+
+
+register(OpDef(
+    "_cvcopyMakeBorder", _cvcopymakeborder, inputs=("src",),
+    params=(Param("top", "int", doc="Top margin."), Param("bot", "int", doc="Bottom margin."),
+            Param("left", "int", doc="Left margin."),
+            Param("right", "int", doc="Right margin."),
+            Param("type", "int", 0, "Filling type (default=cv2.BORDER_CONSTANT)."),
+            Param("value", "float", 0.0,
+                  "(Deprecated! Use ``values`` instead.) Fill with single value."),
+            Param("values", "floats", (), "Fill with value(RGB[A] or gray), up to 4 channels.")),
+    infer_shape=_border_shape, infer_type=_border_type, bfloat16="refuse",
+    doc="Pad image border with OpenCV's pixels: height x width x channels, `type` OpenCV's "
+        "border type (0 constant, 1 replicate, 2 reflect, 3 wrap, 4 reflect_101)."))

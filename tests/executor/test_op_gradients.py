@@ -300,7 +300,10 @@ NOT_HERE = {op.name for op in canonical_ops()
     "_linspace", "_eye", "_zeros_without_dtype", "_contrib_index_array",
     # MXNet's gradient is lda's, alpha's and beta's alone (zero for the state and lags,
     # which the likelihood depends on): checked against MXNet in tests/ops/test_late_ops.py
-    "_contrib_hawkesll"}
+    "_contrib_hawkesll",
+    # its backward adds a sparseness penalty to the identity's gradient and updates its
+    # moving average: checked against MXNet's steps in tests/ops/test_final_gap_ops.py
+    "IdentityAttachKLSparseReg"}
 # The elementwise tables: each row not above, on inputs inside its domain.
 _DOMAINS = {"arcsin": (-0.9, 0.9), "arccos": (-0.9, 0.9), "arctanh": (-0.9, 0.9),
             "arccosh": (1.2, 3.0), "tan": (-1.2, 1.2), "log1p": (-0.5, 2.0),

@@ -75,6 +75,10 @@ def test_files_written_here_run_in_mxnet(tmp_path):
     # the states' shapes unknown (the mp_ forms': their dtypes).
     imperative_only |= {"_contrib_group_adagrad_update", "_set_value", "_multi_adamw_update",
                         "_multi_mp_adamw_update", "_multi_lamb_update", "_multi_mp_lamb_update"}
+    # MXNet 1.9.1's INT8 LSTM fails on CPUs with VNNI (oneDNN 2.4 has no reorder of its
+    # weights for those kernels); tests/ops/test_quantized_rnn.py checks it against MXNet's
+    # runs with DNNL_MAX_CPU_ISA=AVX512_CORE.
+    imperative_only |= {"_contrib_quantized_rnn"}
     for op, build in ((op, b) for op, b in CASES.items()
                       if op != "Custom" and op not in imperative_only):
         sym = build()

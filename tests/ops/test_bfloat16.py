@@ -137,7 +137,11 @@ REFUSED += [f"preloaded_{name}" for name in ("multi_sgd_update", "multi_sgd_mom_
 # The last ones added: their MXNet kernels switch over the real types (or, for the image
 # operators, OpenCV's), with no bfloat16 (read from MXNet's sources, not probed).
 REFUSED += ["_multi_adamw_update", "_multi_mp_adamw_update", "_multi_lamb_update",
-            "_multi_mp_lamb_update", "multi_lars", "_cvimdecode", "_cvimread", "_cvimresize"]
+            "_multi_mp_lamb_update", "multi_lars", "_cvimdecode", "_cvimread", "_cvimresize",
+            "_cvcopyMakeBorder"]
+# IdentityAttachKLSparseReg takes float32 only (MXNet's check); _sample_unique_zipfian makes
+# int64 samples from no data.
+REFUSED += ["IdentityAttachKLSparseReg", "_sample_unique_zipfian"]
 # MXNet's fused oneDNN self-attention products (float32 or int8).
 REFUSED += ["_sg_mkldnn_selfatt_qk", "_sg_mkldnn_selfatt_valatt"]
 

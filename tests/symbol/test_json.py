@@ -434,6 +434,31 @@ CASES.update({
     "_contrib_hawkesll": lambda: S._contrib_hawkesll(*_hawkes_inputs()),
     "_cvimresize": lambda: S._cvimresize(S.Reshape(V, shape=(2, 4, 1)), w=3, h=5),
 })
+def _quantized_lstm() -> mx.sym.Symbol:
+    """The INT8 LSTM on the data quantized to uint8 (tests/ops/test_quantized_rnn.py)."""
+    q = S._contrib_quantize_asym(S.reshape(D, shape=(6, 8, 6)))
+    return S._contrib_quantized_rnn(q[0], S.var("lstm_parameters"), S.var("lstm_state"),
+                                    S.var("lstm_state_cell"), q[1], q[2], state_size=3,
+                                    num_layers=2, bidirectional=True, state_outputs=True,
+                                    mode="lstm")
+
+
+# The four after them (tests/ops/test_final_gap_ops.py); the sampler through its support.
+def _first(count: int) -> mx.sym.Symbol:
+    """The first `count` values of the data, flattened."""
+    return S.slice_axis(S.reshape(D, shape=(-1,)), axis=0, begin=0, end=count)
+
+
+CASES.update({
+    "_contrib_calibrate_entropy": lambda: S.contrib.calibrate_entropy(
+        _first(11) * 10.0, _first(12), num_quantized_bins=3),
+    "_cvcopyMakeBorder": lambda: S._cvcopyMakeBorder(S.Reshape(V, shape=(2, 4, 1)), top=1,
+                                                     bot=0, left=2, right=1, type=4),
+    "IdentityAttachKLSparseReg": lambda: S.IdentityAttachKLSparseReg(V, penalty=0.01),
+    "_contrib_quantized_rnn": lambda: _quantized_lstm(),
+    "_sample_unique_zipfian": lambda: S._sample_unique_zipfian(range_max=10, shape=(2, 3))[0]
+    < 10,
+})
 # The table-driven elementwise families: every row once, on the same inputs.
 CASES.update({name: (lambda n=name: getattr(S, n)(D)) for name in UNARY if name not in CASES})
 CASES.update({get_op(f"_{key}").name: (lambda k=key: getattr(S, f"_{k}")(D, S.exp(D)))
