@@ -2428,7 +2428,11 @@ GROUP_NOTES = {
                "and legacy indexing ops, preloaded_multi_*sgd*, Convolution_v1 / Pooling_v1 / "
                "BatchNorm_v1), laid out "
                "as tensor_ops; `legacy_net.json` / `legacy_net.npz` (`in:<arg>`, `output`): "
-               "the three legacy layers chained.",
+               "the three legacy layers chained; `optimizers.json` / `optimizers.npz`: the "
+               "multi-tensor AdamW / LAMB / group AdaGrad updates over three steps; "
+               "`images.npz`: the `_cv*` image operators on OpenCV-encoded images; "
+               "`kl_sparse_reg.json` / `.npz`: IdentityAttachKLSparseReg's training steps; "
+               "`zipfian.json`: statistics of MXNet's `_sample_unique_zipfian` draws.",
     "test_utils": "`test_utils.json` / `test_utils.npz` (tools/mxnet_legacy_fixtures.py): "
                   "MXNet's almost_equal and assert_almost_equal (message up to the "
                   "arrays) on fixed pairs, check_numeric_gradient's verdict on right and "
