@@ -18,6 +18,7 @@ generator seeded by `seed`: the order and the crops are MXNet's only in distribu
 from __future__ import annotations
 
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,7 +41,7 @@ _DECODE_FLAG = {1: GRAYSCALE, 3: COLOR, 4: UNCHANGED}
 _DTYPES = ("float32", "uint8", "int8")
 
 
-class RecordBatcher(DataIter):
+class RecordBatcher(DataIter, ABC):
     """Batches of the image records of a RecordIO file, in MXNet's C++ iterators' order:
     the file's (or shuffled per epoch with `seed`), a ring with `round_batch`. A
     subclass sets `data_shape`, `dtype`, `label_size` and gives `_example`."""
@@ -105,9 +106,9 @@ class RecordBatcher(DataIter):
         return header, payload, (f"{self._what}: {self._reader.uri}, record {header.id} "
                                  f"(byte {offset})")
 
+    @abstractmethod
     def _example(self, index: int) -> tuple[np.ndarray, np.ndarray]:
         """The image and the label row of the `index`-th record, processed."""
-        raise NotImplementedError
 
 
 class ImageRecordIter(RecordBatcher):

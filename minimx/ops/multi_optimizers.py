@@ -21,6 +21,7 @@ from ..base import OperatorError
 from . import update_rules as rules
 from .infer import merge, merge_all, merge_dtype, same_dtype
 from .multi_sgd import per_weight, per_weight_names, weight_outputs
+from .multi_tensor import sum_sq
 from .optimizer_ops import mp_types, step, update_shapes
 from .params import Params
 from .registry import OpContext, OpDef, Param, register
@@ -150,9 +151,8 @@ def _lamb_forward(mixed: bool) -> Callable[..., list[Array]]:
 
 
 def _weight_norm(weight: Array) -> float:
-    """r1 as MXNet's multi_sum_sq takes it: squares in the weight's dtype (a float16
-    weight's rounded to float16), summed in float32."""
-    return float(np.sqrt(np.square(weight).sum(dtype=_FLOAT32)))
+    """r1 as MXNet takes it, through multi_sum_sq (`multi_tensor.sum_sq`)."""
+    return float(np.sqrt(sum_sq(weight)))
 
 
 def _check_lamb(p: Params) -> None:

@@ -30,14 +30,15 @@ def mxnet_order(x: Array, axis: int, ascend: bool, k: int) -> Array:
     rows = np.moveaxis(x, axis, -1)
     n = rows.shape[-1]
     if ascend:
-        order = np.argsort(rows, axis=-1, kind="stable")[..., :k]
+        full = np.argsort(rows, axis=-1, kind="stable")
     else:  # largest first: -rows would wrap unsigned values
-        order = n - 1 - np.flip(np.argsort(np.flip(rows, -1), axis=-1, kind="stable"), -1)
-        order = order[..., :k]
+        full = n - 1 - np.flip(np.argsort(np.flip(rows, -1), axis=-1, kind="stable"), -1)
+    order = full[..., :k]
     if n == 0 or order.size == 0:
         return np.moveaxis(order, -1, axis)
     flat_rows, flat_order = rows.reshape(-1, n), order.reshape(-1, k)
-    ordered = np.sort(flat_rows, axis=-1)
+    # A row's sorted values, to find the rows with ties (or NaN) that need std::sort's order.
+    ordered = np.take_along_axis(flat_rows, full.reshape(-1, n), -1)
     tied = (ordered[:, 1:] == ordered[:, :-1]).any(-1) | np.isnan(ordered).any(-1)
     for r in np.flatnonzero(tied):
         flat_order[r] = _std_order(flat_rows[r].tolist(), ascend, k)
