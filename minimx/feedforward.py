@@ -35,7 +35,7 @@ from .io import DataIter, NDArrayIter, ResizeIter
 from .model import BatchEndParam, load_checkpoint, save_checkpoint
 from .module import Module
 from .module.base_module import DEFAULT_INIT
-from .module.module import one_device
+from .module.module import as_contexts
 from .ndarray import NDArray
 from .symbol import Symbol
 
@@ -66,7 +66,7 @@ class FeedForward:
             raise MinimxError(f"FeedForward: numpy_batch_size={numpy_batch_size!r} must be "
                               "positive")
         self.symbol = symbol
-        self.ctx = [one_device(ctx)]
+        self.ctx, _ = as_contexts(ctx, None)
         self.num_epoch = num_epoch
         self.epoch_size = epoch_size
         self.optimizer = optimizer
@@ -126,13 +126,13 @@ class FeedForward:
                                np.array(label) if isinstance(label, list) else label,
                                is_train=True)
 
-    def _module(self, data: DataIter, logger: Any = logging, unfed: Sequence[str] = ()
-                ) -> Module:
-        """A Module of the symbol reading the iterator's data and labels (and taking the
-        arguments `unfed` as labels that no batch gives)."""
+    def _module(self, data: DataIter, contexts: list[Context], logger: Any = logging,
+                unfed: Sequence[str] = (), work_load_list: list | None = None) -> Module:
+        """A Module of the symbol on `contexts`, reading the iterator's data and labels
+        (and taking the arguments `unfed` as labels that no batch gives)."""
         return Module(self.symbol, data_names=[d[0] for d in data.provide_data],
                       label_names=[d[0] for d in data.provide_label or []] + list(unfed),
-                      logger=logger, context=self.ctx[0])
+                      logger=logger, context=contexts, work_load_list=work_load_list)
 
     # -- training ------------------------------------------------------------------------
     def fit(self, X: Data, y: Any = None, eval_data: Any = None, eval_metric: Any = "acc",
@@ -146,13 +146,11 @@ class FeedForward:
         `eval_end_callback` does that there)."""
         if self.num_epoch is None:
             raise MinimxError("FeedForward.fit: give num_epoch to the constructor")
-        if work_load_list is not None and len(work_load_list) != 1:
-            raise MinimxError(f"FeedForward.fit: work_load_list={work_load_list!r}: minimx "
-                              "trains on one CPU context")
         data = self._init_iter(X, y, is_train=True)
         if self.epoch_size is not None:
             data = ResizeIter(data, self.epoch_size, reset_internal=False)
-        mod = self._module(data, logger or logging)
+        # Over several contexts each trains on its slice of every batch, as MXNet's.
+        mod = self._module(data, self.ctx, logger or logging, work_load_list=work_load_list)
         mod.fit(data, eval_data=self._init_eval_iter(eval_data), eval_metric=eval_metric,
                 epoch_end_callback=epoch_end_callback,
                 batch_end_callback=[_counting_from_one(cb) for cb in _listed(batch_end_callback)],
@@ -177,8 +175,10 @@ class FeedForward:
                               "(allow_extra_params=True drops them)")
         data = self._init_iter(X, None, is_train=False)
         given = {d[0] for d in data.provide_data + (data.provide_label or [])}
-        mod = self._module(data, unfed=[n for n in self.symbol.list_arguments()
-                                        if n not in given and n not in self.arg_params])
+        # MXNet predicts on the first context alone.
+        mod = self._module(data, self.ctx[:1], unfed=[n for n in self.symbol.list_arguments()
+                                                      if n not in given
+                                                      and n not in self.arg_params])
         mod.bind(data.provide_data, data.provide_label or None, for_training=False)
         mod.set_params(self.arg_params, self.aux_params or {}, allow_missing=False)
         return mod, data

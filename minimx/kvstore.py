@@ -1,14 +1,14 @@
 """`mx.kv` (alias `mx.kvstore`): MXNet 1.x's single-process key-value store.
 
-minimx runs on one CPU context, so the only stores are MXNet's local ones
-(``local``, ``device``): one process, `rank` 0 of `num_workers` 1. A key
+minimx runs in one process, so the only stores are MXNet's local ones
+(``local``, ``device``): `rank` 0 of `num_workers` 1. A key
 (an int or a str, or a list of them with a list of values; one store takes keys
 of one type, as MXNet's) holds one array. `push` sums the values given for a
 key (a key listed twice too) and, when an optimizer or an updater is set,
 applies it to the stored array as the update of that key (else the sum
-replaces it); `pull` copies the stored array out; `pushpull` does both. Module
-accepts such a store for `kvstore` (and updates its parameters itself, as MXNet's
-does on one device).
+replaces it); `pull` copies the stored array out; `pushpull` does both. A Module
+over several contexts sums their gradients through one (and runs its optimizer
+there), as MXNet's does.
 
 >>> import minimx as mx
 >>> kv = mx.kv.create("local")
@@ -169,6 +169,6 @@ def create(name: str = "local") -> KVStore:
         raise MinimxError(f"kvstore: name must be a string, got {name!r}")
     name = name.lower()
     if name not in LOCAL_TYPES:
-        raise MinimxError(f"kvstore {name!r} is not supported: minimx runs in one process on "
-                          f"one CPU context ({' and '.join(LOCAL_TYPES)} are)")
+        raise MinimxError(f"kvstore {name!r} is not supported: minimx runs in one process, "
+                          f"without distributed stores ({' and '.join(LOCAL_TYPES)} are)")
     return KVStore(name)

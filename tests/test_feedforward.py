@@ -42,8 +42,10 @@ def test_training_matches_mxnet(case: str, fixture) -> None:
     want = RECORD["cases"][case]
     x, y = fixture["X"], fixture["y"]
     seen: dict[str, list] = {"batches": [], "epochs": [], "validation": []}
-    model = mx.model.FeedForward(mlp(), arg_params=initial(fixture), **want["kwargs"])
+    model = mx.model.FeedForward(mlp(), ctx=[mx.cpu(i) for i in range(want["contexts"])],
+                                 arg_params=initial(fixture), **want["kwargs"])
     model.fit(mx.io.NDArrayIter(x, y, batch_size=16, shuffle=False), eval_data=(x[:32], y[:32]),
+              work_load_list=want["work_load_list"],
               batch_end_callback=lambda p: seen["batches"].append([p.epoch, p.nbatch]),
               epoch_end_callback=lambda epoch, *_: seen["epochs"].append(epoch),
               eval_end_callback=lambda p: seen["validation"].append(p.eval_metric.get()[1]))

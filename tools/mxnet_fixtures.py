@@ -146,6 +146,7 @@ from mxnet_detection_fixtures import detection_op_cases  # noqa: E402  (tools/, 
 from mxnet_image_fixtures import write_image  # noqa: E402  (tools/, beside this script)
 from mxnet_imagedet_fixtures import write_imagedet  # noqa: E402  (tools/, beside this script)
 from mxnet_int8_rnn_fixtures import write_int8_rnn  # noqa: E402  (tools/, beside this script)
+from mxnet_multi_context_fixtures import write_multi_context  # noqa: E402  (tools/)
 from mxnet_legacy_fixtures import write_feedforward, write_test_utils  # noqa: E402  (tools/)
 from mxnet_more_ops_fixtures import write_gap_ops  # noqa: E402  (tools/, beside this script)
 from mxnet_optimizer_op_fixtures import write_optimizer_ops  # noqa: E402  (tools/)
@@ -2585,6 +2586,11 @@ GROUP_NOTES = {
                       "and _contrib_DeformablePSROIPooling (with gradients), "
                       "_contrib_ModulatedDeformableConvolution (outputs only: MXNet has no "
                       "CPU backward for it).",
+    "multi_context": "tools/mxnet_multi_context_fixtures.py: `cases.json` (per case the "
+                     "slices, metric values and shapes) and `arrays.npz` (`<case>:<name>`: "
+                     "outputs, parameters, auxiliary states, gradients) of mx.mod.Module "
+                     "over 1-3 CPU contexts (the batch split by work_load_list, gradients "
+                     "summed in a 'local' kvstore), trained, fitted, scored and predicted.",
     "int8_rnn": "tools/mxnet_int8_rnn_fixtures.py: `quantized_rnn.json` (per case the RNN "
                 "parameters, data scale and shift) and `quantized_rnn.npz` (`<case>:data`, "
                 "`:parameters`, `:state`, `:state_cell` and MXNet's outputs `:out<i>`) of "
@@ -2719,7 +2725,8 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "feedforward": write_feedforward, "recordio": write_recordio,
           "image": write_image, "imagedet": write_imagedet,
           "transformer": write_transformer, "control_flow": write_control_flow,
-          "gap_ops": write_gap_ops, "int8_rnn": write_int8_rnn}
+          "gap_ops": write_gap_ops, "int8_rnn": write_int8_rnn,
+          "multi_context": write_multi_context}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -159,7 +159,12 @@ FEEDFORWARD_CASES = {   # case: FeedForward keyword arguments besides symbol and
                      "wd": 0.001, "numpy_batch_size": 16},
     "epoch_size": {"num_epoch": 3, "epoch_size": 3, "optimizer": "sgd", "learning_rate": 0.2,
                    "numpy_batch_size": 16},
+    # Data parallel: each context trains on its slice of a batch (16 over [2, 1]: 11 / 5).
+    "two_contexts": {"num_epoch": 2, "optimizer": "sgd", "learning_rate": 0.1, "momentum": 0.9,
+                     "numpy_batch_size": 16},
 }
+FEEDFORWARD_CONTEXTS = {"two_contexts": 2}   # case: CPU contexts (one where not named)
+FEEDFORWARD_WORK_LOADS = {"two_contexts": [2, 1]}
 
 
 def write_feedforward(out: Path) -> None:
@@ -184,10 +189,11 @@ def write_feedforward(out: Path) -> None:
         seen: dict = {"batches": [], "epochs": [], "validation": []}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
-            model = mx.model.FeedForward(sym, arg_params={n: mx.nd.array(v)
-                                                          for n, v in init.items()}, **kwargs)
+            model = mx.model.FeedForward(
+                sym, ctx=[mx.cpu(i) for i in range(FEEDFORWARD_CONTEXTS.get(case, 1))],
+                arg_params={n: mx.nd.array(v) for n, v in init.items()}, **kwargs)
         model.fit(mx.io.NDArrayIter(x, y, batch_size=16, shuffle=False),
-                  eval_data=(x[:32], y[:32]),
+                  eval_data=(x[:32], y[:32]), work_load_list=FEEDFORWARD_WORK_LOADS.get(case),
                   batch_end_callback=lambda p, s=seen: s["batches"].append([p.epoch, p.nbatch]),
                   epoch_end_callback=lambda e, *_, s=seen: s["epochs"].append(e),
                   eval_end_callback=lambda p, s=seen: s["validation"].append(
@@ -195,6 +201,7 @@ def write_feedforward(out: Path) -> None:
         arrays.update({f"{case}:{n}": v.asnumpy() for n, v in model.arg_params.items()})
         arrays[f"{case}:predict"] = model.predict(x)
         seen["score"] = model.score(mx.io.NDArrayIter(x, y, batch_size=16))
-        record["cases"][case] = {"kwargs": kwargs, **seen}
+        record["cases"][case] = {"kwargs": kwargs, "contexts": FEEDFORWARD_CONTEXTS.get(case, 1),
+                                 "work_load_list": FEEDFORWARD_WORK_LOADS.get(case), **seen}
     (out / "feedforward.json").write_text(json.dumps(record, indent=1) + "\n")
     np.savez_compressed(out / "feedforward.npz", **arrays)

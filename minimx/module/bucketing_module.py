@@ -6,7 +6,8 @@ arrives (`forward` switches by ``data_batch.bucket_key``, with the batch's
 `provide_data` / `provide_label`). Every bucket's module is bound with the
 default bucket's as its `shared_module`, so all of them run on the same
 parameter, gradient and auxiliary arrays and the same optimizer, as MXNet
-shares them; the default bucket should be the largest.
+shares them; the default bucket should be the largest. Over several contexts every
+bucket's module runs on all of them, splitting its batches as `Module` does.
 
 >>> import minimx as mx
 >>> def sym_gen(length):
@@ -39,7 +40,7 @@ from ..ndarray import NDArray, array, load, save
 from ..symbol import Symbol
 from ..symbol import load as load_symbol
 from .base_module import DEFAULT_INIT, BaseModule, ShapesArg, check_input_names
-from .module import Module, one_device
+from .module import Module, as_contexts
 
 SymGen = Callable[[Any], tuple[Symbol, Sequence[str] | None, Sequence[str] | None]]
 
@@ -59,7 +60,8 @@ class BucketingModule(BaseModule):
                               "the largest bucket, e.g. BucketSentenceIter.default_bucket_key)")
         self._default_bucket_key = default_bucket_key
         self._sym_gen = sym_gen
-        self._context = one_device(context, group2ctxs, compression_params)
+        self._context, self._work_load_list = as_contexts(context, work_load_list, group2ctxs,
+                                                          compression_params)
         self._fixed_param_names = list(fixed_param_names or [])
         self._state_names = list(state_names or [])
         symbol, data_names, label_names = self._call_sym_gen(default_bucket_key)
@@ -85,6 +87,7 @@ class BucketingModule(BaseModule):
         made, data_names, label_names = self._call_sym_gen(bucket_key)
         return Module(made if symbol is None else symbol, data_names, label_names,
                       logger=self.logger, context=self._context,
+                      work_load_list=self._work_load_list,
                       fixed_param_names=self._fixed_param_names,
                       state_names=self._state_names)
 

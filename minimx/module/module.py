@@ -1,13 +1,16 @@
-"""`Module`: a symbol, bound once to one CPU context, with its parameters and
+"""`Module`: a symbol bound on one or more CPU contexts, with its parameters and
 optimizer - MXNet 1.x's `mx.mod.Module` for scripts that use it unchanged.
 
 The module keeps its own copies of the parameters (`get_params` gives them,
-synchronized from the executor after updates) and one executor made by
-`simple_bind`, so a bind honours MINIMX_SUBGRAPH_BACKEND as any bind does:
-``bind(for_training=False)`` runs through the DNNL backend when it is chosen.
-A batch whose shapes differ from the bound ones reshapes the executor, as in
-MXNet. Where MXNet would spread work over devices or use a kvstore, a module
-here runs on one CPU context and refuses anything else.
+the mean over the contexts, synchronized after updates) and one executor per
+context made by `simple_bind` (`executor_group.DataParallelExecutorGroup`), so a
+bind honours MINIMX_SUBGRAPH_BACKEND as any bind does: ``bind(for_training=False)``
+runs through the DNNL backend when it is chosen. A batch whose shapes differ from
+the bound ones reshapes the executors, as in MXNet. Over several contexts each
+takes its slice of every batch, and the module updates as MXNet's does: a 'local'
+kvstore (made for it) sums the contexts' gradients, runs the optimizer once on the
+sum and gives every context the new weights. Distributed kvstores, `group2ctxs`
+and gradient compression are refused.
 
 >>> import minimx as mx, numpy as np
 >>> net = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=2, name="fc")
@@ -21,31 +24,27 @@ here runs on one CPU context and refuses anything else.
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+import math
+from collections.abc import Sequence
+from numbers import Real
+from typing import Any
 
 from .. import optimizer as opt
-from ..base import MinimxError, ShapeError, warn_user
+from ..base import MinimxError, warn_user
 from ..context import Context, cpu
-from ..executor import Executor, bind, simple_bind
 from ..initializer import InitDesc
 from ..io import DataDesc
 from ..kvstore import KVStore
+from ..kvstore import create as create_store
 from ..metric import EvalMetric
 from ..model import load_checkpoint
 from ..ndarray import NDArray, zeros
 from ..symbol import Symbol
 from .base_module import DEFAULT_INIT, BaseModule, ShapesArg, check_input_names, parse_data_desc
+from .executor_group import DataParallelExecutorGroup
 
-LOCAL_KVSTORES = (None, "local", "device")
-
-
-class ExecutorGroup(NamedTuple):
-    """MXNet's ``DataParallelExecutorGroup`` as far as scripts read it: the executors
-    of the module's devices (one, the CPU's)."""
-
-    execs: list[Executor]
+# MXNet's 'local' store leaves updates to the devices when a parameter is this large.
+KVSTORE_UPDATE_LIMIT = 1024 * 1024 * 16
 
 
 class Module(BaseModule):
@@ -59,7 +58,8 @@ class Module(BaseModule):
                  state_names: Sequence[str] | None = None, group2ctxs: Any = None,
                  compression_params: Any = None) -> None:
         super().__init__(logger=logger)
-        self._context = one_device(context, group2ctxs, compression_params)
+        self._context, self._work_load_list = as_contexts(context, work_load_list, group2ctxs,
+                                                          compression_params)
         self._symbol = symbol
         self._data_names = list(data_names or [])
         self._label_names = list(label_names or [])
@@ -79,9 +79,9 @@ class Module(BaseModule):
         self._optimizer: opt.Optimizer | None = None
         self._updater: opt.Updater | None = None
         self._kvstore: KVStore | None = None
+        self._update_on_kvstore = False
         self._preload_opt_states: str | None = None
-        self._exec: Executor | None = None
-        self._monitor: Any = None
+        self._exec_group: DataParallelExecutorGroup | None = None
         self._data_shapes: list[DataDesc] | None = None
         self._label_shapes: list[DataDesc] | None = None
 
@@ -119,14 +119,14 @@ class Module(BaseModule):
         not the optimizer itself: its update counts (Adam's bias correction, a
         scheduler's position) start again when a loaded module trains on; pass
         `begin_num_update` to the optimizer to continue a schedule."""
-        if self._kvstore is not None:
+        if self._update_on_kvstore and self._kvstore is not None:
             self._kvstore.save_optimizer_states(fname)
             return
         with open(fname, "wb") as f:
             f.write(self._updater_or_fail("save_optimizer_states").get_states())
 
     def load_optimizer_states(self, fname: str) -> None:
-        if self._kvstore is not None:
+        if self._update_on_kvstore and self._kvstore is not None:
             self._kvstore.load_optimizer_states(fname)
             return
         with open(fname, "rb") as f:
@@ -157,15 +157,15 @@ class Module(BaseModule):
 
     @property
     def output_shapes(self) -> list[tuple[str, tuple[int, ...]]]:
-        executor = self._executor("output_shapes")
-        return [(n, o.shape) for n, o in zip(self._output_names, executor.outputs, strict=True)]
+        return self._group("output_shapes").get_output_shapes()
 
     # -- parameters ----------------------------------------------------------------------
     def get_params(self) -> tuple[dict[str, NDArray], dict[str, NDArray]]:
-        """(arg_params, aux_params): the module's copies, brought up to date."""
+        """(arg_params, aux_params): the module's copies, brought up to date (each the
+        mean of the contexts' arrays)."""
         self._require("get_params", "params_initialized")
         if self._params_dirty:
-            self._sync_params_from_executor()
+            self._sync_params_from_devices()
         return dict(self._arg_params or {}), dict(self._aux_params or {})
 
     def init_params(self, initializer: Any = DEFAULT_INIT, arg_params: dict | None = None,
@@ -193,22 +193,16 @@ class Module(BaseModule):
                     initializer(desc, arr)
         self.params_initialized = True
         self._params_dirty = False
-        self._executor("init_params").copy_params_from(self._arg_params or {},
-                                                       self._aux_params,
-                                                       allow_extra_params=allow_extra)
+        self._group("init_params").set_params(self._arg_params or {}, self._aux_params or {},
+                                              allow_extra=allow_extra)
 
     def _set_some_params(self, arg_params: dict[str, NDArray], aux_params: dict[str, NDArray],
                          allow_extra: bool) -> None:
-        self._executor("set_params").copy_params_from(arg_params, aux_params,
-                                                      allow_extra_params=allow_extra)
+        self._group("set_params").set_params(arg_params, aux_params, allow_extra=allow_extra)
         self._params_dirty = True
 
-    def _sync_params_from_executor(self) -> None:
-        executor = self._executor("get_params")
-        for own, current in ((self._arg_params, executor.arg_dict),
-                             (self._aux_params, executor.aux_dict)):
-            for name, arr in (own or {}).items():
-                current[name].copyto(arr)
+    def _sync_params_from_devices(self) -> None:
+        self._group("get_params").get_params(self._arg_params or {}, self._aux_params or {})
         self._params_dirty = False
 
     # -- binding -------------------------------------------------------------------------
@@ -216,10 +210,12 @@ class Module(BaseModule):
              for_training: bool = True, inputs_need_grad: bool = False,
              force_rebind: bool = False, shared_module: Any = None,
              grad_req: Any = "write") -> None:
-        """Make the executor for these input shapes (with gradient arrays when
-        `for_training`)."""
+        """Make an executor per context for its slice of these input shapes (with
+        gradient arrays when `for_training`). With `shared_module` (a bound Module
+        with parameters, on at least as many contexts) the executors run on its
+        parameter, gradient and auxiliary arrays, and its optimizer."""
         if force_rebind:
-            self.binded, self._exec = False, None
+            self.binded, self._exec_group = False, None
         if self.binded:
             self.logger.warning("Already bound, ignoring bind()")
             return
@@ -229,124 +225,81 @@ class Module(BaseModule):
         self.inputs_need_grad = inputs_need_grad
         self._data_shapes, self._label_shapes = parse_data_desc(
             self._data_names, self._label_names, data_shapes, label_shapes)
+        shared_group = None if shared_module is None else \
+            _sharable(shared_module, len(self._context))
+        group = DataParallelExecutorGroup(
+            self._symbol_or_fail(), self._context, self._work_load_list, self._data_shapes,
+            self._label_shapes, self._param_names, for_training, inputs_need_grad,
+            shared_group, fixed_param_names=self._fixed_param_names, grad_req=grad_req,
+            state_names=self._state_names)
+        self._exec_group = group
         if shared_module is not None:
-            self._exec = self._bind_shared(grad_req, _sharable(shared_module))
             self._arg_params = shared_module._arg_params
             self._aux_params = shared_module._aux_params
             self.params_initialized = True
             if shared_module.optimizer_initialized:
                 self.borrow_optimizer(shared_module)
+        elif self.params_initialized:
+            group.set_params(self._arg_params or {}, self._aux_params or {})
         else:
-            self._exec = self._bind_executor(grad_req)
-            if self.params_initialized:
-                self._exec.copy_params_from(self._arg_params or {}, self._aux_params)
-            else:
-                args, auxs = self._exec.arg_dict, self._exec.aux_dict
-                self._arg_params = {n: zeros(args[n].shape, dtype=args[n].dtype)
-                                    for n in self._param_names}
-                self._aux_params = {n: zeros(auxs[n].shape, dtype=auxs[n].dtype)
-                                    for n in self._aux_names}
+            self._arg_params = {n: zeros(a[0].shape, dtype=a[0].dtype)
+                                for n, a in zip(self._param_names, group.param_arrays,
+                                                strict=True)}
+            self._aux_params = {n: zeros(a[0].shape, dtype=a[0].dtype)
+                                for n, a in zip(self._aux_names, group.aux_arrays, strict=True)}
         self.binded = True
 
-    def _bind_shared(self, grad_req: Any, shared: Executor) -> Executor:
-        """An executor whose parameters, their gradients and the auxiliary states are
-        `shared`'s arrays (MXNet's ``shared_module``: a bucket's module trains the
-        default bucket's parameters); data and labels get arrays of their own."""
-        sym = self._symbol_or_fail()
-        descs = (self._data_shapes or []) + (self._label_shapes or [])
-        arg_shapes, _, aux_shapes = sym.infer_shape(**{d.name: d.shape for d in descs})
-        arg_types, _, aux_types = sym.infer_type(**{d.name: d.dtype for d in descs})
-        reqs = self._grad_reqs(grad_req)
-        args, grads = {}, {}
-        for name, shape, dtype in zip(sym.list_arguments(), arg_shapes, arg_types, strict=True):
-            if name in self._param_names:
-                args[name] = _shared_array(shared.arg_dict, name, shape, "parameter")
-                if reqs.get(name, "null") != "null":
-                    grads[name] = _shared_array(shared.grad_dict, name, shape, "gradient")
-            else:
-                args[name] = zeros(shape, dtype=dtype)
-                if reqs.get(name, "null") != "null":
-                    grads[name] = zeros(shape, dtype=dtype)
-        aux = {name: _shared_array(shared.aux_dict, name, shape, "auxiliary state")
-               for name, shape in zip(sym.list_auxiliary_states(), aux_shapes, strict=True)}
-        return bind(sym, self._context, args, grads, reqs, aux)
-
     def borrow_optimizer(self, shared_module: Module) -> None:
-        """Use `shared_module`'s optimizer and updater (one set of optimizer states
-        for the parameters the modules share)."""
+        """Use `shared_module`'s optimizer, updater and kvstore (one set of optimizer
+        states for the parameters the modules share)."""
         if not shared_module.optimizer_initialized:
             raise MinimxError("Module.borrow_optimizer: the shared module has no optimizer "
                               "(call its init_optimizer first)")
         self._optimizer = shared_module._optimizer
         self._updater = shared_module._updater
         self._kvstore = shared_module._kvstore
+        self._update_on_kvstore = shared_module._update_on_kvstore
         self.optimizer_initialized = True
 
     def install_monitor(self, mon: Any) -> None:
-        """Have `mon` (an ``mx.mon.Monitor``) watch this module's executor, and the
-        executors `reshape` makes later."""
-        mon.install(self._executor("install_monitor"))
-        self._monitor = mon
-
-    @property
-    def _exec_group(self) -> ExecutorGroup:
-        """What MXNet scripts reach into (``mod._exec_group.execs[0]``, for a monitor
-        callback such as a calibration collector): minimx binds one executor."""
-        return ExecutorGroup([self._executor("_exec_group")])
-
-    def _bind_executor(self, grad_req: Any) -> Executor:
-        descs = (self._data_shapes or []) + (self._label_shapes or [])
-        shapes = {d.name: d.shape for d in descs}
-        types = {d.name: d.dtype for d in descs}
-        return simple_bind(self._symbol_or_fail(), self._context,
-                           grad_req=self._grad_reqs(grad_req), type_dict=types, shapes=shapes)
-
-    def _grad_reqs(self, grad_req: Any) -> dict[str, str]:
-        """MXNet's executor group: parameters get `grad_req` (fixed ones none), data
-        inputs only with `inputs_need_grad`, everything else none."""
-        if not self.for_training:
-            return {}
-        if not isinstance(grad_req, str):
-            return dict(grad_req)
-        reqs = {n: ("null" if n in self._fixed_param_names else grad_req)
-                for n in self._param_names}
-        if self.inputs_need_grad:
-            reqs.update(dict.fromkeys(self._data_names, grad_req))
-        return reqs
+        """Have `mon` (an ``mx.mon.Monitor``) watch every executor, and the executors
+        `reshape` makes later."""
+        self._group("install_monitor").install_monitor(mon)
 
     def reshape(self, data_shapes: ShapesArg, label_shapes: ShapesArg | None = None) -> None:
-        """Rebind for new input shapes, sharing the parameter arrays."""
-        executor = self._executor("reshape")
+        """Reshape the executors for new input shapes, sharing the parameter arrays."""
+        group = self._group("reshape")
         self._data_shapes, self._label_shapes = parse_data_desc(
             self._data_names, self._label_names, data_shapes, label_shapes)
-        descs = self._data_shapes + (self._label_shapes or [])
-        self._exec = executor.reshape(partial_shaping=True, allow_up_sizing=True,
-                                      **{d.name: d.shape for d in descs})
-        if self._monitor is not None:
-            self._monitor.install(self._exec)
+        group.reshape(self._data_shapes, self._label_shapes)
 
     # -- the optimizer -------------------------------------------------------------------
     def init_optimizer(self, kvstore: Any = "local", optimizer: Any = "sgd",
                        optimizer_params: Any = (("learning_rate", 0.01),),
                        force_init: bool = False) -> None:
         """The optimizer (a name with `optimizer_params`, or an Optimizer), with
-        ``rescale_grad = 1 / batch_size`` unless given. Given a store (`mx.kv.create`),
-        the module updates through it, as MXNet does: the store gets the parameters
-        and the optimizer, and each update pushes a gradient and pulls the weight."""
+        ``rescale_grad = 1 / batch_size`` unless given, and the kvstore as MXNet
+        chooses it (`_create_kvstore`): none for a name on one context, else a store
+        of that name, or the store given (`mx.kv.create`). With a store the module
+        updates through it: the store holds each parameter and the optimizer, and
+        each update pushes the contexts' gradients (summed) and pulls the weight."""
         self._require("init_optimizer", "binded", "params_initialized")
         if self.optimizer_initialized and not force_init:
             self.logger.warning("optimizer already initialized, ignoring...")
             return
-        # A store from mx.kv.create counts by its type ("local": one process, one context).
-        if getattr(kvstore, "type", kvstore) not in LOCAL_KVSTORES:
-            raise MinimxError(f"init_optimizer: kvstore={kvstore!r} is not supported: minimx "
-                              "updates parameters on one CPU context, without a kvstore "
-                              "(use 'local' or None)")
         if self._params_dirty:
-            self._sync_params_from_executor()
-        desc = self.data_shapes[0]
-        rescale_grad = 1.0 / desc.shape[max(DataDesc.get_batch_axis(desc.layout), 0)]
-        idx2name = dict(enumerate(self._param_names))
+            self._sync_params_from_devices()
+        group = self._group("init_optimizer")
+        store, update_on_kvstore = _create_kvstore(kvstore, len(self._context),
+                                                   self._arg_params or {})
+        if group.batch_size is None:
+            raise MinimxError("init_optimizer: no input has a batch axis (layouts without "
+                              "'N'), so rescale_grad = 1 / batch size is undefined")
+        rescale_grad = 1.0 / group.batch_size
+        devices = 1 if update_on_kvstore else len(self._context)
+        # Updated on the devices, each device's copy of a parameter is an index of its own.
+        idx2name = {i * devices + k: name for i, name in enumerate(self._param_names)
+                    for k in range(devices)}
         if isinstance(optimizer, str):
             params = dict(optimizer_params)
             params.setdefault("rescale_grad", rescale_grad)
@@ -361,97 +314,120 @@ class Module(BaseModule):
         else:
             raise MinimxError(f"init_optimizer: optimizer must be a name or an Optimizer, got "
                               f"{type(optimizer).__name__}")
-        self._optimizer = optimizer
-        if isinstance(kvstore, KVStore):
-            self._updater, self._kvstore = None, kvstore
-            self._init_kvstore(kvstore, optimizer)
-        else:
-            self._updater, self._kvstore = opt.get_updater(optimizer), None
+        self._optimizer, self._kvstore = optimizer, store
+        self._update_on_kvstore = update_on_kvstore
+        self._updater = None if update_on_kvstore else opt.get_updater(optimizer)
+        if store is not None:
+            if update_on_kvstore:
+                store.set_optimizer(optimizer)
+            self._initialize_kvstore(store, group)
         self.optimizer_initialized = True
         if self._preload_opt_states is not None:
             self.load_optimizer_states(self._preload_opt_states)
             self._preload_opt_states = None
 
-    def _init_kvstore(self, kvstore: KVStore, optimizer: opt.Optimizer) -> None:
-        """Put every parameter into `kvstore` under its name (and pull it back, as
-        MXNet's broadcast does), then give the store the optimizer."""
-        args = self._executor("init_optimizer").arg_dict
-        for name in self._param_names:
-            kvstore.broadcast(name, (self._arg_params or {})[name], out=args[name])
-        kvstore.set_optimizer(optimizer)
+    def _initialize_kvstore(self, store: KVStore, group: DataParallelExecutorGroup) -> None:
+        """Put every parameter into the store under its name; when the store updates,
+        pull it back into every context (MXNet's broadcast)."""
+        for name, arrays in zip(self._param_names, group.param_arrays, strict=True):
+            value = (self._arg_params or {})[name]
+            if self._update_on_kvstore:
+                store.broadcast(name, value, out=arrays)
+            else:
+                store.init(name, value)
 
     # -- running -------------------------------------------------------------------------
     def forward(self, data_batch: Any, is_train: bool | None = None) -> None:
-        """Run a batch (anything with `.data`, and `.label` to feed the labels); a
-        batch of other shapes than the bound ones reshapes the module first."""
+        """Run a batch (anything with `.data`, and `.label` to feed the labels; or a
+        list of such batches, one per context), each context its slice; a batch of
+        other shapes than the bound ones reshapes the module first."""
         self._require("forward", "binded", "params_initialized")
-        data = list(data_batch.data)
-        labels = list(getattr(data_batch, "label", None) or [])
-        if tuple(d.shape for d in data) != tuple(d.shape for d in self.data_shapes):
-            self.reshape(*self._batch_shapes(data_batch, data, labels))
-        inputs = {d.name: arr for d, arr in zip(self.data_shapes, data, strict=True)}
-        inputs.update((d.name, arr) for d, arr in zip(self._label_shapes or [], labels,
-                                                      strict=False))
-        train = self.for_training if is_train is None else is_train
-        self._executor("forward").forward(is_train=train, **inputs)
+        shapes = _batch_data_shapes(data_batch)
+        if shapes != tuple(d.shape for d in self.data_shapes):
+            self.reshape(*self._batch_shapes(data_batch, shapes))
+        self._group("forward").forward(data_batch, is_train)
 
-    def _batch_shapes(self, batch: Any, data: list[NDArray], labels: list[NDArray]
+    def _batch_shapes(self, batch: Any, shapes: tuple[tuple[int, ...], ...]
                       ) -> tuple[list[DataDesc], list[DataDesc] | None]:
         """The shapes a batch brings (its provide_data / provide_label if it has them)."""
         new_data = getattr(batch, "provide_data", None) or [
-            DataDesc(d.name, arr.shape, d.dtype, d.layout)
-            for d, arr in zip(self.data_shapes, data, strict=True)]
+            DataDesc(d.name, shape, d.dtype, d.layout)
+            for d, shape in zip(self.data_shapes, shapes, strict=True)]
+        labels = getattr(batch, "label", None) or []
         new_label = getattr(batch, "provide_label", None) or (
             [DataDesc(d.name, arr.shape, d.dtype, d.layout)
              for d, arr in zip(self._label_shapes or [], labels, strict=False)] or None)
         return new_data, new_label
 
     def backward(self, out_grads: Any = None) -> None:
+        """Backward on every context, each from its slice of `out_grads`."""
         self._require("backward", "binded", "params_initialized")
-        self._executor("backward").backward(out_grads)
+        self._group("backward").backward(out_grads)
 
     def update(self) -> None:
-        """One optimizer step for every parameter that has a gradient."""
+        """One optimizer step for every parameter that has a gradient: through the
+        store (the contexts' gradients summed, the weight pulled back into each), or
+        on every context by the updater (after the store, if any, summed them)."""
         self._require("update", "binded", "params_initialized", "optimizer_initialized")
         self._params_dirty = True
-        grads = self._executor("update").grad_dict
-        args = self._executor("update").arg_dict
-        for index, name in enumerate(self._param_names):
-            grad = grads.get(name)
-            if grad is None:
+        group = self._group("update")
+        if group.grad_arrays is None:
+            raise MinimxError("Module.update: bind with for_training=True to have gradients")
+        devices = len(self._context)
+        updates: list[list[tuple[int, NDArray, NDArray]]] = [[] for _ in range(devices)]
+        for index, (name, weights, grads) in enumerate(zip(
+                self._param_names, group.param_arrays, group.grad_arrays, strict=True)):
+            if grads[0] is None:
                 continue
-            if self._kvstore is not None:   # the store updates its copy, then gives it back
-                self._kvstore.pushpull(name, grad, out=args[name], priority=-index)
-            else:
-                self._updater_or_fail("update")(index, grad, args[name])
+            if self._kvstore is not None and self._update_on_kvstore:
+                self._kvstore.pushpull(name, grads, out=weights, priority=-index)
+                continue
+            if self._kvstore is not None:
+                self._kvstore.pushpull(name, grads, priority=-index)
+            for k, (weight, grad) in enumerate(zip(weights, grads, strict=True)):
+                updates[k].append((index * devices + k, grad, weight))
+        for device_updates in updates:
+            if device_updates:
+                indices, grads_, weights_ = zip(*device_updates, strict=True)
+                self._updater_or_fail("update")(list(indices), list(grads_), list(weights_))
 
-    def get_outputs(self, merge_multi_context: bool = True) -> list[NDArray]:
+    def get_outputs(self, merge_multi_context: bool = True) -> list[Any]:
+        """The outputs of the last forward: merged along their batch axis, or, without
+        `merge_multi_context`, per output a list of every context's."""
         self._require("get_outputs", "binded", "params_initialized")
-        return list(self._executor("get_outputs").outputs)
+        return self._group("get_outputs").get_outputs(merge_multi_context)
 
-    def get_input_grads(self, merge_multi_context: bool = True) -> list[NDArray]:
+    def get_input_grads(self, merge_multi_context: bool = True) -> list[Any]:
         self._require("get_input_grads", "binded", "params_initialized")
-        if not self.inputs_need_grad:
-            raise MinimxError("get_input_grads: bind with inputs_need_grad=True first")
-        grads = self._executor("get_input_grads").grad_dict   # inputs_need_grad: none is None
-        return [g for g in (grads[n] for n in self._data_names) if g is not None]
+        return self._group("get_input_grads").get_input_grads(merge_multi_context)
 
-    def update_metric(self, eval_metric: EvalMetric, labels: Sequence[NDArray] | None,
+    def get_states(self, merge_multi_context: bool = True) -> list[list[NDArray]]:
+        """The state inputs (`state_names`), per state every context's array; as in
+        MXNet only with ``merge_multi_context=False``."""
+        self._require("get_states", "binded", "params_initialized")
+        return self._group("get_states").get_states(merge_multi_context)
+
+    def set_states(self, states: Sequence[Sequence[NDArray]] | None = None,
+                   value: float | None = None) -> None:
+        """Set the state inputs: `states` per state every context's array, or all to
+        `value`."""
+        self._require("set_states", "binded", "params_initialized")
+        self._group("set_states").set_states(states, value)
+
+    def update_metric(self, eval_metric: EvalMetric, labels: Sequence[Any] | None,
                       pre_sliced: bool = False) -> None:
-        """Add this batch's outputs and `labels` to `eval_metric`."""
-        names = [d.name for d in self._label_shapes or []]
-        eval_metric.update_dict(OrderedDict(zip(names, labels or [], strict=False)),
-                                OrderedDict(zip(self._output_names, self.get_outputs(),
-                                                strict=True)))
+        """Add this batch's outputs and `labels` to `eval_metric`, context by context
+        (`pre_sliced`: `labels` holds every context's list)."""
+        self._group("update_metric").update_metric(eval_metric, labels, pre_sliced)
 
     def prepare(self, data_batch: Any, sparse_row_id_fn: Any = None) -> None:
-        """Nothing to prepare: no kvstore holds parameters here."""
+        """Nothing to prepare: no parameter is sparse."""
 
     # -- helpers -------------------------------------------------------------------------
-    def _executor(self, what: str) -> Executor:
-        if self._exec is None:
+    def _group(self, what: str) -> DataParallelExecutorGroup:
+        if self._exec_group is None:
             raise MinimxError(f"Module.{what}: call bind first")
-        return self._exec
+        return self._exec_group
 
     def _updater_or_fail(self, what: str) -> opt.Updater:
         if self._updater is None:
@@ -464,37 +440,78 @@ class Module(BaseModule):
         return self._symbol
 
 
-def _sharable(module: Any) -> Executor:
-    """The executor of `module`, a bound Module with parameters, to share arrays with."""
+def _batch_data_shapes(data_batch: Any) -> tuple[tuple[int, ...], ...]:
+    """The data shapes of a batch; of a list of batches (one per context, all alike),
+    the shapes they make together."""
+    if not isinstance(data_batch, list):
+        return tuple(tuple(d.shape) for d in data_batch.data)
+    if not data_batch:
+        raise MinimxError("Module.forward: an empty list of batches")
+    shapes = [tuple(tuple(d.shape) for d in batch.data) for batch in data_batch]
+    if len(set(shapes)) != 1:
+        raise MinimxError(f"Module.forward: all data batches in a list need to have the same "
+                          f"shape, got {shapes}")
+    return tuple((len(data_batch) * shape[0], *shape[1:]) for shape in shapes[0])
+
+
+def _create_kvstore(kvstore: Any, devices: int, arg_params: dict[str, NDArray]
+                    ) -> tuple[KVStore | None, bool]:
+    """(the store, whether it runs the optimizer), as MXNet's `_create_kvstore`: a name
+    makes a store only for several devices (or a distributed name, refused here); a
+    'local' store leaves the updates to the devices when a parameter has more than
+    `KVSTORE_UPDATE_LIMIT` values."""
+    update_on_kvstore = True
+    if kvstore is None or isinstance(kvstore, KVStore):
+        store = kvstore
+    elif isinstance(kvstore, str):
+        store = None
+        if devices > 1 or "dist" in kvstore:
+            store = create_store(kvstore)
+            if kvstore == "local" and max(
+                    (math.prod(a.shape) for a in arg_params.values()), default=0
+            ) > KVSTORE_UPDATE_LIMIT:
+                update_on_kvstore = False
+    else:
+        raise MinimxError(f"init_optimizer: kvstore must be a KVStore, a str or None, got "
+                          f"{type(kvstore).__name__}")
+    return store, store is not None and update_on_kvstore and store.is_capable("optimizer")
+
+
+def _sharable(module: Any, devices: int) -> DataParallelExecutorGroup:
+    """The executor group of `module`, a bound Module with parameters on at least
+    `devices` contexts, to share arrays with."""
     if not isinstance(module, Module) or not module.binded or not module.params_initialized:
         raise MinimxError(f"Module.bind: shared_module must be a bound Module with initialized "
                           f"parameters, got {module!r}")
-    return module._executor("bind")
+    group = module._group("bind")
+    if len(group.execs) < devices:
+        raise MinimxError(f"Module.bind: shared_module runs on {len(group.execs)} contexts, "
+                          f"fewer than this module's {devices}")
+    return group
 
 
-def _shared_array(arrays: Mapping[str, NDArray | None], name: str, shape: tuple[int, ...],
-                  what: str) -> NDArray:
-    """`arrays[name]`, checked to exist with `shape`."""
-    array = arrays.get(name)
-    if array is None:
-        raise MinimxError(f"Module.bind: {what} {name!r} is not in the shared module "
-                          f"(a bucket's parameters must be the default bucket's)")
-    if array.shape != tuple(shape):
-        raise ShapeError(f"Module.bind: {what} {name!r} has shape {tuple(shape)} here but "
-                         f"{array.shape} in the shared module")
-    return array
-
-
-def one_device(context: Context | Sequence[Context] | None, group2ctxs: Any = None,
-               compression_params: Any = None) -> Context:
-    """The single CPU context a module runs on (cpu() for None); several contexts,
-    `group2ctxs` and `compression_params` are refused."""
+def as_contexts(context: Context | Sequence[Context] | None, work_load_list: Any = None,
+                group2ctxs: Any = None, compression_params: Any = None
+                ) -> tuple[list[Context], list[float]]:
+    """The CPU contexts a module runs on (cpu() for None) and their work loads (all 1
+    for None). `group2ctxs` (model parallelism) and `compression_params` (for
+    'device' and distributed stores) are refused."""
     if group2ctxs or compression_params:
-        raise MinimxError("Module: group2ctxs and compression_params need several devices "
-                          "or a kvstore; minimx runs on one CPU context")
+        raise MinimxError("Module: group2ctxs and compression_params are not supported: "
+                          "minimx runs a module data-parallel over CPU contexts, with a "
+                          "'local' kvstore and without gradient compression")
     context = cpu() if context is None else context
     contexts = [context] if isinstance(context, Context) else list(context)
-    if len(contexts) != 1 or not isinstance(contexts[0], Context):
-        raise MinimxError(f"Module: context={context!r}: minimx runs a module on one CPU "
-                          "context (mx.cpu()); data parallelism over several is not supported")
-    return contexts[0]
+    if not contexts or not all(isinstance(c, Context) for c in contexts):
+        raise MinimxError(f"Module: context={context!r}: give a Context or a non-empty list "
+                          "of Contexts (mx.cpu(i))")
+    loads = [1] * len(contexts) if work_load_list is None else list(work_load_list)
+    if len(loads) != len(contexts):
+        raise MinimxError(f"Module: work_load_list={work_load_list!r} has {len(loads)} entries "
+                          f"for {len(contexts)} contexts")
+    if not all(isinstance(w, Real) and float(w) >= 0 for w in loads) or \
+            sum(float(w) for w in loads) <= 0:
+        raise MinimxError(f"Module: work_load_list={work_load_list!r}: the work loads must be "
+                          "numbers >= 0, not all 0")
+    return contexts, loads
+

@@ -85,12 +85,12 @@ def test_perplexity_falls(trained: tuple) -> None:
 def test_buckets_share_parameter_and_gradient_arrays(trained: tuple) -> None:
     mod, _, _ = trained
     assert sorted(mod._buckets) == LM["buckets_bound"]
-    default = mod._buckets[LM["buckets"][-1]]._exec
+    default = mod._buckets[LM["buckets"][-1]]._exec_group.execs[0]
     for key, module in mod._buckets.items():
         assert module.data_shapes[0].shape == (LM["batch"], key)
         for name in ("embed_weight", "lstm_l0_i2h_weight", "lstm_l0_h2h_bias", "pred_weight"):
-            assert module._exec.arg_dict[name] is default.arg_dict[name]
-            assert module._exec.grad_dict[name] is default.grad_dict[name]
+            assert module._exec_group.execs[0].arg_dict[name] is default.arg_dict[name]
+            assert module._exec_group.execs[0].grad_dict[name] is default.grad_dict[name]
         assert module._updater is mod._buckets[LM["buckets"][-1]]._updater
 
 
@@ -118,7 +118,8 @@ def test_set_params_reach_every_bucket() -> None:
     zeros = {n: mx.nd.zeros(v.shape) for n, v in initial().items()}
     mod.set_params(zeros, {})
     for key, module in mod._buckets.items():
-        assert float(module._exec.arg_dict["pred_weight"].abs().sum().asscalar()) == 0.0, key
+        weight = module._exec_group.execs[0].arg_dict["pred_weight"]
+        assert float(weight.abs().sum().asscalar()) == 0.0, key
     mod.forward(mx.io.DataBatch([mx.nd.ones((4, 4))], [mx.nd.ones((4, 4))], bucket_key=4,
                                 provide_data=[mx.io.DataDesc("data", (4, 4))],
                                 provide_label=[mx.io.DataDesc("softmax_label", (4, 4))]))

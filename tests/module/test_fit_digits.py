@@ -119,6 +119,6 @@ def test_trained_checkpoint_predicts_with_dnnl(digits, tmp_path: Path,
         mod = mx.mod.Module.load(prefix, 3)
         mod.bind(for_training=False, data_shapes=[("data", (BATCH, 1, 8, 8))])
         probs[backend] = mod.predict(mx.io.NDArrayIter(vx, vy, batch_size=BATCH)).asnumpy()
-        assert ("_sg_dnnl" in mod._exec.debug_str()) == (backend == "DNNL")
+        assert ("_sg_dnnl" in mod._exec_group.execs[0].debug_str()) == (backend == "DNNL")
     np.testing.assert_allclose(probs["DNNL"], probs[""], rtol=1e-4, atol=1e-5)
     assert float((probs["DNNL"].argmax(1) == vy).mean()) >= 0.95

@@ -1,5 +1,5 @@
 """`mx.mod.Module` step by step: binding, parameters, reshaping, the optimizer and its
-saved states, and the errors for what one CPU context cannot do."""
+saved states, and the errors for what a module refuses."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -64,7 +64,8 @@ def test_update_is_one_sgd_step_with_rescaled_gradients() -> None:
     before, _ = mod.get_params()
     before = {n: v.asnumpy() for n, v in before.items()}
     mod.forward_backward(batch())
-    grads = {n: g.asnumpy() for n, g in mod._exec.grad_dict.items() if g is not None}
+    grads = {n: g.asnumpy() for n, g in mod._exec_group.execs[0].grad_dict.items()
+             if g is not None}
     mod.update()
     after, _ = mod.get_params()
     for name, value in after.items():   # rescale_grad = 1 / batch size; no wd on biases
@@ -153,10 +154,11 @@ def test_set_params_and_init_params_rules() -> None:
 
 
 @pytest.mark.parametrize("make, message", [
-    (lambda: mx.mod.Module(mlp(), context=[mx.cpu(0), mx.cpu(1)]), "one CPU context"),
+    (lambda: mx.mod.Module(mlp(), context=[mx.cpu(0), mx.cpu(1)], work_load_list=[1]),
+     "1 entries for 2 contexts"),
     (lambda: mx.mod.Module(mlp(), data_names=["image"]), "'image' is not found"),
     (lambda: mx.mod.Module(mlp()).forward(batch()), "call bind and init_params first"),
-    (lambda: bound().init_optimizer(kvstore="dist_sync"), "kvstore='dist_sync'"),
+    (lambda: bound().init_optimizer(kvstore="dist_sync"), "kvstore 'dist_sync'"),
     (lambda: bound().update(), "call init_optimizer first"),
     (lambda: bound().fit(None), "num_epoch"),
     (lambda: bound().bind([("data", (4, 5))], for_training=False, force_rebind=True,

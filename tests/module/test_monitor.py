@@ -47,7 +47,7 @@ def test_fit_with_a_monitor_logs_each_interval(caplog):
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Batch:")]
     assert len(lines) == 1 and lines[0].split()[:3] == ["Batch:", "1", "fc_weight"]
     mod.reshape(data_shapes=[("data", (2, 4))])   # the new executor is watched too
-    assert len(mod._monitor.exes) == 2
+    assert len(mod._exec_group._monitor.exes) == 2
 
 
 def test_statistics_print_as_float32_as_mxnet_does(caplog):
