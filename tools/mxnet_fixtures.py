@@ -2594,7 +2594,10 @@ GROUP_NOTES = {
     "int8_rnn": "tools/mxnet_int8_rnn_fixtures.py: `quantized_rnn.json` (per case the RNN "
                 "parameters, data scale and shift) and `quantized_rnn.npz` (`<case>:data`, "
                 "`:parameters`, `:state`, `:state_cell` and MXNet's outputs `:out<i>`) of "
-                "_contrib_quantized_rnn run imperatively, with DNNL_MAX_CPU_ISA=AVX512_CORE.",
+                "_contrib_quantized_rnn run imperatively, with DNNL_MAX_CPU_ISA=AVX512_CORE; "
+                "`lm_<graph>` float LSTM / GRU / RNN language models, `lm_<case>` their "
+                "quantized graphs from each quantization flow, and `lm.npz` / `lm.json` "
+                "their data, quantized parameters and MXNet's outputs.",
     "transformer": "tools/mxnet_transformer_fixtures.py: `<case>-symbol.json` and `<case>.npz` "
                    "(in_<i>, out_<i>) per operator case (_sg_mkldnn_selfatt_qk / _valatt "
                    "float32 and quantized, _contrib_quantize_asym, "

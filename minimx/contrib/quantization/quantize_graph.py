@@ -4,8 +4,16 @@ Each operator with a quantized form (`QUANTIZED`, MXNet's ``FQuantizedOp``)
 is replaced by it, named ``quantized_<name>``. Where float data enters an
 INT8 operator a ``_contrib_quantize_v2`` is inserted (``data_quantize``,
 ``pool0_output_quantize``), except for the inputs the operator quantizes
-itself (``FAvoidQuantizeInput``: weights, bias and BatchNorm parameters of
-the fused convolution). After an operator whose output is int32
+itself or reads in float (``FAvoidQuantizeInput``: weights, bias and BatchNorm
+parameters of the fused convolution, an LSTM's parameters and states). Data the
+operator takes as uint8 with a scale and shift (``FNeedAsymQuantizeInput``: an
+LSTM's) gets a ``_contrib_quantize_asym`` instead, after a dequantize where the
+producer is INT8 (MXNet wires the int8 in, which the LSTM refuses). An
+operator with float outputs (``FAvoidDequantizeOutput``: the LSTM) needs no
+dequantize; where an INT8 operator reads one of them, the float output is
+quantized (MXNet reads the reader's ranges from the LSTM's outputs instead,
+``GetNumOutputs() - 2`` of a one-output node pointing at outputs 4294967295 and
+0). After an operator whose output is int32
 (``FNeedRequantize``) a ``_contrib_requantize`` (``requantize_<name>``)
 follows; where INT8 meets a float operator, or a head, a
 ``_contrib_dequantize`` (``<name>_dequantize``). The quantize nodes of
@@ -14,12 +22,14 @@ parameters named in `offline_params` become variables
 computes once.
 
 ``quantize_mode='full'`` quantizes every operator it can; ``'smart'``
-quantizes convolutions and fully connected layers and keeps the other
-quantizable operators (pooling, relu, flatten, sum, concat, BatchNorm) INT8 only where
-they lie between such layers.
+quantizes convolutions, fully connected layers and LSTMs and keeps the other
+quantizable operators (pooling, relu, flatten, sum, concat, BatchNorm, Embedding)
+INT8 only where they lie between such layers. An RNN other than an LSTM, or an LSTM
+with a projection or sequence lengths, stays float (MXNet 1.9.1 quantizes those
+too and then fails: its INT8 LSTM takes none of them).
 
-`set_calib_table` writes calibrated ranges onto the quantize, requantize
-and calibrated-output nodes (`calibrated_nodes`), as MXNet's
+`set_calib_table` writes calibrated ranges onto the quantize (both kinds),
+requantize and calibrated-output nodes (`calibrated_nodes`), as MXNet's
 ``SetCalibTableToQuantizedGraph``.
 """
 from __future__ import annotations
@@ -27,6 +37,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+
+import numpy as np
 
 from ...base import MinimxError, warn_user
 from ...graph import Node, NodeEntry
@@ -40,6 +52,7 @@ QUANTIZE_MODES = ("smart", "full")
 GRANULARITIES = ("tensor-wise", "channel-wise")
 _QUANTIZE, _REQUANTIZE, _DEQUANTIZE = ("_contrib_quantize_v2", "_contrib_requantize",
                                        "_contrib_dequantize")
+_QUANTIZE_ASYM = "_contrib_quantize_asym"
 
 
 @dataclass(frozen=True)
@@ -53,6 +66,8 @@ class QuantizedForm:
     flag: tuple[str, str] | None = None   # an attribute marking the quantized node
     applies: Callable[[Params], bool] = lambda p: True
     avoid: Callable[[Node, str], frozenset[int]] = lambda node, granularity: frozenset()
+    asym: frozenset[int] = frozenset()   # FNeedAsymQuantizeInput: uint8 with scale and shift
+    float_outputs: bool = False          # FAvoidDequantizeOutput
 
 
 def _fused_conv_params(node: Node, granularity: str) -> frozenset[int]:
@@ -70,6 +85,12 @@ def _fused_fc_params(node: Node, granularity: str) -> frozenset[int]:
 def _batch_norm_params(node: Node, granularity: str) -> frozenset[int]:
     # Only the data is INT8: gamma, beta and the statistics stay float.
     return frozenset(range(1, len(node.inputs)))
+
+
+def _lstm(p: Params) -> bool:
+    # What `_contrib_quantized_rnn` computes (MXNet marks every LSTM kMust, and any
+    # RNN quantizable at all, then fails on the others).
+    return p.mode == "lstm" and p.projection_size is None and not p.use_sequence_length
 
 
 QUANTIZED: dict[str, QuantizedForm] = {
@@ -94,6 +115,14 @@ QUANTIZED: dict[str, QuantizedForm] = {
     "Concat": QuantizedForm("_contrib_quantized_concat", must=False),
     "BatchNorm": QuantizedForm("_contrib_quantized_batch_norm", must=False,
                                calibrate_output=True, avoid=_batch_norm_params),
+    # The indices stay float; the weight is quantized.
+    "Embedding": QuantizedForm("_contrib_quantized_embedding", must=False,
+                               applies=lambda p: p.dtype == np.float32,
+                               avoid=lambda node, granularity: frozenset({0})),
+    # uint8 data; the weights (quantized inside), states and outputs are float32.
+    "RNN": QuantizedForm("_contrib_quantized_rnn", must=True, flag=("quantized", "true"),
+                         applies=_lstm, avoid=lambda node, granularity: frozenset({1, 2, 3}),
+                         asym=frozenset({0}), float_outputs=True),
 }
 
 
@@ -196,7 +225,9 @@ class _Rewrite:
                  granularity: str) -> None:
         self.chosen, self.dtype, self.granularity = chosen, quantized_dtype, granularity
         self.mirror: dict[int, Node] = {}
-        self.quantized: dict[tuple[int, int], Node] = {}   # float entry -> its quantize node
+        # (float entry, quantize op) -> its quantize node. MXNet keys by the entry alone,
+        # so an LSTM and an INT8 layer reading one entry would share the first one made.
+        self.quantized: dict[tuple[tuple[int, int], str], Node] = {}
         self.float_of: dict[int, Node] = {}
 
     def visit(self, node: Node) -> None:
@@ -218,7 +249,7 @@ class _Rewrite:
             if i in avoid:
                 data.append(NodeEntry(self.mirror[id(e.node)], e.index, e.version))
                 continue
-            entry, lo, hi = self._int8_input(e)
+            entry, lo, hi = self._asym_input(e) if i in form.asym else self._int8_input(e)
             data.append(entry)
             ranges += [lo, hi]
         new = Node.create(form.op, f"quantized_{node.name}", attrs, data + ranges,
@@ -228,43 +259,62 @@ class _Rewrite:
         return Node.create(_REQUANTIZE, f"requantize_{node.name}", {"out_type": self.dtype},
                            [NodeEntry(new, i) for i in range(3)])
 
+    def _int8(self, node: Node) -> bool:
+        """Whether `node` is quantized with INT8 outputs (and their ranges)."""
+        form = self.chosen.get(id(node))
+        return form is not None and not form.float_outputs
+
     def _int8_input(self, e: NodeEntry) -> tuple[NodeEntry, NodeEntry, NodeEntry]:
         """An INT8 input: a quantized producer's own outputs, or a quantize node."""
         mirror = self.mirror[id(e.node)]
-        if id(e.node) in self.chosen:
+        if self._int8(e.node):
             src = mirror.inputs[0].node if mirror.op == _DEQUANTIZE else mirror
             first = src.num_visible_outputs() - 2 + 2 * e.index
             return (NodeEntry(src, e.index, e.version), NodeEntry(src, first),
                     NodeEntry(src, first + 1))
-        key = e.key()
+        return self._quantize(_QUANTIZE, e, NodeEntry(mirror, e.index, e.version),
+                              {"out_type": self.dtype})
+
+    def _asym_input(self, e: NodeEntry) -> tuple[NodeEntry, NodeEntry, NodeEntry]:
+        """uint8 data with its scale and shift, from the float value of `e`."""
+        return self._quantize(_QUANTIZE_ASYM, e, self._float_entry(e), {})
+
+    def _quantize(self, op: str, e: NodeEntry, value: NodeEntry,
+                  attrs: Mapping[str, str]) -> tuple[NodeEntry, NodeEntry, NodeEntry]:
+        """The outputs of the `op` node quantizing float `value`, entry `e` of the
+        float graph (one node per entry and op)."""
+        key = (e.key(), op)
         if key not in self.quantized:
             self.quantized[key] = Node.create(
-                _QUANTIZE, f"{e.node.name}{entry_suffix(e)}_quantize", {"out_type": self.dtype},
-                [NodeEntry(mirror, e.index, e.version)])
+                op, f"{e.node.name}{entry_suffix(e)}_quantize", attrs, [value])
         q = self.quantized[key]
         return NodeEntry(q, 0, e.version), NodeEntry(q, 1), NodeEntry(q, 2)
 
+    def _float_entry(self, e: NodeEntry) -> NodeEntry:
+        """The float value of `e` in the new graph: an INT8 producer's is dequantized
+        (once, for all its float readers)."""
+        mirror = self.mirror[id(e.node)]
+        if not self._int8(e.node):
+            return NodeEntry(mirror, e.index, e.version)
+        if mirror.op != _DEQUANTIZE:
+            mirror = self.dequantize(e.node, NodeEntry(mirror, e.index, e.version),
+                                     mirror.num_visible_outputs() - 2)
+            self.mirror[id(e.node)] = mirror
+        return NodeEntry(mirror, 0)
+
     def _float(self, node: Node) -> Node:
-        inputs = []
-        for e in node.inputs:
-            mirror = self.mirror[id(e.node)]
-            if id(e.node) in self.chosen and mirror.op != _DEQUANTIZE:
-                mirror = self.dequantize(e.node, NodeEntry(mirror, e.index, e.version),
-                                         mirror.num_visible_outputs() - 2)
-                self.mirror[id(e.node)] = mirror
-                inputs.append(NodeEntry(mirror, 0))
-            else:
-                inputs.append(NodeEntry(mirror, e.index, e.version))
-        return node.with_inputs(inputs)
+        return node.with_inputs([self._float_entry(e) for e in node.inputs])
 
     def dequantize(self, node: Node, entry: NodeEntry, num_outputs: int) -> Node:
         first = num_outputs + 2 * entry.index
-        return Node.create(_DEQUANTIZE, f"{node.name}_dequantize", {},
-                           [entry, NodeEntry(entry.node, first), NodeEntry(entry.node, first + 1)])
+        deq = Node.create(_DEQUANTIZE, f"{node.name}_dequantize", {},
+                          [entry, NodeEntry(entry.node, first), NodeEntry(entry.node, first + 1)])
+        self.float_of[id(deq)] = node
+        return deq
 
     def head(self, e: NodeEntry) -> NodeEntry:
         mirror = self.mirror[id(e.node)]
-        if id(e.node) not in self.chosen:
+        if not self._int8(e.node):
             return NodeEntry(mirror, e.index, e.version)
         if mirror.op == _DEQUANTIZE:
             # A float reader made it already; dequantizing that float again is
@@ -330,7 +380,7 @@ def _offline(params: set[str], heads: list[NodeEntry]) -> list[NodeEntry]:
 def _calib_layers(heads: list[NodeEntry], float_of: Mapping[int, Node]) -> list[str]:
     layers = []
     for node in topo_order(heads):
-        if node.op in (_QUANTIZE, _REQUANTIZE):
+        if node.op in (_QUANTIZE, _QUANTIZE_ASYM, _REQUANTIZE):
             e = node.inputs[0]
             if node.op == _REQUANTIZE:
                 layers.append(float_of[id(node)].entry_name(e.index))
@@ -353,9 +403,13 @@ def calibrated_nodes(qsym: Symbol) -> list[tuple[str, Node]]:
     prefix = "quantized_"
     found = []
     for node in topo_order(qsym.outputs):
-        if node.op in (_QUANTIZE, _REQUANTIZE):
-            name = node.inputs[0].node.entry_name(node.inputs[0].index)
-            if node.inputs[0].node.name.startswith(prefix):
+        if node.op in (_QUANTIZE, _QUANTIZE_ASYM, _REQUANTIZE):
+            e = node.inputs[0]
+            if e.node.op == _DEQUANTIZE:   # the float value of an INT8 layer's output
+                e = e.node.inputs[0]
+                e = e.node.inputs[0] if e.node.op == _REQUANTIZE else e
+            name = e.node.entry_name(e.index)
+            if e.node.name.startswith(prefix):
                 name = name[len(prefix):]
         elif _calibrates_output(node):
             name = node.entry_name(0)[len(prefix):]
