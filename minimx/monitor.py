@@ -8,8 +8,9 @@ update adds the arguments and auxiliary states and returns ``(step, name,
 statistic)`` rows, which `toc_print()` logs as MXNet's does. The default
 statistic is MXNet's: norm(x) / sqrt(size(x)).
 
-The callback runs during the forward; it keeps the arrays, and the statistics
-are computed in `toc()`.
+The callback runs during the forward and the backward (MXNet's backward nodes,
+``fc_backward_output1``, ``sum_grad_output``: see `executor.backward_monitor`);
+it keeps the arrays, and the statistics are computed in `toc()`.
 """
 from __future__ import annotations
 
@@ -82,10 +83,11 @@ class Monitor:
 
     def _wait(self) -> None:
         """Until the executors' pending work on their arrays is done (as MXNet's
-        tic and toc wait)."""
+        tic and toc wait): a backward's rows are handed over when it ends."""
         for exe in self.exes:
-            for array in (*exe.outputs, *exe.arg_arrays, *exe.aux_arrays):
-                array.wait_to_read()
+            for array in (*exe.outputs, *exe.arg_arrays, *exe.aux_arrays, *exe.grad_arrays):
+                if array is not None:   # (a null grad_req's gradient)
+                    array.wait_to_read()
 
     def toc_print(self) -> None:
         """`toc`, logged as MXNet's: ``Batch:       1 fc_output   0.42``."""

@@ -147,6 +147,7 @@ from mxnet_image_fixtures import write_image  # noqa: E402  (tools/, beside this
 from mxnet_imagedet_fixtures import write_imagedet  # noqa: E402  (tools/, beside this script)
 from mxnet_int8_rnn_fixtures import write_int8_rnn  # noqa: E402  (tools/, beside this script)
 from mxnet_legacy_fixtures import write_feedforward, write_test_utils  # noqa: E402  (tools/)
+from mxnet_monitor_fixtures import write_monitor  # noqa: E402  (tools/)
 from mxnet_more_ops_fixtures import write_gap_ops  # noqa: E402  (tools/, beside this script)
 from mxnet_multi_context_fixtures import write_multi_context  # noqa: E402  (tools/)
 from mxnet_optimizer_op_fixtures import write_optimizer_ops  # noqa: E402  (tools/)
@@ -2586,6 +2587,11 @@ GROUP_NOTES = {
                       "and _contrib_DeformablePSROIPooling (with gradients), "
                       "_contrib_ModulatedDeformableConvolution (outputs only: MXNet has no "
                       "CPU backward for it).",
+    "monitor": "tools/mxnet_monitor_fixtures.py: `monitor.json` (per case its symbol, "
+               "shapes, grad_req and the rows MXNet's executor monitor callback gave during "
+               "backward, with and without monitor_all: name, shape, norm/sqrt(size); a "
+               "Module's mx.mon.Monitor rows) and `monitor.npz` (`<case>/<name>`: "
+               "arguments and head gradients).",
     "multi_context": "tools/mxnet_multi_context_fixtures.py: `cases.json` (per case the "
                      "slices, metric values and shapes) and `arrays.npz` (`<case>:<name>`: "
                      "outputs, parameters, auxiliary states, gradients) of mx.mod.Module "
@@ -2729,7 +2735,7 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "image": write_image, "imagedet": write_imagedet,
           "transformer": write_transformer, "control_flow": write_control_flow,
           "gap_ops": write_gap_ops, "int8_rnn": write_int8_rnn,
-          "multi_context": write_multi_context}
+          "multi_context": write_multi_context, "monitor": write_monitor}
 
 
 def main(argv: list[str] | None = None) -> int:

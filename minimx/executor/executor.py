@@ -47,6 +47,7 @@ from ..ndarray import NDArray, empty, zeros
 from ..ops.infer import known
 from ..subgraph import PartitionReport, partition_for_bind
 from ..symbol import Symbol
+from .backward_monitor import BackwardMonitor
 
 
 def _numbers(value: Any, what: str) -> np.ndarray:
@@ -381,7 +382,9 @@ class Executor:
         ``bn_var``); with `monitor_all`, before each operator its inputs, under
         MXNet's names: a variable's own name, then every input as
         ``<node>_<input>`` (``fc_data``, ``fc_weight``; ``relu0_input0`` for an
-        operator MXNet gives no input names)."""
+        operator MXNet gives no input names). Backward reports MXNet's backward
+        nodes (``fc_backward_output1``, ``sum_grad_output``, ...), in its order,
+        after the last of them has run (see `backward_monitor`)."""
         def report(name: str, data: np.ndarray) -> None:
             # This runs inside the forward's engine operation: the callback's own
             # NDArray calls (reading the array it is given, a statistic of it) run
@@ -390,6 +393,12 @@ class Executor:
                 callback(name, NDArray(np.array(data), ctx=self._ctx))
         self._runner.monitor = report
         self._runner.monitor_all = monitor_all
+        if self._runner.differentiable and self._runner.backward_monitor is None:
+            g = self._graph
+            variables = {g.entry_ptr[nid]: g.nodes[nid].name for nid in g.input_ids}
+            backward = self._runner.program(True).backward
+            assert backward is not None  # a differentiable runner's training program has one
+            self._runner.backward_monitor = BackwardMonitor(backward, variables)
 
     # -- parameters and shapes -----------------------------------------------
     def copy_params_from(self, arg_params: Mapping[str, NDArray],

@@ -70,6 +70,8 @@ class GraphRunner:
         self._last: tuple[Program, list[np.ndarray]] | None = None  # program, inputs
         self.monitor: Monitor | None = None
         self.monitor_all = False
+        # Shows the monitor the backward as MXNet's graph (executor.backward_monitor).
+        self.backward_monitor: Any = None
         # Set by an executor: the engine versions of the graph inputs, read when a
         # stateful node runs.
         self.input_versions: Callable[[], Sequence[int]] | None = None
@@ -245,7 +247,8 @@ class GraphRunner:
                 given = grads[k] if grads is not None else None
                 env[e] = given if given is not None else prog.owned(e)
         ctx = OpContext(is_train=is_train)
-        for step in bwd.nodes:
+        watch = self.backward_monitor if self.monitor is not None else None
+        for k, step in enumerate(bwd.nodes):
             if isinstance(step, BackwardNode):
                 self._backward_node(prog, bwd.add_to, step, ctx)
             elif isinstance(step, GradSum):
@@ -256,6 +259,10 @@ class GraphRunner:
                     np.add(a, b[0], out=_bound(env, step.out), casting="unsafe")
             elif step.out not in bwd.add_to:
                 _bound(env, step.out)[...] = 0
+            if watch is not None:
+                watch.after(k, env)
+        if watch is not None:
+            watch.report(env, self.monitor, self.monitor_all)
         return [env[bwd.arg_grads[nid]] if nid in bwd.arg_grads else None
                 for nid in g.input_ids]
 

@@ -147,8 +147,11 @@ def test_monitor_sees_every_forward_output():
     ex.forward(is_train=True)
     ex.backward()
     mx.nd.waitall()
-    assert seen == [("fc1_output", (2, 5)), ("act_output", (2, 5)), ("fc2_output", (2, 3)),
-                    ("softmax_output", (2, 3))]
+    assert seen[:4] == [("fc1_output", (2, 5)), ("act_output", (2, 5)), ("fc2_output", (2, 3)),
+                        ("softmax_output", (2, 3))]
+    # then the backward's (tests/executor/test_monitor_backward.py)
+    assert seen[4][0] == "softmax_backward_output0"
+    assert all("_backward_" in name for name, _ in seen[4:])
 
 
 def test_repeated_runs_reuse_the_planned_buffers():
