@@ -243,14 +243,20 @@ class BackwardMonitor:
         for root in roots:
             self._walk(root, seen)
 
-    def _walk(self, node: _Node, seen: set[int]) -> None:
-        """MXNet's order: depth first, the nodes a node reads before it."""
-        if id(node) in seen:
-            return
-        seen.add(id(node))
-        for read in node.reads:
-            self._walk(read, seen)
-        self._order.append(node)
+    def _walk(self, root: _Node, seen: set[int]) -> None:
+        """MXNet's order: depth first, the nodes a node reads before it (with a stack
+        of its own: an unrolled network's backward is deeper than Python's recursion)."""
+        stack = [(root, 0)]
+        while stack:
+            node, i = stack.pop()
+            if i == 0:
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
+            if i < len(node.reads):
+                stack += [(node, i + 1), (node.reads[i], 0)]
+            else:
+                self._order.append(node)
 
     def _aggregate(self, parts: list[_Token], sums: list[Source]) -> _Token:
         """MXNet's gradient of an entry from its parts (in the order made) and

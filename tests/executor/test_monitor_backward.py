@@ -161,3 +161,20 @@ def test_prelu_gamma_gradient_is_the_finite_difference() -> None:
                / (2 * eps) for e in np.eye(len(analytic), dtype=np.float32)]
     assert np.abs(analytic).max() > 1e-3   # not a vacuous comparison
     np.testing.assert_allclose(analytic, numeric, rtol=1e-2, atol=1e-5)
+
+
+def test_a_backward_deeper_than_python_recursion_is_reported() -> None:
+    x = mx.sym.var("data")
+    for i in range(1500):
+        x = mx.sym.FullyConnected(x, num_hidden=2, name=f"fc{i}")
+    exe = mx.sym.LinearRegressionOutput(x, name="lro").simple_bind(
+        mx.cpu(), data=(1, 2), lro_label=(1, 2))
+    seen: list[str] = []
+    exe.set_monitor_callback(lambda name, arr: seen.append(name))
+    exe.forward(is_train=True)
+    exe.backward()
+    mx.nd.waitall()
+    backward = seen[seen.index("lro_backward_output0"):]
+    assert backward[-3:] == ["fc0_backward_output0", "fc0_backward_output1",
+                             "fc0_backward_output2"]
+    assert len(backward) == 2 + 3 * 1500
