@@ -509,9 +509,9 @@ def as_contexts(context: Context | Sequence[Context] | None, work_load_list: Any
     if len(loads) != len(contexts):
         raise MinimxError(f"Module: work_load_list={work_load_list!r} has {len(loads)} entries "
                           f"for {len(contexts)} contexts")
-    if not all(isinstance(w, Real) and float(w) >= 0 for w in loads) or \
+    if not all(isinstance(w, Real) and 0 <= float(w) < math.inf for w in loads) or \
             sum(float(w) for w in loads) <= 0:
         raise MinimxError(f"Module: work_load_list={work_load_list!r}: the work loads must be "
-                          "numbers >= 0, not all 0")
+                          "finite numbers >= 0, not all 0")
     return contexts, loads
 

@@ -155,6 +155,8 @@ def test_saved_optimizer_states_load_into_the_store(tmp_path: Path) -> None:
                            work_load_list=[1, 2, 3]), MinimxError, "3 entries for 2 contexts"),
     (lambda: mx.mod.Module(cases.build_net(mx, "mlp"), context=[mx.cpu(0), mx.cpu(1)],
                            work_load_list=[0, 0]), MinimxError, "not all 0"),
+    (lambda: mx.mod.Module(cases.build_net(mx, "mlp"), context=[mx.cpu(0), mx.cpu(1)],
+                           work_load_list=[float("inf"), 1]), MinimxError, "finite"),
     (lambda: mx.mod.Module(cases.build_net(mx, "mlp"), context=[]), MinimxError, "non-empty"),
     (lambda: mx.mod.Module(cases.build_net(mx, "mlp"), context=[mx.cpu(0), mx.cpu(1)],
                            group2ctxs={"dev": mx.cpu(1)}), MinimxError, "group2ctxs"),
