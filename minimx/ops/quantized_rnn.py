@@ -78,18 +78,20 @@ class _QuantizedCell:
     """One layer-direction's s8 weights and the bias with the data shift taken out."""
 
     def __init__(self, w: CellWeights, scales: Array, data_scale: F32, data_shift: F32):
-        self.wx = saturate(w.wx.astype(F32) * scales[:, None], np.int8)
-        self.wh = saturate(w.wh.astype(F32) * scales[:, None], np.int8)
+        wx = saturate(w.wx.astype(F32) * scales[:, None], np.int8)
+        wh = saturate(w.wh.astype(F32) * scales[:, None], np.int8)
+        self.wx, self.wh = _U8S8Weights(wx), _U8S8Weights(wh)
         # oneDNN's compensation: the shift times each row's sum, in float32
-        comp = _row_sums(self.wh) + _row_sums(self.wx)
+        comp = _row_sums(wh) + _row_sums(wx)
         denominator = (scales * data_scale).astype(F32)
         bias = (w.bx.astype(F32) + w.bh.astype(F32)).astype(F32)
         self.bias = (bias - (comp * data_shift).astype(F32) / denominator).astype(F32)
         self.dequantize = (F32(1) / denominator).astype(F32)
 
-    def step(self, x: Array, h: Array, c: Array) -> tuple[Array, Array]:
-        """(float32 h, c) after one step from uint8 x and h and float32 c."""
-        acc = _u8s8_product(x, self.wx) + _u8s8_product(h, self.wh)
+    def step(self, xw: Array, h: Array, c: Array) -> tuple[Array, Array]:
+        """(float32 h, c) after one step from the step's input product ``xw``
+        (`wx`'s, in int32), uint8 h and float32 c."""
+        acc = xw + self.wh.product(h)
         gates = (acc.astype(F32) * self.dequantize + self.bias).astype(F32)
         i, f, g, o = np.split(gates, _GATES, axis=-1)
         c = (_sigmoid(f) * c + _sigmoid(i) * np.tanh(g)).astype(F32)
@@ -100,16 +102,41 @@ def _row_sums(w: Array) -> Array:
     return w.sum(1, dtype=np.int32).astype(F32)
 
 
-def _u8s8_product(x: Array, w: Array) -> Array:
-    """``x @ w.T`` in int32 as oneDNN 2.4's u8s8 gemm computes it without VNNI (and
-    MXNet 1.9.1 runs its INT8 LSTM only there: with VNNI oneDNN has no reorder for its
-    weights): each pair of neighbouring products is summed in int16, saturated
-    (pmaddubsw), then the pairs in int32."""
-    if x.shape[-1] % 2:
-        x, w = np.pad(x, ((0, 0), (0, 1))), np.pad(w, ((0, 0), (0, 1)))
-    x, w = x.astype(np.int32), w.astype(np.int32)
-    pairs = (x[:, None, 0::2] * w[None, :, 0::2]) + (x[:, None, 1::2] * w[None, :, 1::2])
-    return np.clip(pairs, -32768, 32767).sum(-1, dtype=np.int32)
+class _U8S8Weights:
+    """s8 weights (N, K) for ``x @ w.T`` in int32 as oneDNN 2.4's u8s8 gemm computes it
+    without VNNI (and MXNet 1.9.1 runs its INT8 LSTM only there: with VNNI oneDNN has
+    no reorder for its weights): each pair of neighbouring products is summed in
+    int16, saturated (pmaddubsw), then the pairs in int32.
+
+    A pair of uint8 inputs can leave int16 only where its two weights have one sign
+    and magnitudes adding up to more than 128 (255 * 128 < 32767); such pairs are
+    found once. The product is then the exact one (float32 or float64 matrix
+    product, whichever holds every sum exactly) corrected by the saturation of
+    those pairs alone."""
+
+    def __init__(self, w: Array) -> None:
+        if w.shape[1] % 2:
+            w = np.pad(w, ((0, 0), (0, 1)))
+        self._k = w.shape[1]
+        exact = np.float32 if 255 * 128 * self._k < 2**24 else np.float64
+        self._exact = w.astype(exact).T
+        w = w.astype(np.int32)
+        w0, w1 = w[:, 0::2], w[:, 1::2]
+        self._rows, pairs = np.nonzero((np.abs(w0 + w1) > 128) & (w0 * w1 > 0))
+        self._first = 2 * pairs
+        self._w0, self._w1 = w[self._rows, self._first], w[self._rows, self._first + 1]
+
+    def product(self, x: Array) -> Array:
+        """``x @ w.T`` (x uint8, (B, K)) as the gemm computes it, in int32."""
+        if x.shape[1] < self._k:
+            x = np.pad(x, ((0, 0), (0, self._k - x.shape[1])))
+        acc = (x.astype(self._exact.dtype) @ self._exact).astype(np.int32)
+        if self._rows.size:
+            xi = x.astype(np.int32)
+            pair = xi[:, self._first] * self._w0 + xi[:, self._first + 1] * self._w1
+            b, m = np.nonzero((pair > 32767) | (pair < -32768))   # the pairs that saturate
+            np.add.at(acc, (b, self._rows[m]), np.clip(pair[b, m], -32768, 32767) - pair[b, m])
+        return acc
 
 
 def _sigmoid(x: Array) -> Array:
@@ -149,8 +176,10 @@ def _forward(p: Params, ctx: OpContext, inputs: list) -> list:
             cell = _QuantizedCell(cells[k], scales, scale, shift)
             steps = range(x.shape[0]) if d == 0 else range(x.shape[0] - 1, -1, -1)
             out = np.empty(x.shape[:2] + (p.state_size,), np.uint8)
+            # The inputs' products of every step at once; the recurrence's step by step.
+            xw = cell.wx.product(x.reshape(-1, x.shape[2])).reshape(x.shape[:2] + (-1,))
             for t in steps:
-                h, cs[k] = cell.step(x[t], hs[k], cs[k])
+                h, cs[k] = cell.step(xw[t], hs[k], cs[k])
                 hs[k] = out[t] = to_u8(h)
             outs.append(out)
         x = np.concatenate(outs, axis=2)

@@ -11,11 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import minimx as mx
 from minimx.base import DTypeError, OperatorError
 from minimx.ops import get_op
-from minimx.ops.quantized_rnn import weight_scales
+from minimx.ops.quantized_rnn import _U8S8Weights, weight_scales
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "int8_rnn"
 SPEC = json.loads((FIXTURES / "quantized_rnn.json").read_text())
@@ -73,6 +75,21 @@ def test_pairs_of_products_saturate_as_onednn_without_vnni():
     sig = 1 / (1 + np.exp(-gate))
     h = sig * np.tanh(sig * np.tanh(gate))
     assert out[0, 0, 0] == np.rint(h * 127.5) / np.float32(127.5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 9), st.integers(1, 33), st.integers(0, 2**32 - 1),
+       st.sampled_from([8, 64, 127]))
+def test_the_gemm_is_the_pairwise_saturating_one(batch, rows, width, seed, spread):
+    # The fast product (exact, then the saturating pairs corrected) against the
+    # definition: neighbouring u8 x s8 products summed and saturated in int16.
+    rng = np.random.default_rng(seed)
+    w = rng.integers(-spread, spread + 1, (rows, width), dtype=np.int32).astype(np.int8)
+    x = rng.choice(np.array([0, 1, 128, 254, 255], np.uint8), (batch, width))
+    xp, wp = (np.pad(a, ((0, 0), (0, width % 2))).astype(np.int32) for a in (x, w))
+    pairs = xp[:, None, 0::2] * wp[None, :, 0::2] + xp[:, None, 1::2] * wp[None, :, 1::2]
+    want = np.clip(pairs, -32768, 32767).sum(-1, dtype=np.int32)
+    np.testing.assert_array_equal(_U8S8Weights(w).product(x), want)
 
 
 def test_weight_scales_follow_mxnets_walk():
