@@ -628,12 +628,22 @@ int mmx_rnn_init(mmx_prim *prim, mmx_engine *engine, int cell, int activation,
         int direction, const mmx_md *src_layer, const mmx_md *src_iter,
         const mmx_md *src_iter_c, const mmx_md *weights_layer,
         const mmx_md *weights_iter, const mmx_md *bias, const mmx_md *dst_layer,
-        const mmx_md *dst_iter, const mmx_md *dst_iter_c) {
+        const mmx_md *dst_iter, const mmx_md *dst_iter_c,
+        const mmx_rnn_qparams *qparams) {
     REQUIRE(cell == dnnl_lbr_gru || cell == dnnl_vanilla_lstm
                     || cell == dnnl_vanilla_rnn, dnnl_invalid_arguments);
     REQUIRE(cell == dnnl_vanilla_lstm || (!src_iter_c && !dst_iter_c),
             dnnl_invalid_arguments);
+    REQUIRE(!qparams || (cell == dnnl_vanilla_lstm && qparams->nscales > 0),
+            dnnl_invalid_arguments);
     PASS(make_attr(prim, 0, NULL, NULL));
+    if (qparams) {
+        /* Per gate row: the weights' dims l, d, i, g, o; the g and o bits. */
+        CHECK(dnnl_primitive_attr_set_rnn_data_qparams(
+                prim->attr, qparams->data_scale, qparams->data_shift));
+        CHECK(dnnl_primitive_attr_set_rnn_weights_qparams(prim->attr,
+                qparams->nscales, (1 << 3) | (1 << 4), qparams->weight_scales));
+    }
     const dnnl_rnn_direction_t dir = (dnnl_rnn_direction_t)direction;
     if (cell == dnnl_vanilla_lstm)
         CHECK(dnnl_lstm_forward_primitive_desc_create(&prim->pd, engine,

@@ -136,6 +136,17 @@ typedef struct {
     int dst;
 } mmx_scales;
 
+/* An INT8 LSTM's quantization (oneDNN's rnn_data_qparams and
+ * rnn_weights_qparams): u8 data = f32 * data_scale + data_shift, s8 weights
+ * = f32 * weight_scales[gate * hidden + unit] (nscales = gates * hidden, one
+ * per gate row, shared by both directions). */
+typedef struct {
+    float data_scale;
+    float data_shift;
+    int nscales;
+    const float *weight_scales;
+} mmx_rnn_qparams;
+
 /* A memory descriptor read back: dims, and for blocked layouts the outer
  * strides and the inner blocks (e.g. nChw16c: one block of 16 on dim 1). */
 typedef struct {
@@ -270,13 +281,17 @@ int mmx_concat_init(mmx_prim *prim, mmx_engine *engine, int n,
  * tnc, src_iter/dst_iter ldnc, src_iter_c/dst_iter_c (LSTM only) ldnc,
  * weights ldigo, bias ldgo (LBR GRU: G + 1 gates). src_iter, src_iter_c,
  * dst_iter and dst_iter_c may be NULL (zero initial state / not wanted).
+ * qparams (LSTM only, else NULL) makes it INT8: u8 src_layer and src_iter,
+ * s8 weights, f32 bias and cell states, u8 or f32 (dequantized) dst_layer
+ * and dst_iter.
  * args: src_layer, [src_iter], [src_iter_c], weights_layer, weights_iter,
  * bias, dst_layer, [dst_iter], [dst_iter_c]. */
 int mmx_rnn_init(mmx_prim *prim, mmx_engine *engine, int cell, int activation,
         int direction, const mmx_md *src_layer, const mmx_md *src_iter,
         const mmx_md *src_iter_c, const mmx_md *weights_layer,
         const mmx_md *weights_iter, const mmx_md *bias, const mmx_md *dst_layer,
-        const mmx_md *dst_iter, const mmx_md *dst_iter_c);
+        const mmx_md *dst_iter, const mmx_md *dst_iter_c,
+        const mmx_rnn_qparams *qparams);
 /* 3x3, stride-1, ungrouped convolution by Winograd F(4x4, 3x3): the
  * transforms in C (winograd.c), the products in a oneDNN matmul. src_dims
  * is (N, C, H, W), pads are (top, left) and (bottom, right); C and oc must

@@ -44,6 +44,7 @@ from .primitives import (
     Int8,
     PostOp,
     Primitive,
+    RnnInt8,
     batch_norm,
     binary,
     concat,
@@ -65,12 +66,13 @@ from .primitives import (
 from .runtime import BFLOAT16, FLOAT32, Memory, MemoryDesc, c_order_strides, engine
 from .winograd import wino_conv, winograd_supports, winograd_weights
 
-__all__ = ["BF16_ISAS", "BFLOAT16", "BoundRun", "ELTWISE_ALGS", "FLOAT32", "FLOATS", "BackendError",
-           "Int8", "Memory", "MemoryDesc", "Plan", "PostOp", "Primitive", "Slot", "available",
-           "batch_norm", "bf16_native", "binary", "c_order_strides", "concat", "constant", "conv",
-           "deconv", "eltwise", "engine", "exact_int8", "inner_product", "isa", "layer_norm", "lrn",
-           "matmul", "pool_output_size", "pooling", "reduction", "reorder", "require", "resampling",
-           "rnn", "softmax", "to_layout", "to_numpy", "unavailable_reason", "version", "wino_conv",
+__all__ = ["BF16_ISAS", "BFLOAT16", "BoundRun", "ELTWISE_ALGS", "FLOAT32", "FLOATS",
+           "BackendError", "Int8", "Memory", "MemoryDesc", "Plan", "PostOp", "Primitive",
+           "RnnInt8", "Slot", "available", "batch_norm", "bf16_native", "binary",
+           "c_order_strides", "concat", "constant", "conv", "deconv", "eltwise", "engine",
+           "exact_int8", "inner_product", "isa", "layer_norm", "lrn", "matmul", "pool_output_size",
+           "pooling", "reduction", "reorder", "require", "resampling", "rnn", "softmax",
+           "to_layout", "to_numpy", "unavailable_reason", "version", "wino_conv",
            "winograd_supports", "winograd_weights"]
 
 

@@ -730,8 +730,22 @@ def reorder(src: SrcLike, dst: SrcLike, *, src_scale_mask: int | None = None,
                            a._md, b._md, scale_masks=masks)
 
 
+@dataclass(frozen=True)
+class RnnInt8:
+    """An INT8 LSTM layer's quantization (oneDNN's rnn_data_qparams and
+    rnn_weights_qparams): u8 data is ``f32 * data_scale + data_shift``, s8 weights
+    ``f32 * weight_scales`` (one per gate row, oneDNN's gate order, shared by the
+    directions); ``dst_dtype`` is dst_layer's, u8 or float32 (oneDNN dequantizes:
+    ``(u8 - data_shift) / data_scale``)."""
+
+    data_scale: float
+    data_shift: float
+    weight_scales: np.ndarray
+    dst_dtype: np.dtype
+
+
 def rnn(mode: str, src: SrcLike, hidden: int, *, bidirectional: bool = False,
-        state_outputs: bool = False) -> Primitive:
+        state_outputs: bool = False, int8: RnnInt8 | None = None) -> Primitive:
     """One recurrent layer of MXNet ``RNN`` mode ``mode`` (rnn_relu, rnn_tanh,
     lstm, gru: oneDNN's linear-before-reset GRU, MXNet's and cuDNN's formula)
     over plain data ``(T, N, C)``, ``hidden`` units per direction; with
@@ -741,8 +755,9 @@ def rnn(mode: str, src: SrcLike, hidden: int, *, bidirectional: bool = False,
     for the GRU) are in oneDNN's gate order (LSTM i, f, c, o; GRU u, r, o).
     Arguments: src, src_iter, [src_iter_c], weights, weights_iter, bias, dst
     ``(T, N, D * hidden)``, [dst_iter, [dst_iter_c]]: the final states, extra
-    outputs (``extra_dsts``)."""
-    src_d = _desc(src, "rnn src", any_ok=False)
+    outputs (``extra_dsts``). With ``int8`` (LSTM only): u8 src, s8 weights, the
+    states float32 (oneDNN quantizes the initial h and dequantizes the final)."""
+    src_d = _desc(src, "rnn src", any_ok=False, dtype=None if int8 is None else np.dtype(np.uint8))
     if mode not in RNN_CELLS or len(src_d.shape) != 3 or int(hidden) < 1:
         raise BackendError(f"rnn: mode {mode!r} (one of {', '.join(RNN_CELLS)}), data "
                            f"{src_d.shape} (T, N, C) and hidden {hidden} (positive) do not fit")
@@ -754,13 +769,26 @@ def rnn(mode: str, src: SrcLike, hidden: int, *, bidirectional: bool = False,
     ffi, lib = native().ffi, native().lib
     optional = lambda d, wanted: d._md if wanted else ffi.NULL  # noqa: E731
     bias_gates = gates + 1 if mode == "gru" else gates
+    weights: np.dtype = FLOAT32
+    dst: np.dtype = FLOAT32
+    qparams = ffi.NULL
+    if int8 is not None:
+        scales = np.ascontiguousarray(int8.weight_scales, dtype=FLOAT32).reshape(-1)
+        if not lstm or scales.size != gates * h or int8.dst_dtype not in (FLOAT32, np.uint8):
+            raise BackendError(f"rnn: INT8 takes an LSTM, {gates * h} weight scales and a "
+                               f"uint8 or float32 dst, not {mode}, {scales.size} and "
+                               f"{int8.dst_dtype}")
+        weights, dst = np.dtype(np.int8), np.dtype(int8.dst_dtype)
+        qparams = ffi.new("mmx_rnn_qparams *", {
+            "data_scale": int8.data_scale, "data_shift": int8.data_shift,
+            "nscales": scales.size, "weight_scales": ffi.from_buffer("float[]", scales)})
     return build_primitive(
         "rnn", f"{mode} src {src_d} hidden {h} directions {dirs}", lib.mmx_rnn_init,
         _alg("RNN", cell), _alg("ELTWISE", activation) if activation else 0,
         _alg("RNN", "BIDIRECTIONAL_CONCAT" if bidirectional else "LEFT2RIGHT"),
         src_d._md, state._md, optional(state, lstm),
-        MemoryDesc.any((1, dirs, width, gates, h))._md,
-        MemoryDesc.any((1, dirs, h, gates, h))._md,
+        MemoryDesc.any((1, dirs, width, gates, h), weights)._md,
+        MemoryDesc.any((1, dirs, h, gates, h), weights)._md,
         MemoryDesc.plain((1, dirs, bias_gates, h))._md,
-        MemoryDesc.plain((steps, batch, dirs * h))._md,
-        optional(state, state_outputs), optional(state, state_outputs and lstm))
+        MemoryDesc.plain((steps, batch, dirs * h), dst)._md,
+        optional(state, state_outputs), optional(state, state_outputs and lstm), qparams)

@@ -172,6 +172,8 @@ def range_inputs(node: Node) -> list[int]:
         return list(range(n, 3 * n))
     if node.op == "_contrib_quantized_batch_norm":
         return [5, 6]
+    if node.op == "_contrib_quantized_rnn":
+        return [4, 5]   # data_scale, data_shift
     if node.op not in ("_sg_mkldnn_conv", "_sg_mkldnn_fully_connected"):
         return []
     if _fused_at_run_time(node.op, node.operator()[1]):

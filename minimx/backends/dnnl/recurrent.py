@@ -11,17 +11,35 @@ previous layer's output (both directions concatenated) and its slice of the
 initial states; the final states of the layers are concatenated into
 MXNet's (layers * directions, N, H) outputs when ``state_outputs`` asks.
 Dropout between layers (``p``) is a training matter: inference never drops.
+
+MXNet's INT8 LSTM, ``_contrib_quantized_rnn`` (ops/quantized_rnn.py), runs on
+oneDNN's int8 LSTM: uint8 data, the float32 weights quantized to s8 once per gate
+row with the numpy kernel's `weight_scales` (the same s8 values; oneDNN takes the
+data shift out through the bias as the kernel does), its data scale and shift
+(range inputs: the plan is compiled for their values) as oneDNN's
+rnn_data_qparams. oneDNN quantizes the float32 initial h, passes uint8 hidden
+sequences between layers, and dequantizes the last layer's output and the final h
+as ``(u8 - shift) / scale``, the kernel's formula. Only with VNNI (the selector's
+INT8 rule), where its products are exact int32: the kernel's numbers where no
+int16 pair saturates in MXNet's arithmetic (oneDNN's exp and tanh may move a
+hidden value by one uint8 level). The weight scales are attributes of the
+primitives: weights that move after the plan compiled raise (rebind).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ... import onednn
+from ...base import BackendError
 from ...graph import Node
 from ...ops.params import Params
+from ...ops.quantization import saturate
+from ...ops.quantized_rnn import weight_scales
 from ...ops.rnn import GATES, unpack
 
 if TYPE_CHECKING:
@@ -55,6 +73,21 @@ def layer_weights(p: Params, input_size: int, flat: np.ndarray, layer: int
             np.stack([bias(c.bx, c.bh) for c in cells])[None])
 
 
+def _int8_weights(p: Params, width: int, flat: np.ndarray, layer: int, scales: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`layer_weights` of an INT8 LSTM: the weights quantized to s8 with `scales`, the
+    (4 * state_size,) scales of `weight_scales` the primitives were made with (the
+    LSTM's gates are in MXNet's order in oneDNN too); the float32 bias as it is."""
+    now = weight_scales(p, width, flat)
+    if not np.array_equal(now, scales):
+        raise BackendError("_contrib_quantized_rnn: the weights changed after the DNNL plan "
+                           "was compiled; their int8 scales are part of oneDNN's primitives "
+                           "(bind again)")
+    wx, wh, bias = layer_weights(p, width, flat, layer)
+    rows = scales.reshape(GATES[p.mode], p.state_size)
+    return saturate(wx * rows, np.int8), saturate(wh * rows, np.int8), bias
+
+
 def rnn(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs) -> onednn.Slot:
     _, p = node.operator()
     sources, packed = low.weight(ins[1])   # an input, or Gluon's _rnn_param_concat of inputs
@@ -62,16 +95,28 @@ def rnn(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs) -> oned
     lstm, dirs = p.mode == "lstm", 2 if p.bidirectional else 1
     states = [_layered(low, e, p.num_layers, dirs) for e in ins[2:4 if lstm else 3]]
     x = low.plan.reorder(low.value(ins[0]))
+    weights: Callable[[Params, int, np.ndarray, int], tuple[np.ndarray, ...]] = layer_weights
+    int8 = None
+    if node.op == "_contrib_quantized_rnn":
+        if inputs is None:
+            raise BackendError("DNNL lowering: an INT8 LSTM's weight scales are part of its "
+                               "primitives; compile with the inputs")
+        scale, shift = low.range_of(ins[4:6])
+        scales = weight_scales(p, width, packed(*(inputs[i] for i in sources)))
+        int8 = onednn.RnnInt8(scale, shift, scales, np.dtype(np.uint8))
+        weights = partial(_int8_weights, scales=scales)
     # Per final state (h, and c for the LSTM), each layer's part, when they are outputs.
     finals: list[list[onednn.Slot]] = [[] for _ in states] if p.state_outputs else []
     for layer in range(p.num_layers):
+        if int8 is not None and layer == p.num_layers - 1:   # float output, dequantized
+            int8 = replace(int8, dst_dtype=np.dtype(np.float32))
         op = onednn.rnn(p.mode, x.desc, p.state_size, bidirectional=p.bidirectional,
-                        state_outputs=p.state_outputs)
+                        state_outputs=p.state_outputs, int8=int8)
         args = {name: low.plan.reorder(low.plan.part(s, op.desc(name).shape, (layer, 0, 0, 0)))
                 for name, s in zip(("src_iter", "src_iter_c"), states, strict=False)}
         for k, arg in enumerate(("weights", "weights_iter", "bias")):
             args[arg] = low.constant(inputs, sources, lambda *arrays, k=k, layer=layer:
-                                     layer_weights(p, width, packed(*arrays), layer)[k], op, arg)
+                                     weights(p, width, packed(*arrays), layer)[k], op, arg)
         for name, parts in zip(op.extra_dsts, finals, strict=True):
             args[name] = low.plan.temp(op.desc(name))
             parts.append(args[name])
