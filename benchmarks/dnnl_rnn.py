@@ -1,11 +1,14 @@
 """GluonNLP's LSTM language models: minimx DNNL (RNN on oneDNN's LSTM primitive)
-against minimx numpy, forward only.
+against minimx numpy, and INT8 in DNNL (MXNet's INT8 LSTM on oneDNN's int8 LSTM),
+forward only.
 
 The graphs are the fixtures MXNet 1.9.1 exported (tests/fixtures/families:
 standard_lstm_lm_200, awd_lstm_lm_600) with random weights, run on a batch of
-token sequences (default 35 steps of 16, GluonNLP's bptt). Both paths are bound
-once and timed in alternating rounds; the figure is the median forward time.
-Timings on a busy machine say little: check the load first.
+token sequences (default 35 steps of 16, GluonNLP's bptt). The INT8 graph is
+`quantize_model_mkldnn`'s (naive calibration on the same tokens; the LSTMs and the
+decoder quantized, as MXNet 1.9.1 quantizes them). The paths are bound once and
+timed in alternating rounds; the figure is the median forward time. Timings on a
+busy machine say little: check the load first.
 
 Run: python benchmarks/dnnl_rnn.py [--steps 35] [--batch 16] [--rounds 5]
 """
@@ -20,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 import minimx as mx
+from minimx.contrib.quantization import quantize_model_mkldnn
 
 FAMILIES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "families"
 MODELS = ["standard_lstm_lm_200", "awd_lstm_lm_600"]
@@ -37,8 +41,16 @@ def executors(name: str, steps: int, batch: int) -> dict:
             for n, s in zip(sym.list_arguments(), arg_shapes, strict=True)}
     args["data"] = mx.nd.array(rng.integers(0, VOCAB, shapes["data"]).astype(np.float32))
     part = mx.subgraph.partition(sym, "DNNL", shapes=shapes)
-    return {label: s.bind(mx.cpu(), dict(args), grad_req="null")
+    exes = {label: s.bind(mx.cpu(), dict(args), grad_req="null")
             for label, s in (("numpy", sym), ("DNNL", part))}
+    params = {k: v for k, v in args.items() if k != "data"}
+    qsym, qargs, _ = quantize_model_mkldnn(
+        sym, params, {}, label_names=(), calib_mode="naive",
+        calib_data=mx.io.NDArrayIter(args["data"].asnumpy(), batch_size=steps),
+        num_calib_examples=steps)
+    exes["INT8"] = mx.subgraph.partition(qsym, "DNNL", shapes=shapes).bind(
+        mx.cpu(), {**qargs, "data": args["data"]}, grad_req="null")
+    return exes
 
 
 def timed(ex) -> float:
@@ -53,8 +65,9 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=5)
     opts = parser.parse_args()
-    print(f"| model (T={opts.steps}, N={opts.batch}) | numpy ms | DNNL ms | speed-up |")
-    print("|---|---:|---:|---:|")
+    print(f"| model (T={opts.steps}, N={opts.batch}) | numpy ms | DNNL ms | speed-up | "
+          "DNNL INT8 ms | INT8 / fp32 |")
+    print("|---|---:|---:|---:|---:|---:|")
     for name in MODELS:
         exes = executors(name, opts.steps, opts.batch)
         outs = {label: ex.forward()[0].asnumpy() for label, ex in exes.items()}
@@ -63,8 +76,10 @@ def main() -> None:
         for _ in range(opts.rounds):
             for label, ex in exes.items():
                 times[label].append(timed(ex))
-        numpy_ms, dnnl_ms = (1e3 * statistics.median(times[k]) for k in ("numpy", "DNNL"))
-        print(f"| {name} | {numpy_ms:.1f} | {dnnl_ms:.1f} | {numpy_ms / dnnl_ms:.1f}x |")
+        numpy_ms, dnnl_ms, int8_ms = (1e3 * statistics.median(times[k])
+                                      for k in ("numpy", "DNNL", "INT8"))
+        print(f"| {name} | {numpy_ms:.1f} | {dnnl_ms:.1f} | {numpy_ms / dnnl_ms:.1f}x | "
+              f"{int8_ms:.1f} | {dnnl_ms / int8_ms:.2f}x |")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ FOLD_OPS = frozenset({"Reshape", "Flatten", "expand_dims", "Concat", "stack",
                       "_rnn_param_concat"})
 # The inputs, by operator, that the weight cache may compute (`Folded`).
 PARAMETER_READS: dict[str, tuple[str, ...]] = {"RNN": ("parameters",),
+                                               "_contrib_quantized_rnn": ("parameters",),
                                                "FullyConnected": ("weight", "bias")}
 
 

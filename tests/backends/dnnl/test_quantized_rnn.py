@@ -150,3 +150,23 @@ def test_without_vnni_it_stays_on_numpy(monkeypatch):
         part = mx.subgraph.partition(sym, "DNNL", shapes=shapes,
                                      dtypes={"data": np.uint8})
     assert outer_ops(part) == ["_contrib_quantized_rnn"]
+
+
+@vnni
+def test_gluon_packed_weights_fold_into_the_lstms_subgraph():
+    # Gluon packs an LSTM's weights with Reshape and _rnn_param_concat of variables: the
+    # weight cache computes them (once), as for the float RNN, so no subgraph of their
+    # own recomputes them, and the int8 weights with them, every forward.
+    names = ("l0_i2h_weight", "l0_h2h_weight", "l0_i2h_bias", "l0_h2h_bias")
+    parts = [mx.sym.Reshape(mx.sym.var(n), shape=(-1,)) for n in names]
+    params = mx.sym._rnn_param_concat(*parts, num_args=len(parts), dim=0)
+    ins = [mx.sym.var(n) for n in ("data", "state", "cell", "scale", "shift")]
+    sym = mx.sym.contrib.quantized_rnn(ins[0], params, *ins[1:], state_size=HIDDEN,
+                                       num_layers=1, mode="lstm")
+    shapes = {"data": (STEPS, BATCH, WIDTH), "l0_i2h_weight": (4 * HIDDEN, WIDTH),
+              "l0_h2h_weight": (4 * HIDDEN, HIDDEN), "l0_i2h_bias": (4 * HIDDEN,),
+              "l0_h2h_bias": (4 * HIDDEN,), "state": (1, BATCH, HIDDEN),
+              "cell": (1, BATCH, HIDDEN), "scale": (1,), "shift": (1,)}
+    part = partitioned(sym, shapes)
+    assert outer_ops(part) == ["_sg_dnnl"]
+    assert {"_rnn_param_concat", "_contrib_quantized_rnn"} <= set(inner_ops(dnnl_nodes(part)[0]))
