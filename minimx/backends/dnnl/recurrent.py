@@ -23,7 +23,7 @@ as ``(u8 - shift) / scale``, the kernel's formula. Only with VNNI (the selector'
 INT8 rule), where its products are exact int32: the kernel's numbers where no
 int16 pair saturates in MXNet's arithmetic (oneDNN's exp and tanh may move a
 hidden value by one uint8 level). The weight scales are attributes of the
-primitives: weights that move after the plan compiled raise (rebind).
+primitives: weights whose scales move make the plan compile again.
 """
 from __future__ import annotations
 
@@ -41,6 +41,7 @@ from ...ops.params import Params
 from ...ops.quantization import saturate
 from ...ops.quantized_rnn import weight_scales
 from ...ops.rnn import GATES, unpack
+from .weights import StaleConstant
 
 if TYPE_CHECKING:
     from .lower import Lowering
@@ -80,9 +81,7 @@ def _int8_weights(p: Params, width: int, flat: np.ndarray, layer: int, scales: n
     LSTM's gates are in MXNet's order in oneDNN too); the float32 bias as it is."""
     now = weight_scales(p, width, flat)
     if not np.array_equal(now, scales):
-        raise BackendError("_contrib_quantized_rnn: the weights changed after the DNNL plan "
-                           "was compiled; their int8 scales are part of oneDNN's primitives "
-                           "(bind again)")
+        raise StaleConstant("_contrib_quantized_rnn: the weights' int8 scales changed")
     wx, wh, bias = layer_weights(p, width, flat, layer)
     rows = scales.reshape(GATES[p.mode], p.state_size)
     return saturate(wx * rows, np.int8), saturate(wh * rows, np.int8), bias

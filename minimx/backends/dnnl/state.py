@@ -31,6 +31,7 @@ from ...subgraph import subgraph_op
 from .lower import Compiled, Lowering
 from .strides import unhoisted
 from .thread import on_onednn_thread, run_bound
+from .weights import StaleConstant
 from .winograd import WINOGRAD
 
 # What a plan takes: float32 and bfloat16, int8/uint8 (quantized data and weights),
@@ -99,7 +100,14 @@ class DnnlState:
             self.compiled = c = self._compile([a.shape for a in inputs],
                                               [a.dtype for a in inputs], inputs, versions)
         assert c is not None  # compiled with the inputs
-        return c.run(inputs, versions, outputs)
+        try:
+            return c.run(inputs, versions, outputs)
+        except StaleConstant:   # a weight moved that the primitives were made for
+            self.compiled = c = None
+            self.compiled = c = self._compile([a.shape for a in inputs],
+                                              [a.dtype for a in inputs], inputs, versions)
+            assert c is not None
+            return c.run(inputs, versions, outputs)
 
     def _compile(self, in_shapes: Sequence, in_dtypes: Sequence,
                  inputs: Sequence[np.ndarray] | None, versions: Sequence[int | None] | None,

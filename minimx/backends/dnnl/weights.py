@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from ... import onednn
-from ...base import BFLOAT16
+from ...base import BFLOAT16, BackendError
 from ...graph import Graph, Node
 from ...ops.params import Params
 from ...ops.registry import OpContext
@@ -44,6 +44,12 @@ FOLD_OPS = frozenset({"Reshape", "Flatten", "expand_dims", "Concat", "stack",
 PARAMETER_READS: dict[str, tuple[str, ...]] = {"RNN": ("parameters",),
                                                "_contrib_quantized_rnn": ("parameters",),
                                                "FullyConnected": ("weight", "bias")}
+
+
+class StaleConstant(BackendError):
+    """A constant whose new value no longer fits the primitive it was made for (an
+    INT8 LSTM's weight scales are attributes of its primitives): the plan is
+    compiled again (`DnnlState`)."""
 
 
 class Constant:
