@@ -132,7 +132,7 @@ def _deconv_adj(node: SelectorNode) -> str | None:
 
 # The operators whose range outputs a subgraph knows when it compiles: calibrated,
 # or passing their input's range on.
-RANGE_MAKERS = frozenset({"_contrib_quantize_v2", "_sg_mkldnn_conv",
+RANGE_MAKERS = frozenset({"_contrib_quantize_v2", "_contrib_quantize_asym", "_sg_mkldnn_conv",
                           "_sg_mkldnn_fully_connected", "_contrib_quantized_pooling",
                           "_contrib_quantized_flatten", "_contrib_quantized_elemwise_add",
                           "_contrib_quantized_concat", "_contrib_quantized_act",
@@ -155,6 +155,12 @@ def calibrated(params: Any, op: str | None) -> bool:
     if op == "_sg_mkldnn_fully_connected" and params.get("enable_float_output"):
         return True
     return params.min_calib_range is not None and params.max_calib_range is not None
+
+
+# Operators whose primitives are made for their weights' values (an INT8 LSTM's
+# per-gate weight scales are attributes of oneDNN's primitives): a plan holding one
+# compiles at its first run, with the weights.
+COMPILED_FOR_WEIGHTS = frozenset({"_contrib_quantized_rnn"})
 
 
 def range_inputs(node: Node) -> list[int]:

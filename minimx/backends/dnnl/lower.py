@@ -52,7 +52,13 @@ from ...ops.resampling import SEPARABLE_WEIGHTS
 from ...ops.tensor import slice_axis_range
 from ...subgraph.selector import SelectorNode
 from ...subgraph.subgraph_op import inner_graph
-from .config import Support, default_support, pool_include_pad, range_inputs
+from .config import (
+    COMPILED_FOR_WEIGHTS,
+    Support,
+    default_support,
+    pool_include_pad,
+    range_inputs,
+)
 from .conv_layout import channel_blocked_graph, float_conv
 from .eltwise import Eltwise, eltwise_of
 from .eltwise import check_config as check_eltwise_config
@@ -60,6 +66,7 @@ from .patterns import PATTERNS, SUM_OPS, unfusable_member
 from .quantized import (
     dequantize,
     quantize,
+    quantize_asym,
     quantized_add,
     quantized_batch_norm,
     quantized_concat,
@@ -318,6 +325,9 @@ class Lowering:
             for nid, node in enumerate(g.nodes) if not node.is_variable
             for ins in [g.input_entry_ids(nid)] for i in range_inputs(node)
             if self.root[ins[i]] in self.input_pos})
+        # Whether the plan needs the inputs' values to compile (ranges, or weights).
+        self.needs_values = bool(self.range_inputs) or any(
+            n.op in COMPILED_FOR_WEIGHTS for n in g.nodes)
 
     def _keeps_batch(self, nid: int) -> bool:
         data, out = self.shapes[self.g.input_entry_ids(nid)[0]], self.shapes[self.g.entry_ptr[nid]]
@@ -796,7 +806,8 @@ LOWERINGS = {
     "selfatt_qk": Lowering.selfatt_qk, "selfatt_valatt": Lowering.selfatt_valatt,
     "stack": Lowering.stack,
     "layer_norm": Lowering.layer_norm, "fill": Lowering.fill,
-    "quantize": quantize, "dequantize": dequantize, "quantized_conv": quantized_conv,
+    "quantize": quantize, "quantize_asym": quantize_asym, "dequantize": dequantize,
+    "quantized_conv": quantized_conv,
     "quantized_fc": quantized_fc, "quantized_add": quantized_add,
     "quantized_concat": quantized_concat, "quantized_batch_norm": quantized_batch_norm,
     "requantize": requantize,

@@ -40,6 +40,7 @@ from ... import onednn
 from ...base import BackendError, DTypeError
 from ...graph import Node
 from ...ops import quantization as q
+from ...ops.quantized_nlp import asym_scale_shift
 from ..mkldnn_ops import QuantizedConv, QuantizedFC
 from .config import calibrated
 from .eltwise import eltwise_of
@@ -170,6 +171,20 @@ def quantize(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs) ->
     low.set_range(out, *(q.range_out(lo, hi) if dtype == np.uint8 else q.range_out(-real, real)))
     x = low.value(ins[0])
     return _scale_step(low, x, _quantized_dst(x, dtype), F32(levels / real) if real else F32(0))
+
+
+def quantize_asym(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
+                  ) -> onednn.Slot:
+    """`_contrib_quantize_asym` by its calibrated range (as `ops.quantized_nlp`): uint8
+    ``x * scale + shift``, each step rounding to float32 as the kernel's, the last
+    to nearest even and saturated; its scale and shift are known to its readers."""
+    _, p = node.operator()
+    scale, shift = asym_scale_shift(p.min_calib_range, p.max_calib_range)
+    low.set_range(low.g.entry_ptr[nid], np.array([scale], F32), np.array([shift], F32))
+    scaled = _binary(low, "mul", low.value(ins[0]), float(scale))
+    ndim = len(scaled.shape)
+    op = onednn.binary(scaled.desc, (1,) * ndim, "add", dst_dtype=np.dtype(np.uint8))
+    return low.plan.add(op, src=scaled, src1=_binary_operand(low, float(shift), ndim))
 
 
 def _quantize_at_run_time(low: Lowering, node: Node, nid: int, ins: Sequence[int]

@@ -115,13 +115,13 @@ class DnnlState:
                  ) -> Compiled | None:
         """The plan for `in_shapes` and `in_dtypes`, its constants computed from
         `inputs` (None: by the first run); `shapes` and `dtypes`, every inner
-        entry's, when known. None when it needs the values of range inputs and
-        `inputs` is None."""
+        entry's, when known. None when it needs the values of range inputs (or of
+        weights: `COMPILED_FOR_WEIGHTS`) and `inputs` is None."""
         if dtypes is None:
             dtypes = subgraph_op.inner_values(self.params, infer_dtypes, in_dtypes)
         lowering = Lowering(self.graph, in_shapes, self.name, shapes, dtypes,
                             np.dtype(self.params.dtype))
-        if inputs is None and lowering.range_inputs:
+        if inputs is None and lowering.needs_values:
             return None
         return lowering.compile(inputs, versions)
 

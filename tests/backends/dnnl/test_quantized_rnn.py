@@ -171,3 +171,25 @@ def test_gluon_packed_weights_fold_into_the_lstms_subgraph():
     part = partitioned(sym, shapes)
     assert outer_ops(part) == ["_sg_dnnl"]
     assert {"_rnn_param_concat", "_contrib_quantized_rnn"} <= set(inner_ops(dnnl_nodes(part)[0]))
+
+
+@vnni
+@pytest.mark.parametrize("lo, hi", [(-1.0, 1.55), (-0.43, 0.47), (0.0, 3.0)])
+def test_quantize_asym_in_dnnl_is_the_kernels(lo, hi):
+    # x * scale + shift in float32, rounded half to even into uint8 and saturated: data
+    # on the levels' half-way points, past both ends, and at random.
+    scale, shift = asym_scale_shift(lo, hi)
+    levels = (np.arange(-3, 259, dtype=np.float32) + np.float32(0.5) - shift) / scale
+    rng = np.random.default_rng(0)
+    data = np.concatenate([levels, rng.uniform(lo - 1, hi + 1, 262).astype(np.float32)])
+    data = data.reshape(4, 131, 1)
+    sym = mx.sym.contrib.quantize_asym(mx.sym.var("data"), min_calib_range=lo,
+                                       max_calib_range=hi)
+    sym = mx.sym.Group([sym[i] for i in range(3)])
+    part = partitioned(sym, {"data": data.shape})
+    assert outer_ops(part) == ["_sg_dnnl"]
+    got = [o.asnumpy() for o in part.bind(mx.cpu(), {"data": mx.nd.array(data)}).forward()]
+    want = [o.asnumpy() for o in sym.bind(mx.cpu(), {"data": mx.nd.array(data)}).forward()]
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
