@@ -7,10 +7,11 @@ standard_lstm_lm_200, awd_lstm_lm_600) with random weights, run on a batch of
 token sequences (default 35 steps of 16, GluonNLP's bptt). The INT8 graph is
 `quantize_model_mkldnn`'s (naive calibration on the same tokens; the LSTMs and the
 decoder quantized, as MXNet 1.9.1 quantizes them). The paths are bound once and
-timed in alternating rounds; the figure is the median forward time. Timings on a
+timed in alternating rounds of --iters forwards each; the figure is the median
+forward time. Timings on a
 busy machine say little: check the load first.
 
-Run: python benchmarks/dnnl_rnn.py [--steps 35] [--batch 16] [--rounds 5]
+Run: python benchmarks/dnnl_rnn.py [--steps 35] [--batch 16] [--rounds 5] [--iters 5]
 """
 from __future__ import annotations
 
@@ -64,6 +65,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=35)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=5)
+    # Several forwards a round: the first after another path's pays for the caches
+    # and the OpenMP threads that path left cold, which a short forward feels most.
+    parser.add_argument("--iters", type=int, default=5)
     opts = parser.parse_args()
     print(f"| model (T={opts.steps}, N={opts.batch}) | numpy ms | DNNL ms | speed-up | "
           "DNNL INT8 ms | INT8 / fp32 |")
@@ -75,7 +79,7 @@ def main() -> None:
         times: dict[str, list[float]] = {label: [] for label in exes}
         for _ in range(opts.rounds):
             for label, ex in exes.items():
-                times[label].append(timed(ex))
+                times[label] += [timed(ex) for _ in range(opts.iters)]
         numpy_ms, dnnl_ms, int8_ms = (1e3 * statistics.median(times[k])
                                       for k in ("numpy", "DNNL", "INT8"))
         print(f"| {name} | {numpy_ms:.1f} | {dnnl_ms:.1f} | {numpy_ms / dnnl_ms:.1f}x | "
