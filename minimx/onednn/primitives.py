@@ -745,7 +745,8 @@ class RnnInt8:
 
 
 def rnn(mode: str, src: SrcLike, hidden: int, *, bidirectional: bool = False,
-        state_outputs: bool = False, int8: RnnInt8 | None = None) -> Primitive:
+        state_outputs: bool = False, int8: RnnInt8 | None = None,
+        dtype: np.dtype = FLOAT32) -> Primitive:
     """One recurrent layer of MXNet ``RNN`` mode ``mode`` (rnn_relu, rnn_tanh,
     lstm, gru: oneDNN's linear-before-reset GRU, MXNet's and cuDNN's formula)
     over plain data ``(T, N, C)``, ``hidden`` units per direction; with
@@ -756,8 +757,13 @@ def rnn(mode: str, src: SrcLike, hidden: int, *, bidirectional: bool = False,
     Arguments: src, src_iter, [src_iter_c], weights, weights_iter, bias, dst
     ``(T, N, D * hidden)``, [dst_iter, [dst_iter_c]]: the final states, extra
     outputs (``extra_dsts``). With ``int8`` (LSTM only): u8 src, s8 weights, the
-    states float32 (oneDNN quantizes the initial h and dequantizes the final)."""
-    src_d = _desc(src, "rnn src", any_ok=False, dtype=None if int8 is None else np.dtype(np.uint8))
+    states float32 (oneDNN quantizes the initial h and dequantizes the final).
+    With ``dtype`` bfloat16: bf16 src, weights, dst and hidden states, the bias and
+    the LSTM's cell states float32."""
+    if int8 is not None and dtype != FLOAT32:
+        raise BackendError(f"rnn: an INT8 layer has no {dtype} form")
+    src_dtype = np.dtype(np.uint8) if int8 is not None else np.dtype(dtype)
+    src_d = _desc(src, "rnn src", any_ok=False, dtype=src_dtype)
     if mode not in RNN_CELLS or len(src_d.shape) != 3 or int(hidden) < 1:
         raise BackendError(f"rnn: mode {mode!r} (one of {', '.join(RNN_CELLS)}), data "
                            f"{src_d.shape} (T, N, C) and hidden {hidden} (positive) do not fit")
@@ -765,12 +771,13 @@ def rnn(mode: str, src: SrcLike, hidden: int, *, bidirectional: bool = False,
     steps, batch, width = src_d.shape
     h, dirs = int(hidden), 2 if bidirectional else 1
     lstm = mode == "lstm"
-    state = MemoryDesc.plain((1, dirs, batch, h))
+    cell_state = MemoryDesc.plain((1, dirs, batch, h))
+    state = cell_state if int8 is not None else MemoryDesc.plain((1, dirs, batch, h), dtype)
     ffi, lib = native().ffi, native().lib
     optional = lambda d, wanted: d._md if wanted else ffi.NULL  # noqa: E731
     bias_gates = gates + 1 if mode == "gru" else gates
-    weights: np.dtype = FLOAT32
-    dst: np.dtype = FLOAT32
+    weights: np.dtype = np.dtype(dtype)
+    dst: np.dtype = np.dtype(dtype)
     qparams = ffi.NULL
     if int8 is not None:
         scales = np.ascontiguousarray(int8.weight_scales, dtype=FLOAT32).reshape(-1)
@@ -786,9 +793,9 @@ def rnn(mode: str, src: SrcLike, hidden: int, *, bidirectional: bool = False,
         "rnn", f"{mode} src {src_d} hidden {h} directions {dirs}", lib.mmx_rnn_init,
         _alg("RNN", cell), _alg("ELTWISE", activation) if activation else 0,
         _alg("RNN", "BIDIRECTIONAL_CONCAT" if bidirectional else "LEFT2RIGHT"),
-        src_d._md, state._md, optional(state, lstm),
+        src_d._md, state._md, optional(cell_state, lstm),
         MemoryDesc.any((1, dirs, width, gates, h), weights)._md,
         MemoryDesc.any((1, dirs, h, gates, h), weights)._md,
         MemoryDesc.plain((1, dirs, bias_gates, h))._md,
         MemoryDesc.plain((steps, batch, dirs * h), dst)._md,
-        optional(state, state_outputs), optional(state, state_outputs and lstm), qparams)
+        optional(state, state_outputs), optional(cell_state, state_outputs and lstm), qparams)

@@ -20,7 +20,8 @@ slot, and only FullyConnected reads them inside a subgraph (the selector sees
 to that), which flattens anyway.
 
 In bfloat16 (`compute`, the `_sg_dnnl` node's `dtype`): convolution, inner
-product and deconvolution take bf16 src, weights and dst with a float32 bias (bf16
+product, deconvolution and RNN (its hidden states bf16, an LSTM's cell states
+float32) take bf16 src, weights and dst with a float32 bias (bf16
 for a depthwise convolution where only that gets oneDNN's fast kernel, see `onednn.conv`)
 (BatchNorm folded in float32 first, then the weights rounded to bf16 once, in
 the weight cache), and pooling, eltwise, sum, concat... run on the bf16 tensors

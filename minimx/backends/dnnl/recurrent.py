@@ -11,6 +11,8 @@ previous layer's output (both directions concatenated) and its slice of the
 initial states; the final states of the layers are concatenated into
 MXNet's (layers * directions, N, H) outputs when ``state_outputs`` asks.
 Dropout between layers (``p``) is a training matter: inference never drops.
+In a bf16 subgraph the cells run in bf16 (data, weights, hidden states; the bias
+and an LSTM's cell states float32).
 
 MXNet's INT8 LSTM, ``_contrib_quantized_rnn`` (ops/quantized_rnn.py), runs on
 oneDNN's int8 LSTM: uint8 data, the float32 weights quantized to s8 once per gate
@@ -93,7 +95,9 @@ def rnn(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs) -> oned
     width = low.shape(ins[0])[2]
     lstm, dirs = p.mode == "lstm", 2 if p.bidirectional else 1
     states = [_layered(low, e, p.num_layers, dirs) for e in ins[2:4 if lstm else 3]]
-    x = low.plan.reorder(low.value(ins[0]))
+    # In a bf16 subgraph a float RNN runs in bf16 (its bias and cell states float32).
+    dtype = low.float_type(nid) if node.op == "RNN" else onednn.FLOAT32
+    x = low.plan.reorder(low.data(ins[0], dtype))
     weights: Callable[[Params, int, np.ndarray, int], tuple[np.ndarray, ...]] = layer_weights
     int8 = None
     if node.op == "_contrib_quantized_rnn":
@@ -110,8 +114,9 @@ def rnn(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs) -> oned
         if int8 is not None and layer == p.num_layers - 1:   # float output, dequantized
             int8 = replace(int8, dst_dtype=np.dtype(np.float32))
         op = onednn.rnn(p.mode, x.desc, p.state_size, bidirectional=p.bidirectional,
-                        state_outputs=p.state_outputs, int8=int8)
-        args = {name: low.plan.reorder(low.plan.part(s, op.desc(name).shape, (layer, 0, 0, 0)))
+                        state_outputs=p.state_outputs, int8=int8, dtype=dtype)
+        args = {name: low.plan.reorder(low.plan.part(s, op.desc(name).shape, (layer, 0, 0, 0)),
+                                       op.desc(name))
                 for name, s in zip(("src_iter", "src_iter_c"), states, strict=False)}
         for k, arg in enumerate(("weights", "weights_iter", "bias")):
             args[arg] = low.constant(inputs, sources, lambda *arrays, k=k, layer=layer:
@@ -137,4 +142,4 @@ def _joined(low: Lowering, parts: list[onednn.Slot], shape: tuple[int, ...]) -> 
     whole = parts[0] if len(parts) == 1 else low.plan.add(
         onednn.concat([s.desc for s in parts], axis=0),
         **{f"src{i}": s for i, s in enumerate(parts)})
-    return low.plan.view(whole, onednn.MemoryDesc.plain(shape))
+    return low.plan.view(whole, onednn.MemoryDesc.plain(shape, whole.desc.dtype))
