@@ -56,10 +56,13 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def measure(m: Model, shapes: dict[str, tuple[int, ...]], backend: str, batch: int,
+def measure(m: Model, shapes: dict[str, tuple[int, ...]], backend: str, batch: int | None,
             warmup: int, iterations: int, progress: tqdm) -> Result:
-    """Latencies of `iterations` forwards at `batch` (the first axis of every input)."""
-    batched = {name: (batch, *shape[1:]) for name, shape in shapes.items()}
+    """Latencies of `iterations` forwards at `batch` (put on the first axis of every
+    input; None: the shapes as given, the first input's first axis the batch)."""
+    batched = shapes if batch is None else \
+        {name: (batch, *shape[1:]) for name, shape in shapes.items()}
+    batch = next(iter(batched.values()))[0]
     ex = bind(m, batched, backend)
     fill_inputs(ex, batched)
     took = []
@@ -92,8 +95,11 @@ def bench(args: argparse.Namespace) -> int:
     m = load_model(args.model, args.epoch)
     shapes = data_shapes(m, parse_shapes(args.shape))
     backends = parse_list(args.backend, "--backend")
-    batches = [int(b) for b in parse_list(args.batch, "--batch")]
-    if args.iterations < 1 or args.warmup < 0 or min(batches) < 1:
+    # Without --batch the shapes stay as given: a time-major input's first axis is
+    # not its batch.
+    batches: list[int | None] = [None] if args.batch is None else [
+        int(b) for b in parse_list(args.batch, "--batch")]
+    if args.iterations < 1 or args.warmup < 0 or min(b or 1 for b in batches) < 1:
         raise MinimxError("bench: --iterations and every --batch must be at least 1, "
                           "--warmup at least 0")
     about = machine()
@@ -102,7 +108,7 @@ def bench(args: argparse.Namespace) -> int:
     with tqdm(total=total, desc=m.name, unit="forward", disable=args.quiet) as progress:
         for backend in backends:
             for batch in batches:
-                progress.set_postfix_str(f"{backend}, batch {batch}")
+                progress.set_postfix_str(backend if batch is None else f"{backend}, batch {batch}")
                 results.append(measure(m, shapes, backend, batch, args.warmup,
                                        args.iterations, progress))
     print(table(results, about))
@@ -120,9 +126,9 @@ def add_parsers(commands: argparse._SubParsersAction, *parents: argparse.Argumen
                             help="throughput and latency per backend and batch size")
     p.add_argument("--backend", default="NONE,DNNL" if onednn.available() else "NONE",
                    help="comma-separated subgraph backends (default NONE,DNNL)")
-    p.add_argument("--batch", default="1",
-                   help="comma-separated batch sizes, the first axis of every input "
-                        "(default 1)")
+    p.add_argument("--batch", default=None,
+                   help="comma-separated batch sizes, put on the first axis of every input "
+                        "(default: the shapes as given)")
     p.add_argument("--warmup", type=int, default=5, help="untimed forwards first (default 5)")
     p.add_argument("--iterations", type=int, default=20,
                    help="timed forwards per backend and batch (default 20)")

@@ -14,6 +14,7 @@ import pytest
 
 import minimx as mx
 from minimx import onednn
+from minimx.commands import bench as bench_command
 from minimx.commands import main, parser
 from tests.onednn_required import require_onednn
 from tests.trace_schema import check_trace
@@ -128,6 +129,27 @@ def test_run_gives_mxnets_output(model: str, backend: str, capsys) -> None:
     for row, text in rows:
         best = [int(k) for k in re.findall(r"(\d+): ", text)]
         assert best == list(np.argsort(io["output"][int(row)])[::-1][:3])
+
+
+def test_bench_keeps_the_given_shapes_without_batch(tmp_path: Path, monkeypatch) -> None:
+    # A time-major input: its first axis is the sequence, not the batch.
+    seen: list[tuple] = []
+    real = bench_command.bind
+
+    def spy(m, shapes, backend):
+        seen.append(dict(shapes))
+        return real(m, shapes, backend)
+
+    monkeypatch.setattr(bench_command, "bind", spy)
+    x = mx.sym.var("data")
+    net = mx.sym.RNN(x, mx.sym.var("params"), mx.sym.var("state"), state_size=4,
+                     num_layers=1, mode="rnn_tanh")
+    net.save(str(tmp_path / "rnn-symbol.json"))
+    assert main(["bench", str(tmp_path / "rnn-symbol.json"), "--shape", "data=7,2,3",
+                 "--backend", "NONE", "--warmup", "0", "--iterations", "1", "-q",
+                 "--json", str(tmp_path / "b.json")]) == 0
+    assert seen == [{"data": (7, 2, 3)}]
+    assert json.loads((tmp_path / "b.json").read_text())["results"][0]["batch"] == 7
 
 
 def test_bench_table_and_json(model: str, capsys) -> None:
