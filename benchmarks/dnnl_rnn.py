@@ -24,8 +24,8 @@ from pathlib import Path
 
 # numpy's OpenBLAS threads spin on after each product and take the cores from
 # oneDNN's threads in the rounds that follow (DNNL float32 7.9 against 5.0 ms a
-# forward, standard_lstm_lm_200): one BLAS thread keeps the DNNL figures their own,
-# and makes the numpy path single-threaded.
+# forward, standard_lstm_lm_200, in two runs, not alternated): one BLAS thread
+# keeps the DNNL figures their own, and makes the numpy path single-threaded.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
