@@ -173,6 +173,25 @@ def test_weight_cache_requantizes_a_changed_weight():
     np.testing.assert_array_equal(again, run(sym, changed, auxs, io["data"]))
 
 
+
+def test_two_models_of_the_same_shapes_keep_their_own_ranges():
+    """Two checkpoints that differ only in calibrated ranges, run in turn in one
+    process: each gives its own numbers. (MXNet 1.9.1 caches its oneDNN primitives
+    by shape and reuses the first model's scales for the second.)"""
+    sym, args, auxs, io = load("naive")
+    graph = json.loads(sym.tojson())
+    for node in graph["nodes"]:
+        for key in ("min_calib_range", "max_calib_range"):
+            if key in node.get("attrs", {}):
+                node["attrs"][key] = repr(float(node["attrs"][key]) * 2)
+    wider = mx.sym.load_json(json.dumps(graph))
+    executors = [bind(partitioned(s, io["data"]), args, auxs, io["data"]) for s in (sym, wider)]
+    wanted = [io["output"], run(wider, args, auxs, io["data"])]
+    assert not np.array_equal(*wanted)
+    for _ in range(2):
+        for ex, want in zip(executors, wanted, strict=True):
+            np.testing.assert_array_equal(ex.forward(is_train=False)[0].asnumpy(), want)
+
 def test_mxnets_float32_fused_nodes_run_as_minimx_fused_chains():
     """MXNet's float32 _sg_mkldnn_conv / _sg_mkldnn_fully_connected (the first
     convolution a quantized model keeps in float32) are lowered like _sg_dnnl_conv."""
