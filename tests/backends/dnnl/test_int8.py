@@ -176,8 +176,8 @@ def test_weight_cache_requantizes_a_changed_weight():
 
 def test_two_models_of_the_same_shapes_keep_their_own_ranges():
     """Two checkpoints that differ only in calibrated ranges, run in turn in one
-    process: each gives its own numbers. (MXNet 1.9.1 caches its oneDNN primitives
-    by shape and reuses the first model's scales for the second.)"""
+    process: each gives its own numbers. (MXNet 1.9.1's output of a quantized
+    model can depend on which model its process ran before: docs/api.md.)"""
     sym, args, auxs, io = load("naive")
     graph = json.loads(sym.tojson())
     for node in graph["nodes"]:
