@@ -11,6 +11,7 @@ from . import (
     backends,  # noqa: F401  (registers the built-in subgraph backends: default, DNNL)
     callback,
     contrib,  # quantization (calibration)
+    engine,  # also MXNet's mx.engine: bulk, set_bulk_size
     feedforward,  # mx.model.FeedForward, MXNet 1.x's legacy model API (set below)
     image,  # mx.image: decode, resize, crop, augment; ImageIter
     initializer,
@@ -30,9 +31,11 @@ from . import (
     profiler,
     recordio,  # mx.recordio: MXNet's .rec / .idx files
     rnn,  # mx.rnn: symbolic RNN cells, BucketSentenceIter
+    runtime,  # mx.runtime: Features
     subgraph,
     symbol,
     test_utils,  # mx.test_utils: the checks users' tests call
+    util,
     viz,
 )
 from .attribute import AttrScope
@@ -48,9 +51,21 @@ from .base import (
 )
 from .context import Context, cpu, cpu_pinned, current_context, gpu
 from .executor import Executor
+from .util import (
+    is_np_array,
+    is_np_shape,
+    np_array,
+    np_shape,
+    set_np_shape,
+    use_np,
+    use_np_array,
+    use_np_shape,
+)
 
 # FeedForward is built on Module, a layer above model, so it joins mx.model from here.
 setattr(model, "FeedForward", feedforward.FeedForward)  # noqa: B010
+# mx.init.FusedRNN needs FusedRNNCell, a layer above the initializers: it joins mx.init here.
+setattr(initializer, "FusedRNN", rnn.FusedRNN)  # noqa: B010
 
 nd = ndarray
 sym = symbol
@@ -65,8 +80,10 @@ __version__ = "0.1.0"
 
 __all__ = ["AttrScope", "BackendError", "Context", "DataFileError", "DTypeError", "Executor",
            "GraphFormatError", "MinimxError", "MXNetError", "OperatorError", "ShapeError",
-           "attribute", "callback", "contrib", "cpu", "cpu_pinned", "current_context", "gpu",
-           "init", "initializer", "image", "io",
+           "attribute", "callback", "contrib", "cpu", "cpu_pinned", "current_context", "engine",
+           "gpu", "init", "initializer", "image", "io", "is_np_array", "is_np_shape",
+           "np_array", "np_shape", "runtime", "set_np_shape", "use_np", "use_np_array",
+           "use_np_shape", "util",
            "kv", "kvstore", "lr_scheduler", "metric", "mod", "model", "models", "module", "mon",
            "monitor", "name", "nd", "ndarray", "onnx", "operator", "optimizer", "profiler",
            "random", "recordio", "rnn", "subgraph", "sym", "symbol", "test_utils", "visualization",

@@ -58,10 +58,25 @@ def cpu_pinned(device_id: int = 0) -> Context:
     return Context("cpu_pinned", device_id)
 
 
+def no_gpu(device_id: int) -> MinimxError:
+    """The error of every request for a GPU: minimx has none."""
+    return MinimxError(f"gpu({device_id}) is not supported: minimx runs on the CPU only "
+                       "(use mx.cpu())")
+
+
 def gpu(device_id: int = 0) -> Context:
     """Always raises: minimx has no GPU support."""
-    raise MinimxError(f"gpu({device_id}) is not supported: minimx runs on the CPU only "
-                      "(use mx.cpu())")
+    raise no_gpu(device_id)
+
+
+def num_gpus() -> int:
+    """The number of GPUs minimx can use: 0."""
+    return 0
+
+
+def gpu_memory_info(device_id: int = 0) -> tuple[int, int]:
+    """MXNet's (free, total) bytes of a GPU's memory: always raises, as `gpu` does."""
+    raise no_gpu(device_id)
 
 
 def current_context() -> Context:

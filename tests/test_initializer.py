@@ -121,3 +121,50 @@ def test_orthogonal_rows_or_columns_are_orthonormal_times_scale(shape: tuple[int
     np.testing.assert_allclose(gram, 4.0 * np.eye(gram.shape[0]), atol=1e-5)
     with pytest.raises(MinimxError, match="rand_type='sobol' is not 'uniform' or 'normal'"):
         mx.init.Orthogonal(rand_type="sobol")
+
+
+# mx.init.FusedRNN against MXNet 1.9.1 (tests/fixtures/rnn_cells, FUSED_INIT_CASES in
+# tools/mxnet_rnn_fixtures.py), with the fixture's deterministic initializer.
+FUSED = json.loads((Path(__file__).parent / "fixtures" / "rnn_cells" / "rnn_cells.json")
+                   .read_text())["fused_init"]
+FUSED_VALUES = np.load(Path(__file__).parent / "fixtures" / "rnn_cells" / "rnn_cells.npz")
+
+
+@mx.init.register
+class Ramp(mx.init.Initializer):
+    """The fixture's: a ramp over each array from an offset its name gives."""
+    def _init_weight(self, name: str, arr: mx.nd.NDArray) -> None:
+        arr[:] = (np.arange(arr.size).reshape(arr.shape) + sum(map(ord, name)) % 100) * 0.01
+    _init_bias = _init_weight
+
+
+@pytest.mark.parametrize("case", sorted(FUSED))
+def test_fused_rnn_fills_each_piece_as_mxnet(case: str) -> None:
+    """Each unpacked weight and bias from the inner initializer (or the global one,
+    through the cell's __init__ attribute), an LSTM's forget-gate biases forget_bias."""
+    spec = FUSED[case]
+    cell = mx.rnn.FusedRNNCell(prefix="rnn_", **spec["cell"])
+    outputs, _ = cell.unroll(2, inputs=mx.sym.Variable("data"), layout="TNC")
+    shapes = dict(zip(outputs.list_arguments(),
+                      outputs.infer_shape(data=(2, 1, spec["width"]))[0], strict=True))
+    assert list(shapes["rnn_parameters"]) == spec["shape"]
+    fallback = eval(spec["global"])  # noqa: S307  (the fixture's table)
+    if spec["init"] is None:
+        attrs = outputs.attr_dict()["rnn_parameters"]
+        desc = mx.init.InitDesc("rnn_parameters", attrs)
+    else:
+        fused = mx.init.FusedRNN(eval(spec["init"]), **spec["cell"])  # noqa: S307
+        # MXNet 1.9.1 reaches an inner initializer only this way (its JSON does not load)
+        desc = mx.init.InitDesc("rnn_parameters", {"__init__": fused.dumps()})
+    arr = mx.nd.zeros(tuple(spec["shape"]))
+    fallback(desc, arr)
+    np.testing.assert_allclose(arr.asnumpy(), FUSED_VALUES[f"fused_init:{case}"], rtol=1e-6)
+
+
+def test_fused_rnn_is_an_initializer_by_mxnets_name_and_json() -> None:
+    fused = mx.init.FusedRNN(mx.init.One(), 2, 1, "lstm", forget_bias=0.5)
+    assert isinstance(fused, mx.init.Initializer) and mx.init.FusedRNN is mx.rnn.FusedRNN
+    assert json.loads(fused.dumps()) == ["fusedrnn", {
+        "init": '["one", {}]', "num_hidden": 2, "num_layers": 1, "mode": "lstm",
+        "bidirectional": False, "forget_bias": 0.5}]
+    assert mx.init.create(fused.dumps()) == fused   # MXNet 1.9.1: KeyError 'one'

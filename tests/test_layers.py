@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "minimx"
 LAYERS = [
     ["base"],
     ["context", "formats", "onednn", "attribute", "name", "engine", "registry"],
-    ["ops", "profiler", "recordio"],
+    ["ops", "profiler", "recordio", "runtime", "util"],
     ["ndarray", "graph"],
     ["symbol", "interpreter", "io", "operator"],
     ["subgraph", "viz", "image"],

@@ -100,9 +100,17 @@ Then, from the repository root:
 - ``image``: ``mx.image`` on small synthetic PNG / JPEG files: imdecode, imresize, crops,
   color_normalize, ``CreateAugmenter`` pipelines without randomness and ``ImageIter`` batches
   from a .rec and an image list (``tools/mxnet_image_fixtures.py``; needs ``pillow``).
+- ``image_ops``: the ``_image_*`` operators (``mx.nd.image``) on seeded uint8 and float32
+  images and batches, with gradients, a Gluon transforms graph, and MXNet's errors for bad
+  input (``tools/mxnet_image_op_fixtures.py``).
 - ``imagedet``: MXNet's detection data pipeline on small synthetic PNG records: ``imrotate``,
   the detection augmenters under a seeded ``random``, ``ImageDetIter`` and
   ``ImageDetRecordIter`` batches (``tools/mxnet_imagedet_fixtures.py``; needs ``pillow``).
+- ``module_functions``: MXNet's module-level Python functions (``mx.nd.add`` ...
+  ``logical_xor``, ``concatenate``, ``moveaxis``, ``onehot_encode``, ``load_frombuffer``,
+  ``from_numpy``, ``cast_storage``; ``mx.sym.eye`` / ``linspace`` / ``hypot``; the contrib
+  ``isinf`` / ``isfinite`` / ``isnan`` / ``rand_zipfian``; ``mx.runtime``, ``mx.engine``,
+  ``mx.util``) on fixed inputs, and their errors (``tools/mxnet_module_functions_fixtures.py``).
 
 ``.npz`` convention (shared with ``--check-minimx-params``): a list file's arrays are
 ``arr_0, arr_1, ...`` (``np.savez(path, *arrays)``); a dict file's are keyed by name, in
@@ -144,9 +152,11 @@ from mxnet_control_flow_fixtures import write_control_flow  # noqa: E402  (tools
 from mxnet_deformable_fixtures import deformable_op_cases  # noqa: E402  (tools/, beside this script)
 from mxnet_detection_fixtures import detection_op_cases  # noqa: E402  (tools/, beside this script)
 from mxnet_image_fixtures import write_image  # noqa: E402  (tools/, beside this script)
+from mxnet_image_op_fixtures import write_image_ops  # noqa: E402  (tools/)
 from mxnet_imagedet_fixtures import write_imagedet  # noqa: E402  (tools/, beside this script)
 from mxnet_int8_rnn_fixtures import write_int8_rnn  # noqa: E402  (tools/, beside this script)
 from mxnet_legacy_fixtures import write_feedforward, write_test_utils  # noqa: E402  (tools/)
+from mxnet_module_functions_fixtures import write_module_functions  # noqa: E402  (tools/)
 from mxnet_monitor_fixtures import write_monitor  # noqa: E402  (tools/)
 from mxnet_more_ops_fixtures import write_gap_ops  # noqa: E402  (tools/, beside this script)
 from mxnet_multi_context_fixtures import write_multi_context  # noqa: E402  (tools/)
@@ -2061,7 +2071,39 @@ OPTIMIZER_CASES = [  # (name, optimizer, kwargs, updates)
      3),
 ]
 # A case's optional fifth entry: the parameter's name (its idx2name), its lr_mult by
-# that name, an lr_scheduler expression.
+# that name, an lr_scheduler expression; `reuse_grad`: one gradient array overwritten
+# each update, as a Module's are.
+
+# More cases, drawn after the other records so that their arrays stay as they were:
+# LBSGD's warm-up strategies, gradient sums and scheduler (read before it counts), and
+# MXNet's ccSGD (SGD's deprecated name) and Test rule.
+LATER_OPTIMIZER_CASES = [
+    ("lbsgd", "lbsgd", {}, 3),
+    ("lbsgd_linear", "lbsgd", {"learning_rate": 0.1, "batch_scale": 2, "warmup_epochs": 2,
+                               "updates_per_epoch": 2, "wd": 0.01}, 8),
+    ("lbsgd_power2_momentum_clip", "lbsgd",
+     {"learning_rate": 0.1, "momentum": 0.9, "batch_scale": 3, "warmup_strategy": "power2",
+      "warmup_epochs": 3, "updates_per_epoch": 3, "rescale_grad": 0.5, "clip_gradient": 0.4},
+     9),
+    ("lbsgd_sqrt_begin", "lbsgd", {"learning_rate": 0.05, "batch_scale": 2,
+                                   "warmup_strategy": "sqrt", "warmup_epochs": 4,
+                                   "updates_per_epoch": 2, "begin_epoch": 1, "wd": 0.02}, 6),
+    ("lbsgd_lars", "lbsgd", {"learning_rate": 0.1, "momentum": 0.5, "warmup_strategy": "lars",
+                             "batch_scale": 2, "wd": 0.01}, 6),
+    ("lbsgd_lars_each", "lbsgd", {"learning_rate": 1.0, "warmup_strategy": "lars"}, 3),
+    ("lbsgd_other_strategy", "lbsgd", {"learning_rate": 0.1, "batch_scale": 2,
+                                       "warmup_strategy": "cosine", "warmup_epochs": 1,
+                                       "updates_per_epoch": 8}, 4),
+    ("lbsgd_schedule", "lbsgd", {"momentum": 0.9, "batch_scale": 2, "warmup_epochs": 1,
+                                 "updates_per_epoch": 2}, 6,
+     {"param": "fc_weight", "lr_mult": 0.5,
+      "scheduler": "mx.lr_scheduler.FactorScheduler(step=1, factor=0.5, base_lr=0.2)"}),
+    ("lbsgd_reused_grad", "lbsgd", {"learning_rate": 0.1, "batch_scale": 2, "warmup_epochs": 1,
+                                    "updates_per_epoch": 2}, 6, {"reuse_grad": True}),
+    ("ccsgd", "ccsgd", {"learning_rate": 0.1, "momentum": 0.9, "wd": 0.01, "rescale_grad": 0.5},
+     3),
+    ("test", "test", {"rescale_grad": 0.5}, 3),
+]
 
 SGLD_CASE = {"learning_rate": 0.25, "wd": 0.1, "rescale_grad": 0.5, "clip_gradient": 0.5}
 
@@ -2121,18 +2163,20 @@ def _optimizer(opt_name: str, kwargs: dict, setup: dict) -> mx.optimizer.Optimiz
     return opt
 
 
-def _optimizer_record(rng: np.random.RandomState, arrays: dict) -> dict:
+def _optimizer_record(rng: np.random.RandomState, arrays: dict, table: list) -> dict:
     cases = {}
-    for name, opt_name, kwargs, updates, *extra in OPTIMIZER_CASES:
+    for name, opt_name, kwargs, updates, *extra in table:
         setup = extra[0] if extra else {}
         weight = rng.uniform(-1, 1, (4, 5)).astype(np.float32)
         grads = [rng.normal(0, 1, (4, 5)).astype(np.float32) for _ in range(updates)]
         arrays[f"{name}:weight"] = weight
         updater = mx.optimizer.get_updater(_optimizer(opt_name, kwargs, setup))
-        w = mx.nd.array(weight)
+        w, reused = mx.nd.array(weight), mx.nd.zeros(weight.shape)
         for k, grad in enumerate(grads):
             arrays[f"{name}:grad_{k}"] = grad
-            updater(0, mx.nd.array(grad), w)
+            if setup.get("reuse_grad"):
+                reused[:] = grad
+            updater(0, reused if setup.get("reuse_grad") else mx.nd.array(grad), w)
             arrays[f"{name}:after_{k}"] = w.asnumpy()
         cases[name] = {"optimizer": opt_name, "kwargs": kwargs, "updates": updates,
                        "setup": setup}
@@ -2248,13 +2292,15 @@ def write_training(out: Path) -> None:
     rng = np.random.RandomState(19)
     arrays: dict[str, np.ndarray] = {}
     record = {"mxnet_version": mx.__version__, "init": _init_record(rng),
-              "optimizers": _optimizer_record(rng, arrays), "mults": _mult_record(),
+              "optimizers": _optimizer_record(rng, arrays, OPTIMIZER_CASES),
+              "mults": _mult_record(),
               "schedulers": {name: {"scheduler": expr, "updates": updates,
                                     "lr": [sched(n) for sched in [eval(expr)]  # noqa: S307
                                            for n in updates]}
                              for name, expr, updates in SCHEDULER_CASES},
               "metrics": _metric_record(rng, arrays), "fit": _fit_record(rng, arrays),
               "sgld": _sgld_record(rng, arrays)}
+    record["optimizers"].update(_optimizer_record(rng, arrays, LATER_OPTIMIZER_CASES))
     (out / "training.json").write_text(json.dumps(record, indent=1) + "\n")
     np.savez_compressed(out / "training-arrays.npz", **arrays)
 # -- mx.viz ------------------------------------------------------------------------------------
@@ -2455,10 +2501,18 @@ GROUP_NOTES = {
                  "perplexities and validation perplexities of a BucketingModule LSTM model. "
                  "`rnn_cells.npz`: `<case>:in:<arg>`, `<case>:out:<k>` (MXNet's outputs, then "
                  "states), fused cases' `:unpacked:<name>` and `:init_one`; `lm:init:<p>`, "
-                 "`lm:trained:<p>`.",
+                 "`lm:trained:<p>`; `fused_init:<case>`: the parameters mx.init.FusedRNN "
+                 "makes per `FUSED_INIT_CASES` (listed under `fused_init` in the JSON).",
     "image": "Source images, `iter.rec` / `iter.idx` / `iter.lst` / `files/`; `cases.json` "
              "lists each call, `results.npz` what MXNet returned "
              "(tools/mxnet_image_fixtures.py).",
+    "image_ops": "tools/mxnet_image_op_fixtures.py: `cases.json` / `cases.npz` (`<case>:in_0`, "
+                 "`:out_0`, graded cases' `:head_0` and `:grad_0`) of the `_image_*` "
+                 "operators on seeded HWC / NHWC uint8 and float32 images (random ones with "
+                 "their factor pinned; flips with out= a copy of the input); "
+                 "`transforms-symbol.json` / `transforms.npz`: Gluon's CropResize, Resize, "
+                 "ToTensor and Normalize hybridized, an image batch and MXNet's output; "
+                 "`errors.json`: bad inputs with a fragment of MXNet's message.",
     "imagedet": "`det.rec` / `det.idx` / `det.lst` / `files/` (detection labels, header 2, "
                 "objects of 5), `wide.rec` (header 4, objects of 6), `det_ids.lst`; "
                 "`cases.json` lists the rotations, detection augmenters (under a seeded "
@@ -2468,7 +2522,8 @@ GROUP_NOTES = {
                 "packed records listed (hex) in `cases.json`; `mnist-*-ubyte`: a synthetic "
                 "idx pair; `<name>.rec` / `.idx`: PNG (JPEG for `jpeg`) image records; "
                 "`mean.nd`: a mean image. `cases.json` lists each MNISTIter and "
-                "ImageRecordIter case (arguments, pads per epoch); `batches.npz` holds "
+                "ImageRecordIter case (arguments, pads per epoch; `iter`: the uint8 / int8 "
+                "and _v1 iterators of `ITER_CASES`); `batches.npz` holds "
                 "`<case>:<epoch>:<batch>:data` / `:label` (tools/mxnet_recordio_fixtures.py).",
     "loss_ops": "`cases.npz`: each case of `_loss_op_cases()` in the script (the regression "
                 "outputs, SVMOutput, MakeLoss) bound by MXNet: inputs `<case>:in_<i>`, the "
@@ -2574,7 +2629,10 @@ GROUP_NOTES = {
     "optimizer_ops": "`cases.npz` / `cases.json` (tools/mxnet_optimizer_op_fixtures.py): "
                      "the optimizer update operators, three steps each with out=weight: "
                      "inputs `<case>:in_<i>`, every input after step k `:step<k>_<i>` "
-                     "(`:step<k>_out` for lamb_update_phase1).",
+                     "(`:step<k>_out` for lamb_update_phase1). `contrib_multi.npz` / "
+                     "`.json`: mx.nd.contrib.multi_(mp_)adamw_update and multi_(mp_)lamb_update "
+                     "over two weights, three steps (`<case>:in:<list>:<i>`, "
+                     "`:step<k>:<list>:<i>`).",
     "random_ops": "`cases.npz` and `cases.json` as in `more_ops/`, for the cases of "
                   "`random_op_cases()` in `tools/mxnet_random_fixtures.py` (the densities "
                   "`_random_pdf_*`, `_mod`, `broadcast_mod`, `_mod_scalar`, `_rmod_scalar`).",
@@ -2592,6 +2650,12 @@ GROUP_NOTES = {
                "backward, with and without monitor_all: name, shape, norm/sqrt(size); a "
                "Module's mx.mon.Monitor rows) and `monitor.npz` (`<case>/<name>`: "
                "arguments and head gradients).",
+    "module_functions": "tools/mxnet_module_functions_fixtures.py: `cases.json.gz` (per kind "
+                        "of call its cases: arguments, MXNet's value or error type, message "
+                        "and the fragment minimx's must hold; symbols' nodes and values; "
+                        "Features' names, bulk sizes, util's answers, mx.nd.op / mx.sym.op "
+                        "names); `list.params` / `dict.params`: `mx.nd.save` files for "
+                        "`load_frombuffer`.",
     "multi_context": "tools/mxnet_multi_context_fixtures.py: `cases.json` (per case the "
                      "slices, metric values and shapes) and `arrays.npz` (`<case>:<name>`: "
                      "outputs, parameters, auxiliary states, gradients) of mx.mod.Module "
@@ -2618,8 +2682,10 @@ GROUP_NOTES = {
     "training": "`training.json` (with `training-arrays.npz`): statistics (values when "
                 "small) of each initializer of `INIT_CASES` under a seed; `OPTIMIZER_CASES`: "
                 "the weight after each update on fixed gradients (`setup`: the parameter's "
-                "name, lr_mult and lr_scheduler); `sgld`: SGLD's weights after each update "
-                "with the update's noise taken off, and the noise's standard deviations; "
+                "name, lr_mult and lr_scheduler, a reused gradient array), then "
+                "`LATER_OPTIMIZER_CASES` (LBSGD, ccSGD, Test) likewise; `sgld`: SGLD's "
+                "weights after each update with the update's noise taken off, and the "
+                "noise's standard deviations; "
                 "`SCHEDULER_CASES`: the "
                 "learning rate at each update; the lr / wd multipliers an optimizer takes "
                 "from a symbol's attributes and names; `METRIC_CASES`: get / get_global "
@@ -2732,10 +2798,11 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "loss_ops": write_loss_ops, "custom_op": write_custom_op,
           "rnn_cells": write_rnn_cells, "test_utils": write_test_utils,
           "feedforward": write_feedforward, "recordio": write_recordio,
-          "image": write_image, "imagedet": write_imagedet,
+          "image": write_image, "image_ops": write_image_ops, "imagedet": write_imagedet,
           "transformer": write_transformer, "control_flow": write_control_flow,
           "gap_ops": write_gap_ops, "int8_rnn": write_int8_rnn,
-          "multi_context": write_multi_context, "monitor": write_monitor}
+          "multi_context": write_multi_context, "monitor": write_monitor,
+          "module_functions": write_module_functions}
 
 
 def main(argv: list[str] | None = None) -> int:

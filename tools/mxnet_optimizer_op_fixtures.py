@@ -7,6 +7,8 @@ of a ``multi_*`` update), with weight decay, rescaling and clipping. Writes `cas
 gradient) and
 `<case>:step<k>_<i>` (every input after step k, from 1; `:step<k>_out` for LAMB's phase 1,
 whose output is not the weight). ``t`` is the step number where the operator takes one.
+Also `contrib_multi.json` / `.npz`: `mx.nd.contrib`'s fronts of the multi-tensor AdamW and
+LAMB updates (`CONTRIB_MULTI_CASES`).
 
 Runs with MXNet's Python only (no minimx import).
 """
@@ -109,6 +111,78 @@ def _multi_cases(floats: Callable[..., np.ndarray], zeros: Callable[[], np.ndarr
     ]
 
 
+# mx.nd.contrib's Python fronts of the multi-tensor AdamW and LAMB updates, on two weights
+# of shapes SHAPES, with out=weights (MXNet 1.9.1 fails without: "shape must have a valid
+# ndim"): (case, function, the lists it takes, its keyword arguments - a list for
+# rescale_grad is an NDArray; step_count grows by one each step -, float16 weights).
+# Written to `contrib_multi.json` / `contrib_multi.npz`:
+# `<case>:in:<list>:<i>` and, after step k, `<case>:step<k>:<list>:<i>` (but the gradients,
+# which each step takes a copy of; the function returns the weights it wrote).
+SHAPES = [(3, 4), (5,)]
+_LISTS = ("weights", "grads", "mean", "var")
+CONTRIB_MULTI_CASES = [
+    ("adamw", "multi_adamw_update", _LISTS,
+     {"rescale_grad": 0.5, "lrs": [0.01, 0.02], "wds": [0.1, 0.0], "etas": [1.0, 0.5],
+      "beta1": 0.8, "clip_gradient": 0.6}, False),
+    ("adamw_array_rescale", "multi_adamw_update", _LISTS,
+     {"rescale_grad": [0.25], "lrs": [0.1, 0.05], "wds": [0.0, 0.2], "etas": [0.5, 1.0],
+      "epsilon": 1e-6, "name": "adamw"}, False),
+    ("adamw_skipped", "multi_adamw_update", _LISTS,
+     {"rescale_grad": [float("inf")], "lrs": [0.1, 0.1], "wds": [0.0, 0.0],
+      "etas": [1.0, 1.0]}, False),
+    ("mp_adamw", "multi_mp_adamw_update", (*_LISTS, "weights32"),
+     {"rescale_grad": 2.0, "lrs": [0.01, 0.03], "wds": [0.05, 0.1], "etas": [1.0, 1.0],
+      "beta2": 0.9, "clip_gradient": 1.0}, True),
+    ("lamb", "multi_lamb_update", _LISTS,
+     {"step_count": [1, 3], "lrs": [0.01, 0.05], "wds": [0.01, 0.0], "beta1": 0.8,
+      "rescale_grad": 0.5, "clip_gradient": 0.6, "upper_bound": 1.5}, False),
+    ("lamb_uncorrected", "multi_lamb_update", _LISTS,
+     {"step_count": [2, 2], "lrs": [0.1, 0.05], "wds": [0.0, 0.1], "bias_correction": False,
+      "lower_bound": 4.0}, False),
+    ("mp_lamb", "multi_mp_lamb_update", (*_LISTS, "weights32"),
+     {"step_count": [1, 1], "lrs": [0.02, 0.01], "wds": [0.1, 0.01], "epsilon": 1e-4},
+     True),
+]
+
+
+def _contrib_multi_inputs(rng: np.random.RandomState, lists: tuple[str, ...], half: bool
+                          ) -> dict[str, list[np.ndarray]]:
+    weights = [rng.uniform(-1, 1, s).astype("float16" if half else "float32") for s in SHAPES]
+    made = {"weights": weights,
+            "grads": [rng.uniform(-3, 3, w.shape).astype(w.dtype) for w in weights],
+            "mean": [rng.uniform(-0.1, 0.1, s).astype("float32") for s in SHAPES],
+            "var": [rng.uniform(0, 0.1, s).astype("float32") for s in SHAPES],
+            "weights32": [w.astype("float32") for w in weights]}
+    return {name: made[name] for name in lists}
+
+
+def write_contrib_multi(out: Path) -> None:
+    rng = np.random.RandomState(23)
+    arrays, cases = {}, {}
+    for case, fn_name, lists, kwargs, half in CONTRIB_MULTI_CASES:
+        inputs = _contrib_multi_inputs(rng, lists, half)
+        arrays.update({f"{case}:in:{n}:{i}": a for n, group in inputs.items()
+                       for i, a in enumerate(group)})
+        nds = {n: [mx.nd.array(a, dtype=a.dtype) for a in group] for n, group in inputs.items()}
+        for step in range(1, STEPS + 1):
+            given = dict(kwargs)
+            if isinstance(given.get("rescale_grad"), list):
+                given["rescale_grad"] = mx.nd.array(given["rescale_grad"])
+            if "step_count" in given:
+                given["step_count"] = [c + step - 1 for c in given["step_count"]]
+            # A fresh gradient each step: MXNet's AdamW rescales and clips it in place.
+            args = [[a.copy() for a in group] if n == "grads" else group
+                    for n, group in nds.items()]
+            returned = getattr(mx.nd.contrib, fn_name)(*args, out=nds["weights"], **given)
+            assert all(r is w for r, w in zip(returned, nds["weights"], strict=True))
+            arrays.update({f"{case}:step{step}:{n}:{i}": a.asnumpy()
+                           for n, group in nds.items() if n != "grads"
+                           for i, a in enumerate(group)})
+        cases[case] = {"fn": fn_name, "lists": list(lists), "kwargs": kwargs, "steps": STEPS}
+    np.savez_compressed(out / "contrib_multi.npz", **arrays)
+    (out / "contrib_multi.json").write_text(json.dumps(cases, indent=1, sort_keys=True) + "\n")
+
+
 def weight_indices(op: str, count: int) -> list[int]:
     """Where the weights are among `count` inputs: every stride-th of a multi_ update."""
     stride = 2 + ("_mom_" in op) + ("_mp_" in op) if op.startswith("multi_") else count
@@ -138,3 +212,4 @@ def write_optimizer_ops(out: Path) -> None:
         cases[case] = {"op": op, "attrs": attrs, "steps": STEPS, "weights": weights}
     np.savez_compressed(out / "cases.npz", **arrays)
     (out / "cases.json").write_text(json.dumps(cases, indent=1, sort_keys=True) + "\n")
+    write_contrib_multi(out)

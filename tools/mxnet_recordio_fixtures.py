@@ -1,6 +1,7 @@
 """The ``recordio`` fixture group of `mxnet_fixtures.py`: RecordIO files written by MXNet
 1.9.1's `mx.recordio`, and the batches its `mx.io.MNISTIter` and `mx.io.ImageRecordIter`
-give on small synthetic files.
+(and its other names: the uint8 / int8 and legacy ``_v1`` iterators) give on small
+synthetic files.
 
 Runs with MXNet's Python only (never minimx), with Pillow beside MXNet to encode the
 images (MXNet's `pack_img` needs cv2, which its environment lacks; MXNet decodes with
@@ -45,6 +46,36 @@ IMAGE_CASES = [
     ("png_resize", "png", dict(data_shape=(3, 8, 8), batch_size=4, resize=9), 1),
     ("small_enlarged", "small", dict(data_shape=(3, 8, 8), batch_size=3), 1),
     ("jpeg", "jpeg", dict(data_shape=(3, 12, 12), batch_size=3, mean_r=100.0, scale=0.25), 1),
+]
+# MXNet's other names of ImageRecordIter: (case, iterator, rec file, arguments, epochs).
+# The uint8 ones ignore mean, std, scale and dtype; int8 rounds the mean half away from
+# zero; the v1 ones normalise in two roundings, report the pad without round_batch, and
+# the uint8 v1 never mirrors.
+ITER_CASES = [
+    ("uint8_iter", "ImageRecordUInt8Iter", "png",
+     dict(data_shape=(3, 8, 8), batch_size=4, mirror=True, mean_r=50.0, std_g=2.0, scale=0.5,
+          dtype="float32"), 2),
+    ("int8_iter", "ImageRecordInt8Iter", "png",
+     dict(data_shape=(3, 6, 7), batch_size=3, mean_r=100.5, mean_g=20.5, mean_b=-3.5,
+          std_g=3.0, scale=0.5), 1),
+    ("int8_iter_mean_img", "ImageRecordInt8Iter", "png",
+     dict(data_shape=(3, 8, 8), batch_size=4, mean_img="mean.nd"), 1),
+    ("v1_normalized", "ImageRecordIter_v1", "png",
+     dict(data_shape=(3, 6, 7), batch_size=3, mean_r=120.5, mean_g=110.0, mean_b=100.25,
+          std_r=58.0, std_g=57.0, std_b=57.5, scale=0.5), 2),
+    ("v1_no_round", "ImageRecordIter_v1", "png",
+     dict(data_shape=(3, 8, 8), batch_size=4, round_batch=False, scale=0.3, std_b=7.0), 2),
+    ("v1_mirror_resize", "ImageRecordIter_v1", "png",
+     dict(data_shape=(3, 8, 8), batch_size=5, mirror=True, resize=9, mean_g=10.0,
+          std_b=3.0, scale=0.7, path_imgidx="png.idx"), 1),
+    ("v1_mean_img", "ImageRecordIter_v1", "png",
+     dict(data_shape=(3, 8, 8), batch_size=4, mean_img="mean.nd", scale=0.3, std_r=1.7), 1),
+    ("v1_gray", "ImageRecordIter_v1", "gray",
+     dict(data_shape=(1, 6, 6), batch_size=2, mean_r=77.7, std_r=9.0, scale=0.1), 1),
+    ("uint8_v1", "ImageRecordUInt8Iter_v1", "png",
+     dict(data_shape=(3, 8, 8), batch_size=4, mirror=True, mean_r=50.0, scale=0.5), 2),
+    ("uint8_v1_no_round", "ImageRecordUInt8Iter_v1", "small",
+     dict(data_shape=(3, 8, 8), batch_size=3, round_batch=False), 1),
 ]
 MNIST_CASES = [
     ("ordered", dict(batch_size=5, shuffle=False), 2),
@@ -141,6 +172,15 @@ def write_recordio(out: Path) -> None:
                  for k, v in kwargs.items()}
         it = mx.io.ImageRecordIter(path_imgrec=str(out / f"{name}.rec"), **given)
         cases["image"][case] = {"rec": name, "kwargs": kwargs, "epochs": epochs,
+                                "provide_label": list(it.provide_label[0].shape),
+                                "pads": _store(arrays, case, _epochs(it, epochs))}
+        del it
+    for case, iterator, name, kwargs, epochs in ITER_CASES:
+        given = {k: str(out / v) if k in ("path_imgidx", "mean_img") else v
+                 for k, v in kwargs.items()}
+        it = getattr(mx.io, iterator)(path_imgrec=str(out / f"{name}.rec"), **given)
+        cases["image"][case] = {"iter": iterator, "rec": name, "kwargs": kwargs,
+                                "epochs": epochs,
                                 "provide_label": list(it.provide_label[0].shape),
                                 "pads": _store(arrays, case, _epochs(it, epochs))}
         del it

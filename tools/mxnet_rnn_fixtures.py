@@ -1,5 +1,6 @@
 """The ``rnn_cells`` fixture group of `mxnet_fixtures.py`: MXNet 1.9.1's `mx.rnn` cells
-unrolled, and a small LSTM language model trained by `mx.mod.BucketingModule`.
+unrolled, a small LSTM language model trained by `mx.mod.BucketingModule`, and the
+parameters `mx.init.FusedRNN` makes for fused cells (`FUSED_INIT_CASES`).
 
 Runs with MXNet's Python only (never minimx). Each cell case is an expression that
 minimx evaluates the same way (`CELL_CASES`); `write_rnn_cells` records what MXNet
@@ -46,6 +47,23 @@ CELL_CASES = [
      "prefix='clstm_')", 3, "TNC", True, (2, 3, 6, 6)),
     ("conv_gru", "mx.rnn.ConvGRUCell((2, 2, 4, 5), 3, h2h_kernel=(5, 3), i2h_kernel=(1, 1), "
      "i2h_pad=(0, 0))", 3, "NTC", False, (2, 2, 4, 5)),
+]
+
+# mx.init.FusedRNN: (case, the cell's arguments, FusedRNN's own initializer - None: the
+# cell's variable's, which falls back to the global one -, the global initializer, input
+# width). Ramp (below) is deterministic, so that MXNet's values can be matched; Xavier
+# as the global one shows that an inner initializer leaves it unused.
+FUSED_INIT_CASES = [
+    ("lstm_bidirectional", dict(num_hidden=3, num_layers=2, mode="lstm", bidirectional=True,
+                                forget_bias=2.5), "Ramp()", "mx.init.Xavier()", 2),
+    ("gru", dict(num_hidden=4, num_layers=1, mode="gru"), "Ramp()", "mx.init.Xavier()", 3),
+    ("rnn_relu_constant", dict(num_hidden=2, num_layers=3, mode="rnn_relu", bidirectional=True),
+     "mx.init.Constant(0.3)", "mx.init.Xavier()", 2),
+    ("lstm_one", dict(num_hidden=2, num_layers=1, mode="lstm", forget_bias=0.0),
+     "mx.init.One()", "mx.init.Xavier()", 3),
+    ("rnn_tanh_global", dict(num_hidden=3, num_layers=2, mode="rnn_tanh"), None, "Ramp()", 2),
+    ("lstm_global", dict(num_hidden=3, num_layers=2, mode="lstm", forget_bias=1.5), None,
+     "Ramp()", 2),
 ]
 
 LM = {"vocab": 8, "embed": 6, "hidden": 8, "batch": 4, "buckets": [4, 6, 8], "epochs": 6,
@@ -98,6 +116,38 @@ def _cell_case(name: str, expr: str, length: int, layout: str, merge: bool | Non
         mx.init.One()(mx.init.InitDesc(param, attrs), filled)
         arrays[f"{name}:init_one"] = filled.asnumpy()
     return record, arrays
+
+
+@mx.init.register
+class Ramp(mx.init.Initializer):
+    """A ramp over each array from an offset its name gives: values that tell pieces apart."""
+    def _init_weight(self, name: str, arr: mx.nd.NDArray) -> None:
+        arr[:] = (np.arange(arr.size).reshape(arr.shape) + sum(map(ord, name)) % 100) * 0.01
+    _init_bias = _init_weight
+
+
+def _fused_init_case(name: str, cell_args: dict, init: str | None, global_init: str,
+                     width: int) -> tuple[dict, dict]:
+    """The parameters of a FusedRNNCell (prefix ``rnn_``) made by the cell's own
+    ``__init__`` attribute through `global_init`, or by FusedRNN(`init`, the cell's
+    arguments) called directly: MXNet 1.9.1 cannot re-create a FusedRNN that has an
+    initializer of its own from its JSON (a KeyError: it looks the initializer's name up
+    in the wrong registry), which is what an ``__init__`` attribute would need."""
+    cell = mx.rnn.FusedRNNCell(prefix="rnn_", **cell_args)
+    outputs, _ = cell.unroll(2, inputs=mx.sym.Variable("data"), layout="TNC")
+    shapes = dict(zip(outputs.list_arguments(), outputs.infer_shape(data=(2, 1, width))[0],
+                      strict=True))
+    arr = mx.nd.zeros(shapes["rnn_parameters"])
+    fallback = eval(global_init)  # noqa: S307  (our own table)
+    if init is None:
+        attrs = outputs.attr_dict()["rnn_parameters"]
+        fallback(mx.init.InitDesc("rnn_parameters", attrs), arr)
+    else:
+        fused = mx.init.FusedRNN(eval(init), **cell_args)  # noqa: S307  (our own table)
+        fused._init_weight(mx.init.InitDesc("rnn_parameters", global_init=fallback), arr)
+    record = {"cell": cell_args, "init": init, "global": global_init, "width": width,
+              "shape": arr.shape}
+    return record, {f"fused_init:{name}": arr.asnumpy()}
 
 
 def lm_corpus(rng: np.random.RandomState, count: int) -> list[list[int]]:
@@ -166,5 +216,10 @@ def write_rnn_cells(out: Path) -> None:
         arrays.update(case_arrays)
     lm, lm_arrays = _train_lm()
     arrays.update(lm_arrays)
-    (out / "rnn_cells.json").write_text(json.dumps(dict(cases=cases, **lm), indent=1))
+    fused_init = {}
+    for name, *spec in FUSED_INIT_CASES:
+        fused_init[name], case_arrays = _fused_init_case(name, *spec)
+        arrays.update(case_arrays)
+    (out / "rnn_cells.json").write_text(json.dumps(dict(cases=cases, fused_init=fused_init,
+                                                        **lm), indent=1))
     np.savez_compressed(out / "rnn_cells.npz", **arrays)

@@ -5,7 +5,8 @@ reads and writes, and runs once every earlier conflicting operation has
 finished (see `core` for the full contract, `threaded` for how). One engine
 serves the process, chosen by MINIMX_ENGINE_TYPE when first used:
 ``ThreadedEngine`` (default; MXNet's ``ThreadedEnginePerDevice`` and
-``ThreadedEnginePooled`` mean the same here) or ``NaiveEngine``.
+``ThreadedEnginePooled`` mean the same here) or ``NaiveEngine``. This is also
+MXNet's ``mx.engine``: `bulk` and `set_bulk_size` take and remember a bulk size.
 
 >>> from minimx import engine
 >>> v = engine.new_variable("x")
@@ -130,6 +131,42 @@ def wait_for_all(timeout: float | None = None) -> None:
     get_engine().wait_for_all(timeout)
 
 
+class _BulkSize(threading.local):
+    size = 0   # MXNet's per-thread bulk size starts at 0 too
+
+
+_bulk = _BulkSize()
+
+
+def set_bulk_size(size: int) -> int:
+    """MXNet's limit on how many operations its engine bundles into one; returns the
+    previous one (per thread, as MXNet's). minimx's engine does not bundle imperative
+    operations, so the value is only remembered."""
+    if isinstance(size, bool) or not isinstance(size, int):
+        raise EngineError(f"set_bulk_size: size must be an int, got {size!r}")
+    previous, _bulk.size = _bulk.size, size
+    return previous
+
+
+class _BulkScope:
+    """`bulk`'s scope: the bulk size set inside it, and the previous one restored after."""
+
+    def __init__(self, size: int) -> None:
+        self._size, self._old_size = size, 0
+
+    def __enter__(self) -> _BulkScope:
+        self._old_size = set_bulk_size(self._size)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        set_bulk_size(self._old_size)
+
+
+def bulk(size: int) -> _BulkScope:
+    """``with mx.engine.bulk(10): ...``: the bulk size (see `set_bulk_size`) inside."""
+    return _BulkScope(size)
+
+
 def _drain_before_fork() -> None:
     # A child inherits the variables but not the worker threads: let pending
     # work finish first, so no variable in the child waits for it forever.
@@ -147,6 +184,7 @@ def _forget_engine_in_child() -> None:
 os.register_at_fork(before=_drain_before_fork, after_in_child=_forget_engine_in_child)
 
 __all__ = ["ENGINE_TYPES", "Engine", "EngineError", "EngineTimeout", "NaiveEngine",
-           "OperationError", "ThreadedEngine", "Var", "VarSet", "create_engine", "get_engine",
-           "new_variable", "push", "run_if_idle", "set_engine", "set_engine_type",
-           "set_op_recorder", "synchronous", "versions", "wait_for_all", "wait_for_var"]
+           "OperationError", "ThreadedEngine", "Var", "VarSet", "bulk", "create_engine",
+           "get_engine", "new_variable", "push", "run_if_idle", "set_bulk_size", "set_engine",
+           "set_engine_type", "set_op_recorder", "synchronous", "versions", "wait_for_all",
+           "wait_for_var"]

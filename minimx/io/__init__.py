@@ -2,7 +2,8 @@
 protocol that `Module`-style loops and calibration read, `NDArrayIter` over
 arrays in memory, `CSVIter` over CSV files, `MNISTIter` over MNIST idx files,
 `ImageRecordIter` over RecordIO files of images (decoded with the optional Pillow),
-`ImageDetRecordIter` over those of images with object labels,
+`ImageDetRecordIter` over those of images with object labels (these are `MXDataIter`s,
+as MXNet's C++ iterators; MXNet's `LibSVMIter` is refused: its batches are sparse),
 `ResizeIter` (a fixed number of batches per epoch) and `PrefetchingIter` (batches read
 ahead on a thread).
 
@@ -13,12 +14,21 @@ ahead on a thread).
 """
 from .csv_iter import CSVIter
 from .image_det_record import ImageDetRecordIter
-from .image_record import ImageRecordIter
+from .image_record import (
+    ImageRecordInt8Iter,
+    ImageRecordIter,
+    ImageRecordIter_v1,
+    ImageRecordUInt8Iter,
+    ImageRecordUInt8Iter_v1,
+)
+from .libsvm import LibSVMIter
 from .mnist import MNISTIter
 from .ndarray_iter import NDArrayIter
 from .prefetch import PrefetchingIter
-from .protocol import DataBatch, DataDesc, DataIter
+from .protocol import DataBatch, DataDesc, DataIter, MXDataIter
 from .resize import ResizeIter
 
 __all__ = ["CSVIter", "DataBatch", "DataDesc", "DataIter", "ImageDetRecordIter",
-           "ImageRecordIter", "MNISTIter", "NDArrayIter", "PrefetchingIter", "ResizeIter"]
+           "ImageRecordInt8Iter", "ImageRecordIter", "ImageRecordIter_v1",
+           "ImageRecordUInt8Iter", "ImageRecordUInt8Iter_v1", "LibSVMIter", "MNISTIter",
+           "MXDataIter", "NDArrayIter", "PrefetchingIter", "ResizeIter"]

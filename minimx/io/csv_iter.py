@@ -9,9 +9,8 @@ last row, as MXNet's does.
 Without it every epoch starts at the first row and the last batch is padded
 with copies of the first rows (MXNet leaves the previous batch's rows there;
 either way `pad` says they are not examples).
-A batch's `index` is its rows' numbers (uint64, padding rows included), and
-`iter_next()` / `getdata()` / `getlabel()` / `getpad()` / `getindex()` give the
-current batch as MXNet's do (`getdata` / `getlabel` one NDArray each). With
+A batch's `index` is its rows' numbers (uint64, padding rows included); `MXDataIter`'s
+`iter_next()` / `getdata()` / ... give the current batch as MXNet's do. With
 `round_batch`, a batch that would need more padding rows than the file holds
 is refused, as MXNet's "number of input must be bigger than batch size".
 """
@@ -22,14 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from ..base import DTypeError, OperatorError, ShapeError, as_dtype
+from ..base import DTypeError, ShapeError, as_dtype
 from ..ndarray import NDArray, array
 from .ndarray_iter import checked_batch_size
-from .protocol import DataBatch, DataDesc, DataIter
+from .protocol import DataBatch, DataDesc, MXDataIter
 from .ring import check_one_wrap, next_epoch_start
 
 
-class CSVIter(DataIter):
+class CSVIter(MXDataIter):
     """Batches of `batch_size` rows of `data_csv` (and `label_csv`)."""
 
     def __init__(self, data_csv: str, data_shape: Sequence[int], label_csv: str | None = None,
@@ -55,15 +54,14 @@ class CSVIter(DataIter):
         self.provide_label = [DataDesc(label_name, (self.batch_size, *self.label.shape[1:]),
                                        dtype)]
         self._cursor = 0   # the next batch's first row; past the end when it wrapped
-        self._batch: DataBatch | None = None   # the current batch (iter_next / get*)
         if round_batch:   # MXNet reads the first batch at once
             check_one_wrap(min(count, self.batch_size), count, self.batch_size, "CSVIter")
 
     def reset(self) -> None:
-        self._batch = None
+        super().reset()
         self._cursor = next_epoch_start(self._cursor, self.data.shape[0], self.round_batch)
 
-    def next(self) -> DataBatch:
+    def _next_batch(self) -> DataBatch:
         count, first = self.data.shape[0], self._cursor
         if first >= count:
             raise StopIteration
@@ -78,35 +76,6 @@ class CSVIter(DataIter):
         self._cursor = first + self.batch_size
         return DataBatch([_nd(self.data[rows])], [_nd(self.label[rows])],
                          pad=self.batch_size - real, index=rows.astype(np.uint64))
-
-    # -- MXNet's accessors of the current batch -------------------------------------------
-    def iter_next(self) -> bool:
-        try:
-            self._batch = self.next()
-        except StopIteration:
-            self._batch = None
-            return False
-        return True
-
-    def _current(self) -> DataBatch:
-        if self._batch is None:
-            raise OperatorError("CSVIter: no current batch: call iter_next() first")
-        return self._batch
-
-    def getdata(self) -> NDArray:  # type: ignore[override]
-        """The current batch's data (one NDArray, as MXNet's)."""
-        return self._current().data[0]  # type: ignore[index]
-
-    def getlabel(self) -> NDArray:  # type: ignore[override]
-        """The current batch's label (one NDArray, as MXNet's)."""
-        return self._current().label[0]  # type: ignore[index]
-
-    def getpad(self) -> int | None:
-        return self._current().pad
-
-    def getindex(self) -> np.ndarray | None:
-        return self._current().index
-
 
 
 def _rows(path: str, shape: tuple[int, ...], dtype: np.dtype, what: str) -> np.ndarray:

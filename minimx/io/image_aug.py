@@ -51,10 +51,11 @@ def crop(img: np.ndarray, height: int, width: int, rng: np.random.Generator | No
 
 
 def normalize(img: np.ndarray, dtype: np.dtype, mean: np.ndarray, mult: np.ndarray,
-              mirror: bool) -> np.ndarray:
-    """Channels-first RGB(A) of `dtype`: `(pixel - mean) * mult` for floats (`mean` per
-    channel, or a channels x height x width image), the pixels for uint8, and
-    `pixel - round(mean)`, saturated, for int8, as MXNet's ProcessImage."""
+              divisor: np.ndarray, mirror: bool) -> np.ndarray:
+    """Channels-first RGB(A) of `dtype`: `(pixel - mean) * mult / divisor` for floats
+    (`mean` per channel, or a channels x height x width image), the pixels for uint8, and
+    `pixel - round(mean)` (half away from zero, as std::round), saturated, for int8, as
+    MXNet's ProcessImage."""
     planes = img[..., None] if img.ndim == 2 else img
     if planes.shape[2] >= 3:   # OpenCV's BGR(A) -> RGB(A)
         planes = planes[..., [2, 1, 0, 3][:planes.shape[2]]]
@@ -63,8 +64,11 @@ def normalize(img: np.ndarray, dtype: np.dtype, mean: np.ndarray, mult: np.ndarr
     if dtype == np.uint8:
         out = chw.copy()
     elif dtype == np.int8:
-        out = np.clip(chw.astype(np.int16) - np.round(mean).astype(np.int16), -128, 127)
+        wide = mean.astype(np.float64)   # exact: 0.49999997 + 0.5 stays below 1
+        rounded = np.sign(wide) * np.floor(np.abs(wide) + 0.5)
+        out = np.clip(chw.astype(np.int16) - rounded.astype(np.int16), -128, 127)
     else:
-        out = (chw.astype(np.float32) - mean.astype(np.float32)) * mult.reshape(-1, 1, 1)
+        out = ((chw.astype(np.float32) - mean.astype(np.float32)) * mult.reshape(-1, 1, 1)
+               / divisor.reshape(-1, 1, 1))
     out = out.astype(dtype)
     return out[..., ::-1] if mirror else out

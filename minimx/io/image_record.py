@@ -14,6 +14,10 @@ them) and the next epoch starts after those; without it the last batch is padded
 here; MXNet leaves the previous batch's images) and every epoch starts at the first
 record. Unlike MXNet's, `shuffle`, `rand_crop` and `rand_mirror` draw from a numpy
 generator seeded by `seed`: the order and the crops are MXNet's only in distribution.
+
+MXNet's other names for it: `ImageRecordUInt8Iter` / `ImageRecordInt8Iter` (its dtype
+fixed), and the legacy `ImageRecordIter_v1` / `ImageRecordUInt8Iter_v1`, whose
+normalisation rounds differently and whose uint8 version never mirrors.
 """
 from __future__ import annotations
 
@@ -24,14 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from ..base import DataFileError, OperatorError, ShapeError, as_dtype
+from ..base import DataFileError, DTypeError, OperatorError, ShapeError, as_dtype
 from ..formats import load_arrays, save_arrays
 from ..formats.image_codec import COLOR, GRAYSCALE, UNCHANGED, imdecode
 from ..ndarray import array
 from ..recordio import RecordReader, read_index, unpack
 from .image_aug import crop, normalize, resize_short
 from .ndarray_iter import checked_batch_size
-from .protocol import DataBatch, DataDesc, DataIter
+from .protocol import DataBatch, DataDesc, MXDataIter
 from .ring import check_one_wrap, next_epoch_start
 
 # Arguments of MXNet's that only tune its threads and buffers, accepted and ignored.
@@ -41,7 +45,7 @@ _DECODE_FLAG = {1: GRAYSCALE, 3: COLOR, 4: UNCHANGED}
 _DTYPES = ("float32", "uint8", "int8")
 
 
-class RecordBatcher(DataIter, ABC):
+class RecordBatcher(MXDataIter, ABC):
     """Batches of the image records of a RecordIO file, in MXNet's C++ iterators' order:
     the file's (or shuffled per epoch with `seed`), a ring with `round_batch`. A
     subclass sets `data_shape`, `dtype`, `label_size` and gives `_example`."""
@@ -74,10 +78,11 @@ class RecordBatcher(DataIter, ABC):
         return self._rng.permutation(count) if self.shuffle else np.arange(count)
 
     def reset(self) -> None:
+        super().reset()
         self._cursor = next_epoch_start(self._cursor, len(self._offsets), self.round_batch)
         self._order = self._new_order()
 
-    def next(self) -> DataBatch:
+    def _next_batch(self) -> DataBatch:
         count, first = len(self._offsets), self._cursor
         if first >= count:
             raise StopIteration
@@ -132,24 +137,24 @@ class ImageRecordIter(RecordBatcher):
                  round_batch: bool = True, inter_method: int = 1,
                  data_name: str = "data", label_name: str = "softmax_label",
                  dtype: Any = "float32", **kwargs: Any) -> None:
+        what = type(self).__name__
         unknown = sorted(set(kwargs) - _IGNORED)
         if unknown:
-            raise OperatorError(f"ImageRecordIter: MXNet's {', '.join(unknown)} not supported "
+            raise OperatorError(f"{what}: MXNet's {', '.join(unknown)} not supported "
                                 f"(minimx has resize, crops, mirrors and mean/std/scale)")
         shape = tuple(int(d) for d in data_shape)
         if len(shape) != 3 or shape[0] not in _DECODE_FLAG:
-            raise ShapeError(f"ImageRecordIter: data_shape must be (channels, height, width) "
+            raise ShapeError(f"{what}: data_shape must be (channels, height, width) "
                              f"with 1, 3 or 4 channels, got {tuple(data_shape)}")
         self.data_shape: tuple[int, int, int] = (shape[0], shape[1], shape[2])
         if inter_method != 1:
-            raise OperatorError(f"ImageRecordIter: only inter_method=1 (bilinear) is "
+            raise OperatorError(f"{what}: only inter_method=1 (bilinear) is "
                                 f"supported, got {inter_method}")
         self.dtype = as_dtype(dtype)
         if self.dtype.name not in _DTYPES:
-            raise OperatorError(f"ImageRecordIter: dtype must be one of {_DTYPES}, "
-                                f"got {self.dtype}")
+            raise OperatorError(f"{what}: dtype must be one of {_DTYPES}, got {self.dtype}")
         super().__init__(path_imgrec, path_imgidx, batch_size, shuffle, seed, round_batch,
-                         "ImageRecordIter")
+                         what)
         self.label_width = self.label_size = label_width
         self.resize, self.rand_crop = resize, rand_crop
         self.rand_mirror, self.mirror = rand_mirror, mirror
@@ -157,8 +162,8 @@ class ImageRecordIter(RecordBatcher):
         self._mean: np.ndarray = np.array([mean_r, mean_g, mean_b, mean_a][:channels]
                                           if channels > 1 else [mean_r], np.float32)
         std = [std_r, std_g, std_b, std_a][:channels] if channels > 1 else [std_r]
-        self._mult = np.float32(scale) / np.array(std, np.float32)
-        if mean_img:
+        self._mult, self._divisor = self._factors(np.float32(scale), np.array(std, np.float32))
+        if mean_img and self.dtype != np.uint8:   # MXNet's uint8 parser reads no mean
             self._mean = self._mean_image(mean_img)
         label_shape = (self.batch_size,) if label_width == 1 else (self.batch_size, label_width)
         self.provide_data = [DataDesc(data_name, (self.batch_size, *self.data_shape),
@@ -181,7 +186,13 @@ class ImageRecordIter(RecordBatcher):
         img = crop(img, self.data_shape[1], self.data_shape[2],
                    self._rng if self.rand_crop else None, what)
         mirror = bool(self.rand_mirror and self._rng.random() < 0.5) or self.mirror
-        return normalize(img, self.dtype, self._mean, self._mult, mirror), label
+        return normalize(img, self.dtype, self._mean, self._mult, self._divisor, mirror), label
+
+    @staticmethod
+    def _factors(scale: np.float32, std: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """What the centred pixels are multiplied by, then divided by: MXNet's
+        ProcessImage multiplies by ``scale / std`` at once."""
+        return scale / std, np.ones_like(std)
 
     def _mean_image(self, path: str) -> np.ndarray:
         """The mean image of `path`; if there is no such file, the mean of every
@@ -192,8 +203,8 @@ class ImageRecordIter(RecordBatcher):
             values = next(iter(arrays.values() if isinstance(arrays, dict) else arrays))
             mean = np.asarray(values, np.float32)
             if mean.shape != self.data_shape:
-                raise ShapeError(f"ImageRecordIter: mean_img {path} has shape {mean.shape}, "
-                                 f"data_shape is {self.data_shape}")
+                raise ShapeError(f"{type(self).__name__}: mean_img {path} has shape "
+                                 f"{mean.shape}, data_shape is {self.data_shape}")
             return mean
         total = np.zeros(self.data_shape, np.float64)
         for index in range(len(self._offsets)):
@@ -201,3 +212,70 @@ class ImageRecordIter(RecordBatcher):
         mean = (total / len(self._offsets)).astype(np.float32)
         save_arrays(path, {"mean_img": mean})
         return mean
+
+
+class _OneDtypeIter(ImageRecordIter):
+    """An `ImageRecordIter` whose data is `data_dtype` whatever `dtype` says (MXNet 1.9.1
+    registers these names over its ImageRecordIter2 parser of that type, which ignores
+    the `dtype` argument)."""
+
+    data_dtype = "float32"
+
+    def __init__(self, path_imgrec: str, data_shape: Sequence[int], batch_size: int,
+                 **kwargs: Any) -> None:
+        kwargs.pop("dtype", None)
+        super().__init__(path_imgrec, data_shape, batch_size, dtype=self.data_dtype, **kwargs)
+
+
+class ImageRecordUInt8Iter(_OneDtypeIter):
+    """``ImageRecordIter(dtype='uint8')`` under MXNet's deprecated name: the decoded,
+    resized, cropped and mirrored pixels, with no mean, std or scale."""
+
+    data_dtype = "uint8"
+
+
+class ImageRecordInt8Iter(_OneDtypeIter):
+    """``ImageRecordIter(dtype='int8')`` under MXNet's deprecated name: ``pixel -
+    round(mean)``, saturated (std and scale are not applied)."""
+
+    data_dtype = "int8"
+
+
+class ImageRecordIter_v1(ImageRecordIter):  # noqa: N801  (MXNet's name)
+    """MXNet 1.9.1's deprecated first ImageRecordIter (src/io/iter_image_recordio.cc):
+    the same batches, but its normalisation rounds twice, ``(pixel - mean) * scale / std``
+    (ImageRecordIter multiplies by ``scale / std``: the two differ in the last bit), and
+    its data is float32 only (MXNet fails at the first batch for another `dtype`)."""
+
+    def __init__(self, path_imgrec: str, data_shape: Sequence[int], batch_size: int,
+                 dtype: Any = None, **kwargs: Any) -> None:
+        _check_v1_dtype(type(self).__name__, dtype, np.float32)
+        super().__init__(path_imgrec, data_shape, batch_size, **kwargs)
+
+    @staticmethod
+    def _factors(scale: np.float32, std: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return np.full_like(std, scale), std
+
+
+class ImageRecordUInt8Iter_v1(ImageRecordIter):  # noqa: N801  (MXNet's name)
+    """MXNet 1.9.1's deprecated first uint8 iterator: the decoded, resized and cropped
+    pixels, never mirrored (its pipeline has no normalising step, which is where the v1
+    iterators mirror: `mirror` and `rand_mirror` are ignored), and no `dtype` (MXNet
+    fails at the first batch when one is given, uint8 included)."""
+
+    def __init__(self, path_imgrec: str, data_shape: Sequence[int], batch_size: int,
+                 dtype: Any = None, **kwargs: Any) -> None:
+        _check_v1_dtype(type(self).__name__, dtype, None)
+        kwargs.pop("mirror", None)
+        kwargs.pop("rand_mirror", None)
+        super().__init__(path_imgrec, data_shape, batch_size, dtype="uint8", **kwargs)
+
+
+def _check_v1_dtype(what: str, dtype: Any, allowed: Any) -> None:
+    """Refuse a `dtype` other than `allowed` (None: refuse any), which MXNet's v1
+    iterators accept and then fail on at the first batch ("data type do not match")."""
+    if dtype is None or (allowed is not None and as_dtype(dtype) == allowed):
+        return
+    takes = "no dtype" if allowed is None else f"dtype {as_dtype(allowed).name} only"
+    raise DTypeError(f"{what}: dtype={dtype!r}: MXNet 1.9.1's legacy iterator takes {takes} "
+                     "(it fails at the first batch otherwise); use ImageRecordIter(dtype=...)")

@@ -20,7 +20,7 @@ import numpy as np
 from ..base import DataFileError, ShapeError
 from ..ndarray import NDArray, array
 from .ndarray_iter import checked_batch_size
-from .protocol import DataBatch, DataDesc, DataIter
+from .protocol import DataBatch, DataDesc, MXDataIter
 
 _log = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ IMAGE_MAGIC, LABEL_MAGIC = 0x803, 0x801
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
-class MNISTIter(DataIter):
+class MNISTIter(MXDataIter):
     """Batches of (batch_size, 1, rows, cols) images - (batch_size, rows * cols) with
     `flat` - and (batch_size,) labels from the idx files `image` and `label`.
     `input_shape` is accepted and ignored, as by MXNet."""
@@ -62,9 +62,10 @@ class MNISTIter(DataIter):
                       shuffle, self.provide_data[0].shape)
 
     def reset(self) -> None:
+        super().reset()
         self._cursor = 0
 
-    def next(self) -> DataBatch:
+    def _next_batch(self) -> DataBatch:
         first, self._cursor = self._cursor, self._cursor + self.batch_size
         if self._cursor > self.images.shape[0]:
             raise StopIteration

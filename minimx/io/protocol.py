@@ -6,9 +6,14 @@ which MXNet 1.x builds from `iter_next()` and the `get*` methods; a subclass
 overrides either `next()` or those. `provide_data` / `provide_label` describe
 what each batch holds (`DataDesc`: name, shape with the batch size, dtype,
 layout), so that a bind can be made before the first batch.
+
+`MXDataIter` is the base of the iterators MXNet writes in C++ (`CSVIter`, `MNISTIter`,
+`ImageRecordIter`, ...): its `iter_next()` / `getdata()` / ... read the current batch as
+MXNet's Python wrapper of those does.
 """
 from __future__ import annotations
 
+import logging
 from collections import namedtuple
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -19,6 +24,7 @@ from ..base import OperatorError, as_dtype, as_shape
 from ..ndarray import NDArray
 
 _NameShape = namedtuple("_NameShape", ["name", "shape"])
+_log = logging.getLogger(__name__)
 
 
 class DataDesc(_NameShape):
@@ -142,3 +148,70 @@ class DataIter:
     def getpad(self) -> int | None:
         """How many examples at the end of the current batch are padding."""
         return None
+
+
+class MXDataIter(DataIter):
+    """The base of the iterators MXNet implements in C++, which its Python wraps in an
+    MXDataIter (``isinstance(mx.io.CSVIter(...), mx.io.MXDataIter)`` holds in both).
+    A subclass gives `_next_batch` (the next batch, or StopIteration) and calls this
+    `reset` from its own. `next()` reads a batch and makes it the current one, which
+    `getdata()` and `getlabel()` give as one NDArray each, as MXNet's do; `iter_next()`
+    reads one too. MXNet's takes a handle to the C++ iterator: minimx has none, so this
+    class is made only through its subclasses.
+    """
+
+    def __init__(self, batch_size: int = 0) -> None:
+        super().__init__(batch_size)
+        self._batch: DataBatch | None = None   # the current batch
+        self._debug_skip_load = False
+        self._debug_at_begin = False
+
+    def _next_batch(self) -> DataBatch:
+        raise NotImplementedError(f"{type(self).__name__} must define _next_batch")
+
+    def reset(self) -> None:
+        self._batch = None
+        self._debug_at_begin = True
+
+    def next(self) -> DataBatch:
+        if self._debug_skip_load and not self._debug_at_begin and self._batch is not None:
+            batch = self._batch
+            return DataBatch(batch.data, batch.label, pad=batch.pad, index=batch.index)
+        self._debug_at_begin = False
+        if not self.iter_next():
+            raise StopIteration
+        return self._current()
+
+    def debug_skip_load(self) -> None:
+        """From now on `next()` gives the current batch again and again (the first batch
+        of an epoch is still read), to time a network without the cost of reading."""
+        self._debug_skip_load = True
+        _log.info("Set debug_skip_load to be true, will simply return first batch")
+
+    def iter_next(self) -> bool:
+        try:
+            self._batch = self._next_batch()
+        except StopIteration:
+            self._batch = None
+            return False
+        return True
+
+    def _current(self) -> DataBatch:
+        if self._batch is None:
+            raise OperatorError(f"{type(self).__name__}: no current batch: call iter_next() "
+                                "first")
+        return self._batch
+
+    def getdata(self) -> NDArray:  # type: ignore[override]
+        """The current batch's data (one NDArray, as MXNet's)."""
+        return self._current().data[0]  # type: ignore[index]
+
+    def getlabel(self) -> NDArray:  # type: ignore[override]
+        """The current batch's label (one NDArray, as MXNet's)."""
+        return self._current().label[0]  # type: ignore[index]
+
+    def getpad(self) -> int | None:
+        return self._current().pad
+
+    def getindex(self) -> np.ndarray | None:
+        return self._current().index

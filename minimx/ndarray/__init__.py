@@ -2,26 +2,61 @@
 
 The functions ``mx.nd.<Op>`` are generated from the operator registry.
 """
+from types import ModuleType
 from typing import Any
 
 from ..ops import get_op, list_ops, namespace_modules
-from . import control_flow
+from . import control_flow, functions
 from .creation import arange, array, eye, full, linspace, ones, zeros
-from .functions import histogram, maximum, minimum, pow, power, split_v2
+from .functions import (
+    add,
+    concatenate,
+    divide,
+    equal,
+    from_numpy,
+    greater,
+    greater_equal,
+    histogram,
+    lesser,
+    lesser_equal,
+    logical_and,
+    logical_or,
+    logical_xor,
+    maximum,
+    minimum,
+    modulo,
+    moveaxis,
+    multiply,
+    not_equal,
+    onehot_encode,
+    pow,
+    power,
+    split_v2,
+    subtract,
+    true_divide,
+)
 from .imperative import invoke, invoke_by_name, make_op_function
 from .ndarray import NDArray, empty, waitall
 from .random_namespace import RandomFunctions
-from .serialization import load, save
+from .serialization import load, load_frombuffer, save
 
+# mx.nd.<Op>, and mx.nd.op holding those not hidden by a leading underscore, as MXNet's.
+op = ModuleType(f"{__name__}.op", "The operators' functions, but the underscored ones.")
 for _name in list_ops():
     globals()[_name] = make_op_function(get_op(_name), _name)
+    if not _name.startswith("_"):
+        setattr(op, _name, globals()[_name])
 del _name
 
 # mx.nd.contrib and mx.nd.linalg: the _contrib_ and _linalg_ operators by MXNet's short
 # names (mx.nd.contrib.box_nms, mx.nd.linalg.gemm2).
 globals().update(namespace_modules(__name__, make_op_function))
-# ... and MXNet's eager control flow, which runs the user's functions in Python.
-for _fn in (control_flow.foreach, control_flow.while_loop, control_flow.cond):
+# ... and MXNet's eager control flow, which runs the user's functions in Python, and its
+# other Python functions there.
+for _fn in (control_flow.foreach, control_flow.while_loop, control_flow.cond, functions.isinf,
+            functions.isfinite, functions.isnan, functions.rand_zipfian,
+            functions.multi_adamw_update, functions.multi_mp_adamw_update,
+            functions.multi_lamb_update, functions.multi_mp_lamb_update):
     setattr(globals()["contrib"], _fn.__name__, _fn)
 del _fn
 # mx.nd.random: the samplers by MXNet's names; also mx.random (its seed).
@@ -29,8 +64,11 @@ random = RandomFunctions(NDArray, make_op_function, imperative=True)
 
 __all__ = ["NDArray", "contrib", "linalg", "array", "empty", "zeros", "ones", "full", "arange",
            "linspace", "eye", "random",
-           "invoke", "invoke_by_name", "save", "load", "waitall", "maximum", "minimum", "power",
-           "pow", "split_v2", "histogram"]
+           "invoke", "invoke_by_name", "save", "load", "load_frombuffer", "waitall", "maximum",
+           "minimum", "power", "pow", "split_v2", "histogram", "add", "subtract", "multiply",
+           "divide", "true_divide", "modulo", "equal", "not_equal", "greater", "greater_equal",
+           "lesser", "lesser_equal", "logical_and", "logical_or", "logical_xor", "concatenate",
+           "moveaxis", "onehot_encode", "from_numpy", "op"]
 
 
 def __getattr__(name: str) -> Any:

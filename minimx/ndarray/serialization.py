@@ -1,4 +1,4 @@
-"""`mx.nd.save` / `mx.nd.load`: MXNet's binary NDArray list format.
+"""`mx.nd.save` / `mx.nd.load` / `mx.nd.load_frombuffer`: MXNet's binary NDArray list format.
 
 The format itself lives in `minimx.formats.params_file`; this module converts
 between NDArrays and the numpy arrays it reads and writes.
@@ -44,6 +44,19 @@ def load(fname: str) -> list[NDArray] | dict[str, NDArray]:
         data = load_arrays(fname)
     except OSError as exc:
         raise GraphFormatError(f"cannot read NDArray file {fname!r}: {exc}") from None
+    return _ndarrays(data)
+
+
+def load_frombuffer(buf: bytes) -> list[NDArray] | dict[str, NDArray]:
+    """The arrays of an NDArray file's contents (what `save` writes), as `load` gives them."""
+    if not isinstance(buf, bytes):
+        raise MinimxError(f"load_frombuffer: buf required to be bytes (a file's contents; "
+                          f"mx.nd.load reads a file), got {type(buf).__name__}")
+    return _ndarrays(load_arrays(buf))
+
+
+def _ndarrays(data: list[np.ndarray] | dict[str, np.ndarray]
+              ) -> list[NDArray] | dict[str, NDArray]:
     if isinstance(data, dict):
         return {k: array(v, cpu(), v.dtype) for k, v in data.items()}
     return [array(v, cpu(), v.dtype) for v in data]

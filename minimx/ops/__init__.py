@@ -22,6 +22,7 @@ from . import (  # noqa: F401
     hawkes,
     histogram,
     im2col,
+    image,
     image_io,
     indexing,
     la_op,

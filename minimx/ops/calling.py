@@ -102,15 +102,3 @@ def split_call(op: OpDef, args: Sequence[Any], kwargs: Mapping[str, Any],
             raise OperatorError(f"{label}: input {key!r} given twice")
         tensors[key] = value
     return names, tensors, attrs
-
-
-def tensor_first(what: str, left: Any, right: Any,
-                 tensor_type: type | tuple[type, ...]) -> tuple[Any, Any, bool]:
-    """(the tensor operand, the other, whether the tensor was on the right) of a call
-    such as ``maximum(2, x)``, where MXNet picks a scalar operator for a number."""
-    if isinstance(left, tensor_type):
-        return left, right, False
-    if isinstance(right, tensor_type):
-        return right, left, True
-    raise OperatorError(f"{what}: one operand must be a tensor, got {type(left).__name__} "
-                        f"and {type(right).__name__}")

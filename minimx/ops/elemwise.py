@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..base import ShapeError
+from ..base import OperatorError, ShapeError
 from .infer import merge, merge_dtype, same_dtype
 from .params import Param, Params
 from .registry import GradReads, OpContext, OpDef, get_op, register
@@ -176,6 +176,25 @@ for _name, _u in UNARY.items():
     register(unary_op(_name, _u))
 register(_fill_op("zeros_like", np.zeros_like))
 register(_fill_op("ones_like", np.ones_like))
+
+
+def _dense_storage(p: Params, in_types: list, out_types: list) -> tuple[list, list]:
+    """cast_storage's type rule, which refuses the storage types minimx lacks."""
+    if p.stype in ("csr", "row_sparse"):
+        raise OperatorError(f"cast_storage: stype={p.stype!r}: minimx has no sparse storage, "
+                            "only dense arrays ('default')")
+    if p.stype != "default":
+        raise OperatorError(f"cast_storage: Invalid Input: {p.stype!r}, valid values are: "
+                            "{'csr', 'default', 'row_sparse'}")
+    return same_dtype(p, in_types, out_types)
+
+
+register(elementwise_op(
+    "cast_storage", lambda p, x: x.copy(), lambda p, g, x, y: g, GradReads(),
+    params=(Param("stype", "str", doc="Output storage type: 'default', 'csr' or 'row_sparse'."),),
+    infer_type=_dense_storage,
+    doc="Casts an array to a storage type. minimx's arrays are all dense: 'default' gives a "
+        "copy, 'csr' and 'row_sparse' are refused."))
 
 # NaN gives a_min, as relu's NaN gives 0 (relu is clip to [0, inf)) and as
 # oneDNN's clip does, so the numpy and DNNL paths agree; MXNet's CPU kernel

@@ -191,7 +191,9 @@ def _row_indices(what: str, indices: Array, rows: Dims) -> Array:
 
 def _onehot_encode_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> Array:
     indices, like = inputs
-    hot = _row_indices("_onehot_encode", indices, like.shape)[:, None] == np.arange(like.shape[1])
+    _row_positions("_onehot_encode", like.shape, indices.shape)
+    # MXNet truncates each index; one outside [0, K) gives a row of zeros.
+    hot = np.trunc(indices)[:, None] == np.arange(like.shape[1])
     return hot.astype(like.dtype)
 
 

@@ -349,7 +349,7 @@ def list_ops() -> list[str]:
 
 # MXNet's operator namespaces (``mx.sym.contrib.box_nms``, ``mx.nd.linalg.gemm2``) and the
 # prefix of the registered names they hold.
-NAMESPACES = {"contrib": "_contrib_", "linalg": "_linalg_"}
+NAMESPACES = {"contrib": "_contrib_", "linalg": "_linalg_", "image": "_image_"}
 
 
 def namespace_names(space: str) -> dict[str, str]:

@@ -1,7 +1,8 @@
 """`mx.optimizer`: update rules for parameters from their gradients, with MXNet
 1.9's names, arguments and arithmetic (`SGD`, `NAG`, `Signum`, `DCASGD`, `SGLD`,
 `Adam`, `RMSProp`, `AdaGrad`, `AdaDelta`, `Adamax`, `Nadam`, `Ftrl`, `FTML`,
-`LARS`, `LAMB`), and the `Updater` that keeps each parameter's state and saves it.
+`LARS`, `LAMB`, `LBSGD`; `ccSGD` and `Test` too), and the `Updater` that keeps each
+parameter's state and saves it.
 
 >>> import minimx as mx
 >>> opt = mx.optimizer.create("sgd", learning_rate=0.1)
@@ -12,11 +13,12 @@
 """
 from .adaptive import AdaDelta, AdaGrad, Adam, Adamax, Nadam, RMSProp
 from .follow_the_leader import FTML, Ftrl
+from .large_batch import LBSGD
 from .layerwise import LAMB, LARS
-from .optimizer import Optimizer, create, register
-from .sgd import DCASGD, NAG, SGD, SGLD, Signum
+from .optimizer import Optimizer, Test, create, register
+from .sgd import DCASGD, NAG, SGD, SGLD, Signum, ccSGD
 from .updater import Updater, get_updater
 
 __all__ = ["AdaDelta", "AdaGrad", "Adam", "Adamax", "DCASGD", "FTML", "Ftrl", "LAMB", "LARS",
-           "NAG", "Nadam", "Optimizer", "RMSProp", "SGD", "SGLD", "Signum", "Updater", "create",
-           "get_updater", "register"]
+           "LBSGD", "NAG", "Nadam", "Optimizer", "RMSProp", "SGD", "SGLD", "Signum", "Test",
+           "Updater", "ccSGD", "create", "get_updater", "register"]

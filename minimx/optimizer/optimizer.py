@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import engine
 from ..base import MinimxError
-from ..ndarray import NDArray
+from ..ndarray import NDArray, zeros
 from ..registry import Registry
 from ..symbol import Symbol
 
@@ -149,6 +149,19 @@ class Optimizer:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(learning_rate={self.lr}, wd={self.wd})"
+
+
+@register
+class Test(Optimizer):
+    """MXNet's test rule: ``weight += rescale_grad * grad``, and its state, a float32
+    array, copies the new weight. It counts no updates (nor reads a learning rate)."""
+
+    def create_state(self, index: int, weight: NDArray) -> State:
+        return zeros(weight.shape)
+
+    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+        weight += grad * self.rescale_grad
+        state[:] = weight
 
 
 def clipped(values: np.ndarray, clip: float | None) -> np.ndarray:

@@ -1,5 +1,6 @@
 """Stochastic gradient descent and its variants, computed as MXNet 1.9's kernels
-and Python rules compute them: `SGD` (plain or with momentum), `NAG` (Nesterov's
+and Python rules compute them: `SGD` (plain or with momentum; `ccSGD` is its deprecated
+other name), `NAG` (Nesterov's
 momentum), `Signum` (the sign of the gradient or of its momentum), `DCASGD`
 (delay-compensated) and `SGLD` (Langevin dynamics: SGD plus Gaussian noise).
 
@@ -96,6 +97,12 @@ class SGD(_Momentum):
             rules.sgd(w, g, mom, lr=lr, momentum=momentum, wd=wd, rescale_grad=rescale,
                       clip_gradient=clip)
         return kernel, "sgd_mom_update"
+
+
+@register
+class ccSGD(SGD):  # noqa: N801  (MXNet's name)
+    """[DEPRECATED] Same as `SGD`. Left here for backward compatibility (MXNet 1.9.1's
+    words: it is SGD under another name, and warns of nothing)."""
 
 
 @register

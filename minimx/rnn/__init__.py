@@ -18,13 +18,13 @@ from .composite import (
     SequentialRNNCell,
     ZoneoutCell,
 )
-from .conv_cells import ConvGRUCell, ConvLSTMCell, ConvRNNCell
+from .conv_cells import BaseConvRNNCell, ConvGRUCell, ConvLSTMCell, ConvRNNCell
 from .fused import FusedRNN, FusedRNNCell
 from .io import BucketSentenceIter, encode_sentences
 from .rnn_cell import BaseRNNCell, GRUCell, LSTMCell, RNNCell, RNNParams
 
-__all__ = ["BaseRNNCell", "BidirectionalCell", "BucketSentenceIter", "ConvGRUCell",
-           "ConvLSTMCell", "ConvRNNCell", "DropoutCell", "FusedRNN", "FusedRNNCell", "GRUCell",
-           "LSTMCell", "ModifierCell", "RNNCell", "RNNParams", "ResidualCell",
-           "SequentialRNNCell", "ZoneoutCell", "do_rnn_checkpoint", "encode_sentences",
-           "load_rnn_checkpoint", "save_rnn_checkpoint"]
+__all__ = ["BaseConvRNNCell", "BaseRNNCell", "BidirectionalCell", "BucketSentenceIter",
+           "ConvGRUCell", "ConvLSTMCell", "ConvRNNCell", "DropoutCell", "FusedRNN",
+           "FusedRNNCell", "GRUCell", "LSTMCell", "ModifierCell", "RNNCell", "RNNParams",
+           "ResidualCell", "SequentialRNNCell", "ZoneoutCell", "do_rnn_checkpoint",
+           "encode_sentences", "load_rnn_checkpoint", "save_rnn_checkpoint"]

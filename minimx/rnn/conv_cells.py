@@ -1,5 +1,5 @@
 """MXNet 1.x's convolutional recurrent cells: `ConvRNNCell`, `ConvLSTMCell` and
-`ConvGRUCell` (Shi et al., NIPS 2015).
+`ConvGRUCell` (Shi et al., NIPS 2015), on their base `BaseConvRNNCell`.
 
 They are the step cells of `rnn_cell` with the FullyConnected projections
 replaced by convolutions: ``i2h`` over the input (its kernel, stride, pad and
@@ -32,9 +32,11 @@ def leaky_relu(inputs: Symbol, **kwargs: Any) -> Symbol:
     return symbol.LeakyReLU(inputs, act_type="leaky", slope=0.2, **kwargs)
 
 
-class _ConvCell(_GatedCell):
-    """A gated cell whose ``i2h`` and ``h2h`` projections are 2-D convolutions
-    (NCHW) to `len(_gate_names) * num_hidden` channels.
+class BaseConvRNNCell(_GatedCell):
+    """The base of the convolutional cells (MXNet's public, abstract one: it has no step
+    of its own): a gated cell whose ``i2h`` and ``h2h`` projections are 2-D convolutions
+    (NCHW) to `len(_gate_names) * num_hidden` channels. Its arguments are MXNet's, in
+    MXNet's order; they default as the cells' do (MXNet's base requires them).
 
     `input_shape` is one step's input, batch included; it fixes the state's shape
     through the ``i2h`` convolution. `prefix` None means the class's own
@@ -81,6 +83,9 @@ class _ConvCell(_GatedCell):
         return [{"shape": self._state_shape, "__layout__": "NCHW"}
                 for _ in range(self._num_states)]
 
+    def __call__(self, inputs: Symbol, states: list[Symbol]) -> tuple[Symbol, list[Symbol]]:
+        raise NotImplementedError("BaseConvRNNCell is abstract class for convolutional RNN")
+
     def _projections(self, inputs: Symbol, state: Symbol, name: str
                      ) -> tuple[Symbol, Symbol]:
         width = self._hidden * len(self._gate_names)
@@ -91,7 +96,7 @@ class _ConvCell(_GatedCell):
         return i2h, h2h
 
 
-class ConvRNNCell(_ConvCell, _ElmanStep):
+class ConvRNNCell(_ElmanStep, BaseConvRNNCell):
     """Convolutional Elman RNN: ``h' = act(conv_i(x) + conv_h(h))``.
 
     >>> import minimx as mx
@@ -103,7 +108,7 @@ class ConvRNNCell(_ConvCell, _ElmanStep):
     _default_prefix = "ConvRNN_"
 
 
-class ConvLSTMCell(_ConvCell, _LSTMStep):
+class ConvLSTMCell(_LSTMStep, BaseConvRNNCell):
     """Convolutional LSTM (gates i, f, c, o; states h and c); `activation` squashes
     the candidate and the cell where LSTMCell uses tanh. Arguments as ConvRNNCell's,
     prefix ``ConvLSTM_``."""
@@ -112,7 +117,7 @@ class ConvLSTMCell(_ConvCell, _LSTMStep):
     _num_states = 2
 
 
-class ConvGRUCell(_ConvCell, _GRUStep):
+class ConvGRUCell(_GRUStep, BaseConvRNNCell):
     """Convolutional GRU (gates r, z, o), as GRUCell with `activation` for the
     candidate's tanh. Arguments as ConvRNNCell's, prefix ``ConvGRU_``."""
 

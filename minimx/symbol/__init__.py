@@ -3,15 +3,19 @@
 One function per registered operator (and alias) is generated here from the
 registry, e.g. ``mx.sym.Convolution``.
 """
+from types import ModuleType
 from typing import Any
 
 from ..ndarray.random_namespace import RandomFunctions
 from ..ops import get_op, list_ops, namespace_modules
-from . import control_flow
+from . import control_flow, functions
 from .functions import (
     arange,
+    eye,
     full,
     histogram,
+    hypot,
+    linspace,
     maximum,
     minimum,
     ones,
@@ -24,23 +28,30 @@ from .json_format import load, load_json
 from .register import Group, Variable, make_op_function, var
 from .symbol import NotImplementedForSymbol, Symbol
 
+# mx.sym.<Op>, and mx.sym.op holding those not hidden by a leading underscore, as MXNet's.
+op = ModuleType(f"{__name__}.op", "The operators' functions, but the underscored ones.")
 for _name in list_ops():
     globals()[_name] = make_op_function(get_op(_name), _name)
+    if not _name.startswith("_"):
+        setattr(op, _name, globals()[_name])
 del _name
 
 # mx.sym.contrib and mx.sym.linalg: the _contrib_ and _linalg_ operators by MXNet's short
 # names (mx.sym.contrib.box_nms, mx.sym.linalg.gemm2).
 globals().update(namespace_modules(__name__, make_op_function))
-# ... and MXNet's Python control flow, which builds _foreach, _while_loop and _cond nodes.
-for _fn in (control_flow.foreach, control_flow.while_loop, control_flow.cond):
+# ... and MXNet's Python control flow, which builds _foreach, _while_loop and _cond nodes,
+# and its rand_zipfian.
+for _fn in (control_flow.foreach, control_flow.while_loop, control_flow.cond,
+            functions.rand_zipfian):
     setattr(globals()["contrib"], _fn.__name__, _fn)
 del _fn
 # mx.sym.random: the samplers by MXNet's names.
 random = RandomFunctions(Symbol, make_op_function, imperative=False)
 
 __all__ = ["NotImplementedForSymbol", "Symbol", "contrib", "linalg", "random", "Variable", "var",
-           "Group", "load", "load_json", "zeros", "ones", "full", "arange", "maximum",
-           "minimum", "power", "pow", "split_v2", "histogram"]
+           "Group", "load", "load_json", "zeros", "ones", "full", "arange", "eye", "linspace",
+           "maximum", "minimum", "power", "pow", "hypot", "split_v2", "histogram",
+           "op"]
 
 
 def __getattr__(name: str) -> Any:

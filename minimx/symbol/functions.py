@@ -1,17 +1,22 @@
-"""MXNet's Python-level symbol functions: `zeros`, `ones`, `full` and `arange`
-make array nodes (`_zeros`, `_ones`, `_full`, `_arange`); `maximum`, `minimum`
-and `power` pick the two-symbol or the scalar operator by their arguments, as
-``mx.sym.maximum(x, 0)`` does in MXNet 1.x; `split_v2` and `histogram` are
-MXNet's Python fronts of `_split_v2` and `_histogram`.
+"""MXNet's Python-level symbol functions (python/mxnet/symbol/symbol.py, contrib.py):
+`zeros`, `ones`, `full`, `arange`, `eye` and `linspace` make array nodes (`_zeros`,
+`_ones`, `_full`, `_arange`, `_eye`, `_linspace`); `maximum`, `minimum`, `power` and
+`hypot` pick the two-symbol or the scalar operator by their arguments, as
+``mx.sym.maximum(x, 0)`` does in MXNet 1.x, and give a plain Python result for two
+numbers; `split_v2` and `histogram` are MXNet's Python fronts of `_split_v2` and
+`_histogram`; `rand_zipfian` is `mx.sym.contrib`'s.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from numbers import Number
 from typing import Any
 
+import numpy as np
+
 from ..base import OperatorError
+from ..ndarray.functions import zipfian
 from ..ops import get_op
-from ..ops.calling import tensor_first
 from ..ops.split_v2 import split_v2_params
 from .register import arith, create
 from .symbol import Symbol
@@ -54,21 +59,63 @@ def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: i
                   hint="_arange")
 
 
-def _choosing(what: str, sym_op: str, scalar_op: str,
-              rscalar_op: str) -> Callable[[Any, Any], Symbol]:
+def eye(N: int, M: int = 0, k: int = 0, dtype: Any = None,  # noqa: N803  (MXNet's names)
+        **kwargs: Any) -> Symbol:
+    """A node giving the N x M (N x N when M is 0) matrix with ones on diagonal `k`."""
+    return _make("_eye", N=N, M=M, k=k, dtype=_dtype(dtype), **kwargs)
+
+
+def linspace(start: float, stop: float, num: int, endpoint: bool = True,
+             name: str | None = None, dtype: Any = None) -> Symbol:
+    """A node giving `num` evenly spaced values from start to stop (stop left out unless
+    `endpoint`)."""
+    return _make("_linspace", start=start, stop=stop, num=num, endpoint=endpoint, name=name,
+                 dtype=_dtype(dtype))
+
+
+def _choosing(what: str, sym_op: str, scalar_op: str, rscalar_op: str,
+              on_numbers: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """``mx.sym.<what>(left, right)``: `sym_op` for two symbols, a scalar operator when
-    one side is a number (`rscalar_op` when the number is on the left)."""
-    def fn(left: Any, right: Any) -> Symbol:
-        sym, other, swapped = tensor_first(f"mx.sym.{what}", left, right, Symbol)
-        return arith(sym, other, sym_op, rscalar_op if swapped else scalar_op, swapped)
+    one side is a number (`rscalar_op` when the number is on the left), `on_numbers` (a
+    Python result) for two numbers."""
+    def fn(left: Any, right: Any) -> Any:
+        if isinstance(left, Number) and isinstance(right, Number):
+            return on_numbers(left, right)
+        if isinstance(left, Symbol):
+            result = arith(left, right, sym_op, scalar_op, False)
+        elif isinstance(right, Symbol) and isinstance(left, Number):
+            result = arith(right, left, sym_op, rscalar_op, True)
+        else:
+            result = NotImplemented
+        if result is NotImplemented:
+            raise OperatorError(f"mx.sym.{what}: types ({type(left)}, {type(right)}) not "
+                                "supported (each operand must be a Symbol or a number)")
+        return result
     fn.__name__ = fn.__qualname__ = what
-    fn.__doc__ = f"Elementwise {what} of two symbols of one shape, or of a symbol and a number."
+    fn.__doc__ = (f"Elementwise {what} of two symbols of one shape, or of a symbol and a "
+                  "number (on either side), or of two numbers (a Python result).")
     return fn
 
 
-maximum = _choosing("maximum", "_Maximum", "_MaximumScalar", "_MaximumScalar")
-minimum = _choosing("minimum", "_Minimum", "_MinimumScalar", "_MinimumScalar")
-power = pow = _choosing("power", "_Power", "_PowerScalar", "_RPowerScalar")  # noqa: A001
+maximum = _choosing("maximum", "_Maximum", "_MaximumScalar", "_MaximumScalar",
+                    lambda x, y: x if x > y else y)
+minimum = _choosing("minimum", "_Minimum", "_MinimumScalar", "_MinimumScalar",
+                    lambda x, y: x if x < y else y)
+power = pow = _choosing("power", "_Power", "_PowerScalar",  # noqa: A001
+                        "_RPowerScalar", lambda x, y: x ** y)
+hypot = _choosing("hypot", "_Hypot", "_HypotScalar", "_HypotScalar", np.hypot)
+
+
+def rand_zipfian(true_classes: Symbol, num_sampled: int,
+                 range_max: int) -> tuple[Symbol, Symbol, Symbol]:
+    """MXNet's rand_zipfian (see `minimx.ndarray.functions.zipfian`) as graph nodes."""
+    if not isinstance(true_classes, Symbol):
+        raise OperatorError(f"mx.sym.contrib.rand_zipfian: unexpected type "
+                            f"{type(true_classes)} (true_classes must be a Symbol)")
+
+    def uniform(high: float, shape: tuple[int]) -> Symbol:
+        return _make("_random_uniform", low=0, high=high, shape=shape, dtype="float64")
+    return zipfian(true_classes, num_sampled, range_max, uniform)
 
 
 def split_v2(ary: Symbol, indices_or_sections: int | tuple[int, ...], axis: int = 0,

@@ -99,3 +99,31 @@ def test_the_base_iterator_is_empty():
     it = DataIter()
     assert it.batch_size == 0 and list(it) == []
     assert (it.getdata(), it.getlabel(), it.getindex(), it.getpad()) == (None,) * 4
+
+
+def test_mxnets_cpp_iterators_are_mx_data_iters(tmp_path):
+    """MXNet 1.9.1 wraps every C++ iterator in an MXDataIter: after next() the get*
+    accessors give the current batch (data and label as one NDArray each), iter_next()
+    reads one, and debug_skip_load() makes next() repeat the current batch."""
+    path = tmp_path / "d.csv"
+    path.write_text("1,2\n3,4\n5,6\n7,8\n9,10\n")
+    it = mx.io.CSVIter(data_csv=str(path), data_shape=(2,), batch_size=2)
+    assert isinstance(it, mx.io.MXDataIter) and isinstance(it, DataIter)
+    with pytest.raises(OperatorError, match="CSVIter: no current batch"):
+        it.getdata()
+    batch = it.next()
+    assert it.getdata() is batch.data[0] and it.getlabel() is batch.label[0]
+    assert it.getdata().asnumpy().tolist() == [[1, 2], [3, 4]]
+    assert it.getpad() == 0 and it.getindex().tolist() == [0, 1]
+    assert it.iter_next() and it.getdata().asnumpy().tolist() == [[5, 6], [7, 8]]
+    it.debug_skip_load()
+    assert [it.next().data[0].asnumpy()[:, 0].tolist() for _ in range(3)] == [[5, 7]] * 3
+    it.reset()   # a new epoch reads its first batch, then repeats it
+    assert [it.next().data[0].asnumpy()[:, 0].tolist() for _ in range(2)] == [[1, 3]] * 2
+
+
+def test_libsvm_iter_is_refused_for_its_sparse_batches(tmp_path):
+    path = tmp_path / "data.t"
+    path.write_text("1.0 0:0.5 2:1.2\n-2.0\n")
+    with pytest.raises(mx.MinimxError, match="CSRNDArrays .* no sparse storage"):
+        mx.io.LibSVMIter(data_libsvm=str(path), data_shape=(3,), batch_size=2)

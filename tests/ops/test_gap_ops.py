@@ -104,7 +104,13 @@ def test_bad_input_raises_naming_the_operator(op, attrs, shapes, message):
         definition.forward(p, OpContext(), [np.zeros(s, "float32") for s in shapes])
 
 
-def test_fill_element_and_onehot_encode_refuse_out_of_range_indices():
+def test_onehot_encode_truncates_and_zeroes_rows_outside_the_range():
+    # MXNet 1.9.1's output for these indices (mx.nd._internal._onehot_encode).
+    got = mx.nd._onehot_encode(mx.nd.array([0, 2, 5, -1, 1.7]), mx.nd.zeros((5, 3)))
+    assert got.asnumpy().tolist() == [[1, 0, 0], [0, 0, 1], [0, 0, 0], [0, 0, 0], [0, 1, 0]]
+
+
+def test_fill_element_refuses_out_of_range_indices():
     with pytest.raises(MinimxError, match="fill_element_0index: indices 0.0..5.0 are outside"):
         get_op("fill_element_0index").forward(
             get_op("fill_element_0index").parse_params({}), OpContext(),

@@ -121,3 +121,42 @@ def test_multi_updates_name_their_inputs_per_weight_and_check_lrs() -> None:
     w = mx.nd.ones((2,))
     with pytest.raises(MinimxError, match=r"u \(multi_sgd_update\).*num_weights=2.*lrs=\(0.1,\)"):
         mx.nd.multi_sgd_update(w, w, w, w, num_weights=2, lrs=(0.1,), wds=(0, 0), name="u")
+
+
+# mx.nd.contrib's fronts of the multi-tensor AdamW / LAMB updates (CONTRIB_MULTI_CASES of
+# tools/mxnet_optimizer_op_fixtures.py): three steps with out=weights.
+MULTI = json.loads((FIXTURES / "contrib_multi.json").read_text())
+MULTI_ARRAYS = np.load(FIXTURES / "contrib_multi.npz")
+
+
+@pytest.mark.parametrize("case", sorted(MULTI))
+def test_contrib_multi_updates_match_mxnet(case: str) -> None:
+    spec = MULTI[case]
+    inputs = {n: [MULTI_ARRAYS[f"{case}:in:{n}:{i}"] for i in range(2)] for n in spec["lists"]}
+    nds = {n: [mx.nd.array(a, dtype=a.dtype) for a in group] for n, group in inputs.items()}
+    for step in range(1, spec["steps"] + 1):
+        given = dict(spec["kwargs"])
+        if isinstance(given.get("rescale_grad"), list):
+            given["rescale_grad"] = mx.nd.array(given["rescale_grad"])
+        if "step_count" in given:
+            given["step_count"] = [c + step - 1 for c in given["step_count"]]
+        args = [[a.copy() for a in group] if n == "grads" else group for n, group in nds.items()]
+        returned = getattr(mx.nd.contrib, spec["fn"])(*args, out=nds["weights"], **given)
+        assert all(r is w for r, w in zip(returned, nds["weights"], strict=True))
+        for n, group in nds.items():
+            for i, a in enumerate(group if n != "grads" else []):
+                expected = MULTI_ARRAYS[f"{case}:step{step}:{n}:{i}"]
+                assert a.dtype == expected.dtype
+                np.testing.assert_allclose(a.asnumpy(), expected, rtol=1e-4, atol=1e-6,
+                                           err_msg=f"{case} step {step} {n} {i}")
+
+
+def test_contrib_multi_update_without_out_returns_new_weights() -> None:
+    """MXNet 1.9.1 fails here ("shape must have a valid ndim"); minimx returns the new
+    weights and leaves the old ones, as its operator does."""
+    weights = [mx.nd.ones((2,)), mx.nd.ones((3,))]
+    moments = [[mx.nd.zeros((2,)), mx.nd.zeros((3,))] for _ in range(2)]
+    new = mx.nd.contrib.multi_lamb_update(weights, [w.copy() for w in weights], *moments,
+                                          step_count=[1, 1], lrs=[0.1, 0.1], wds=[0.0, 0.0])
+    assert [w.asnumpy().tolist() for w in weights] == [[1, 1], [1, 1, 1]]
+    np.testing.assert_allclose(new[0].asnumpy(), [0.9, 0.9], rtol=1e-5)

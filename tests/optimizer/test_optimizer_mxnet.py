@@ -3,7 +3,8 @@
 tests/fixtures/training/ (tools/mxnet_fixtures.py, group training) holds, for
 each case of OPTIMIZER_CASES, a weight, the gradients of a few updates and
 MXNet's weight after each (so momentum and moment states are checked too), with
-the parameter's name, lr_mult and lr_scheduler where the case gives them; SGLD's
+the parameter's name, lr_mult and lr_scheduler where the case gives them (and one
+gradient array overwritten each update, where it says `reuse_grad`); SGLD's
 updates with their noise taken off; and the lr / wd multipliers an optimizer
 takes from a symbol's attributes.
 """
@@ -41,8 +42,12 @@ def test_updates_equal_mxnets(case: str) -> None:
     spec = RECORD["optimizers"][case]
     updater = mx.optimizer.get_updater(_optimizer(spec))
     weight = mx.nd.array(ARRAYS[f"{case}:weight"])
+    reused = mx.nd.zeros(weight.shape)   # one gradient array for all updates, as a Module's
     for k in range(spec["updates"]):
-        updater(0, mx.nd.array(ARRAYS[f"{case}:grad_{k}"]), weight)
+        grad = ARRAYS[f"{case}:grad_{k}"]
+        if spec["setup"].get("reuse_grad"):
+            reused[:] = grad
+        updater(0, reused if spec["setup"].get("reuse_grad") else mx.nd.array(grad), weight)
         np.testing.assert_allclose(weight.asnumpy(), ARRAYS[f"{case}:after_{k}"],
                                    rtol=1e-5, atol=1e-6, err_msg=f"update {k}")
 
@@ -99,3 +104,22 @@ def test_sgld_noise_is_gaussian_with_variance_lr() -> None:
         assert np.mean(np.abs(noise) < math.sqrt(lr)) == pytest.approx(0.6827, abs=0.01)
         assert np.mean(noise ** 4) / noise.var() ** 2 == pytest.approx(3.0, abs=0.15)
     assert abs(np.corrcoef(first, second)[0, 1]) < 0.02   # fresh noise each update
+
+
+def test_mxnets_other_rules_by_name() -> None:
+    """ccSGD is SGD (MXNet 1.9.1: a subclass that changes nothing); Test adds the rescaled
+    gradient, keeps a float32 copy of the weight as its state and counts no update;
+    LBSGD has MXNet's arguments and refuses multi_precision as every rule here does."""
+    assert issubclass(mx.optimizer.ccSGD, mx.optimizer.SGD)
+    assert isinstance(mx.optimizer.create("ccSGD"), mx.optimizer.ccSGD)
+    opt = mx.optimizer.create("test", rescale_grad=0.5)
+    weight = mx.nd.array([1.0, 2.0], dtype="float16")
+    state = opt.create_state(0, weight)
+    opt.update(0, weight, mx.nd.array([2.0, -4.0], dtype="float16"), state)
+    assert weight.asnumpy().tolist() == [2.0, 0.0] and state.dtype == np.float32
+    assert state.asnumpy().tolist() == [2.0, 0.0] and opt.num_update == 0
+    lbsgd = mx.optimizer.create("lbsgd", batch_scale=4, updates_per_epoch=10, begin_epoch=2)
+    assert (lbsgd.warmup_strategy, lbsgd.warmup_epochs, lbsgd.init_updates,
+            lbsgd.num_epochs) == ("linear", 5, 20, 60)
+    with pytest.raises(mx.MinimxError, match="multi_precision"):
+        mx.optimizer.create("lbsgd", multi_precision=True)

@@ -5,6 +5,7 @@ last states on MXNet's seeded inputs; a fused cell's unpacked weights and its
 initializer equal MXNet's. Fixtures: tests/fixtures/rnn_cells, group rnn_cells."""
 from __future__ import annotations
 
+import inspect
 import json
 import warnings
 from pathlib import Path
@@ -100,3 +101,18 @@ def test_unfused_cell_computes_the_fused_outputs(name: str) -> None:
     got = outputs.bind(mx.cpu(), {n: args[n] for n in outputs.list_arguments()}).forward()[0]
     np.testing.assert_allclose(got.asnumpy(), ARRAYS[f"{name}:out:0"], rtol=1e-5, atol=1e-6)
     assert sorted(stack_cell.params._params) == sorted(weights)
+
+
+def test_conv_cells_have_mxnets_public_base() -> None:
+    # MXNet 1.9.1's BaseConvRNNCell's arguments, in its order
+    assert list(inspect.signature(mx.rnn.BaseConvRNNCell).parameters) == [
+        "input_shape", "num_hidden", "h2h_kernel", "h2h_dilate", "i2h_kernel", "i2h_stride",
+        "i2h_pad", "i2h_dilate", "i2h_weight_initializer", "h2h_weight_initializer",
+        "i2h_bias_initializer", "h2h_bias_initializer", "activation", "prefix", "params",
+        "conv_layout"]
+    for cell in (mx.rnn.ConvRNNCell, mx.rnn.ConvLSTMCell, mx.rnn.ConvGRUCell):
+        assert issubclass(cell, mx.rnn.BaseConvRNNCell)
+    base = mx.rnn.BaseConvRNNCell((1, 2, 4, 4), 3)
+    assert base.state_info[0]["shape"] == (0, 3, 4, 4)
+    with pytest.raises(NotImplementedError, match="abstract class for convolutional RNN"):
+        base(mx.sym.Variable("x"), base.begin_state())

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import minimx as mx
-from minimx.base import OperatorError
 
 
 def ops_of(sym):
@@ -53,7 +52,5 @@ def test_nd_functions_broadcast():
     a, b = mx.nd.array([1, 2, 3]), mx.nd.array([[2], [0]])
     assert mx.nd.maximum(a, b).asnumpy().tolist() == [[2, 2, 3], [1, 2, 3]]
     assert mx.nd.power(2, a).asnumpy().tolist() == [2, 4, 8]
-    with pytest.raises(OperatorError, match="maximum"):
-        mx.nd.maximum(1, 2)
-    with pytest.raises(OperatorError, match="power"):
-        mx.sym.power(1, 2)
+    # Two numbers give MXNet's plain Python result.
+    assert mx.nd.maximum(1, 2) == 2 and mx.sym.power(1, 2) == 1

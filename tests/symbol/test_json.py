@@ -372,6 +372,7 @@ CASES.update({
     "_histogram": lambda: S._histogram(D, bin_cnt=4, range=(0.0, 1.0)),
     "_identity_with_attr_like_rhs": lambda: S._identity_with_attr_like_rhs(D, D * 2.0),
     "_linspace": lambda: S._linspace(start=0.0, stop=1.0, num=5),
+    "cast_storage": lambda: S.cast_storage(D, stype="default"),
     "_onehot_encode": lambda: S._onehot_encode(
         S.floor(S.Reshape(S.slice_axis(V, axis=1, begin=0, end=1), shape=(-1,)) * 3.0), V),
     "_slice_assign": lambda: S._slice_assign(D, S.slice(D, begin=(0, 1), end=(2, 3)) * 2.0,
@@ -459,6 +460,35 @@ CASES.update({
     "_sample_unique_zipfian": lambda: S._sample_unique_zipfian(range_max=10, shape=(2, 3))[0]
     < 10,
 })
+# The image operators (tests/ops/test_image_ops.py) on whole-numbered images made from the
+# data; the random ones pinned (min_factor == max_factor, alpha_std=0, no jitter) or summed
+# along what a flip reorders, so that both evaluations agree.
+_NHWC = S.round(S.transpose(S.slice_axis(D, axis=1, begin=0, end=3), axes=(0, 2, 3, 1)) * 255.0)
+_HWC = S.Reshape(S.slice_axis(_NHWC, axis=0, begin=0, end=1), shape=(6, 6, 3))
+_PINNED = {"min_factor": 0.8, "max_factor": 0.8}
+CASES.update({
+    "_image_to_tensor": lambda: S.image.to_tensor(_NHWC),
+    "_image_normalize": lambda: S.image.normalize(S.image.to_tensor(_NHWC),
+                                                  mean=(0.485, 0.456, 0.406),
+                                                  std=(0.229, 0.224, 0.225)),
+    "_image_resize": lambda: S.image.resize(_NHWC, size=(5, 4), interp=2),
+    "_image_crop": lambda: S.image.crop(_HWC, x=1, y=2, width=3, height=4),
+    "_image_flip_left_right": lambda: S.image.flip_left_right(_HWC),
+    "_image_flip_top_bottom": lambda: S.image.flip_top_bottom(_HWC),
+    "_image_random_flip_left_right": lambda: S.sum(S.image.random_flip_left_right(_HWC),
+                                                   axis=1),
+    "_image_random_flip_top_bottom": lambda: S.sum(S.image.random_flip_top_bottom(_HWC),
+                                                   axis=0),
+    "_image_random_brightness": lambda: S.image.random_brightness(_HWC, **_PINNED),
+    "_image_random_contrast": lambda: S.image.random_contrast(_HWC, **_PINNED),
+    "_image_random_saturation": lambda: S.image.random_saturation(_HWC, **_PINNED),
+    "_image_random_hue": lambda: S.image.random_hue(_HWC, min_factor=0.3, max_factor=0.3),
+    "_image_random_color_jitter": lambda: S.image.random_color_jitter(
+        _HWC, brightness=0, contrast=0, saturation=0, hue=0),
+    "_image_adjust_lighting": lambda: S.image.adjust_lighting(_HWC, alpha=(0.1, 0.2, 0.3)),
+    "_image_random_lighting": lambda: S.image.random_lighting(_HWC, alpha_std=0.0),
+})
+
 # The table-driven elementwise families: every row once, on the same inputs.
 CASES.update({name: (lambda n=name: getattr(S, n)(D)) for name in UNARY if name not in CASES})
 CASES.update({get_op(f"_{key}").name: (lambda k=key: getattr(S, f"_{k}")(D, S.exp(D)))
