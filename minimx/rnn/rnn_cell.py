@@ -12,6 +12,7 @@ cells name their variables and nodes as MXNet 1.9.1's do (``lstm_i2h_weight``,
 """
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -339,3 +340,17 @@ class GRUCell(_GRUStep):
                      ) -> tuple[Symbol, Symbol]:
         # MXNet's GRU names its layers "<prefix>t<k>__i2h" (one underscore more).
         return super()._projections(inputs, state, f"{name}_")
+
+
+def rnn_unroll(cell: BaseRNNCell, length: int, inputs: Inputs | None = None,
+               begin_state: list[Symbol] | None = None, input_prefix: str = "",
+               layout: str = "NTC") -> tuple[Any, list[Symbol]]:
+    """Deprecated: ``cell.unroll(length, inputs, begin_state, layout)``. MXNet 1.9.1's
+    passes `input_prefix` on, which its cells' `unroll` does not take (a TypeError);
+    here it is accepted and unused."""
+    warnings.warn("rnn_unroll is deprecated. Please call cell.unroll directly.",
+                  stacklevel=2)
+    if inputs is None:
+        raise MinimxError("rnn_unroll: unroll(inputs=None) has been deprecated. Please create "
+                          "input variables outside unroll.")
+    return cell.unroll(length, inputs, begin_state=begin_state, layout=layout)

@@ -152,3 +152,18 @@ def test_rnn_params_share_variables_between_cells() -> None:
         out_b, _ = b.unroll(2, out_a, merge_outputs=True)
     assert out_b.list_arguments() == ["x", "shared_i2h_weight", "shared_i2h_bias",
                                       "shared_h2h_weight", "shared_h2h_bias"]
+
+
+def test_rnn_unroll_warns_and_unrolls_as_the_cell():
+    data = mx.sym.Variable("data")
+    with pytest.warns(UserWarning, match="rnn_unroll is deprecated"), mx.name.NameManager():
+        outputs, states = mx.rnn.rnn_unroll(mx.rnn.LSTMCell(4, prefix="l_"), 3, inputs=data,
+                                            input_prefix="ignored_")
+    with mx.name.NameManager():   # the automatic names count from 0 in both
+        want, want_states = mx.rnn.LSTMCell(4, prefix="l_").unroll(3, inputs=data)
+    assert [o.tojson() for o in outputs] == [o.tojson() for o in want]
+    assert [s.tojson() for s in states] == [s.tojson() for s in want_states]
+    with pytest.warns(UserWarning), pytest.raises(MinimxError, match="inputs=None"):
+        mx.rnn.rnn_unroll(mx.rnn.LSTMCell(4), 3)
+    assert mx.rnn.save_checkpoint is mx.model.save_checkpoint
+    assert mx.rnn.load_checkpoint is mx.model.load_checkpoint
