@@ -13,6 +13,7 @@ from . import (
     contrib,  # quantization (calibration)
     engine,  # also MXNet's mx.engine: bulk, set_bulk_size
     feedforward,  # mx.model.FeedForward, MXNet 1.x's legacy model API (set below)
+    gluon,  # mx.gluon.SymbolBlock: exported models for inference, and their parameters
     image,  # mx.image: decode, resize, crop, augment; ImageIter
     initializer,
     io,
@@ -81,7 +82,7 @@ __version__ = "0.1.0"
 __all__ = ["AttrScope", "BackendError", "Context", "DataFileError", "DTypeError", "Executor",
            "GraphFormatError", "MinimxError", "MXNetError", "OperatorError", "ShapeError",
            "attribute", "callback", "contrib", "cpu", "cpu_pinned", "current_context", "engine",
-           "gpu", "init", "initializer", "image", "io", "is_np_array", "is_np_shape",
+           "gluon", "gpu", "init", "initializer", "image", "io", "is_np_array", "is_np_shape",
            "np_array", "np_shape", "runtime", "set_np_shape", "use_np", "use_np_array",
            "use_np_shape", "util",
            "kv", "kvstore", "lr_scheduler", "metric", "mod", "model", "models", "module", "mon",

@@ -24,7 +24,7 @@ LAYERS = [
     ["executor", "backends"],
     ["model", "models", "initializer", "optimizer", "lr_scheduler", "metric", "monitor"],
     ["kvstore"],
-    ["contrib", "onnx", "callback", "module", "rnn"],
+    ["contrib", "onnx", "callback", "module", "rnn", "gluon"],
     ["feedforward", "test_utils"],
     ["__init__"],
     ["commands"],

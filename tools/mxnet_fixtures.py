@@ -106,6 +106,10 @@ Then, from the repository root:
 - ``imagedet``: MXNet's detection data pipeline on small synthetic PNG records: ``imrotate``,
   the detection augmenters under a seeded ``random``, ``ImageDetIter`` and
   ``ImageDetRecordIter`` batches (``tools/mxnet_imagedet_fixtures.py``; needs ``pillow``).
+- ``gluon``: ``mx.gluon.SymbolBlock`` on two exported HybridBlocks (outputs, MKLDNN
+  partitioning, parameter writes, casts, parameters, messages), and MXNet's run of the
+  files minimx's ``export`` writes (``tools/mxnet_gluon_fixtures.py``; runs minimx in a
+  subprocess: ``MINIMX_PYTHON``, default ``python3``).
 - ``module_functions``: MXNet's module-level Python functions (``mx.nd.add`` ...
   ``logical_xor``, ``concatenate``, ``moveaxis``, ``onehot_encode``, ``load_frombuffer``,
   ``from_numpy``, ``cast_storage``; ``mx.sym.eye`` / ``linspace`` / ``hypot``; the contrib
@@ -151,6 +155,7 @@ from mxnet.gluon.model_zoo.vision.resnet import BasicBlockV1, BottleneckV2, ResN
 from mxnet_control_flow_fixtures import write_control_flow  # noqa: E402  (tools/)
 from mxnet_deformable_fixtures import deformable_op_cases  # noqa: E402  (tools/, beside this script)
 from mxnet_detection_fixtures import detection_op_cases  # noqa: E402  (tools/, beside this script)
+from mxnet_gluon_fixtures import write_gluon  # noqa: E402  (tools/)
 from mxnet_image_fixtures import write_image  # noqa: E402  (tools/, beside this script)
 from mxnet_image_op_fixtures import write_image_ops  # noqa: E402  (tools/)
 from mxnet_imagedet_fixtures import write_imagedet  # noqa: E402  (tools/, beside this script)
@@ -2471,6 +2476,16 @@ def write_onnx(out: Path) -> None:
 
 
 GROUP_NOTES = {
+    "gluon": "tools/mxnet_gluon_fixtures.py: `cnn` / `twoio` (`<net>-symbol.json`, "
+             "`-0000.params`: HybridBlocks exported by MXNet); `gluon.npz`: their inputs "
+             "`<net>:b<batch>:in:<name>` and MXNet's `SymbolBlock.imports` outputs "
+             "`:out<k>`, with `hybridize(backend='MKLDNN')` (`<net>:mkldnn:out<k>`), after "
+             "writes to parameters (`<net>:written_<plain|mkldnn>:out<k>`) and cast to "
+             "float64; `gluon.json`: parameters (names, shapes, dtypes, grad_req) as "
+             "imported, after infer_shape, cast to float16 and initialized, selections, "
+             "repr, summary, `save_parameters` keys (`<net>-saved.params`) and MXNet's "
+             "errors (`cnn-missing.params`, `cnn-extra.params`); `minimx_<net>-*`: what "
+             "minimx's `export` writes, and `minimx_export.json` what MXNet made of it.",
     "gap_ops": "`cases.json` / `cases.npz` (tools/mxnet_more_ops_fixtures.py): late-added dense "
                "operators (creation, _split_v2, slice assignment, _histogram, straight-through "
                "and legacy indexing ops, preloaded_multi_*sgd*, Convolution_v1 / Pooling_v1 / "
@@ -2802,7 +2817,7 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "transformer": write_transformer, "control_flow": write_control_flow,
           "gap_ops": write_gap_ops, "int8_rnn": write_int8_rnn,
           "multi_context": write_multi_context, "monitor": write_monitor,
-          "module_functions": write_module_functions}
+          "module_functions": write_module_functions, "gluon": write_gluon}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,21 +1,31 @@
 """The ``image`` fixture group of `mxnet_fixtures.py`: what MXNet 1.9.1's `mx.image` gives
 on small synthetic PNG and JPEG files - decoding, resizing, crops, normalisation,
 `CreateAugmenter` pipelines without randomness, and `ImageIter` batches from a .rec file
-and from an image list.
+and from an image list; and what its legacy `mx.nd.imdecode` kernel gives, and refuses.
+
+MXNet 1.9.1's own `mx.nd.imdecode` never decodes under Python 3: it hands the image to the
+`_imdecode` operator as a string parameter (`str(bytes)`, or a NUL-terminated UTF-8 C
+string), and fails earlier still without `mean` (cases.json keeps both messages). The
+kernel behind it is reached here through the C API's `MXFuncInvokeEx`, which passes the
+bytes as they are.
 
 Runs with MXNet's Python only (never minimx), with Pillow beside MXNet to encode the
 images (MXNet decodes and resizes with its own OpenCV). ``cases.json`` lists each call
 (function, source image, arguments); ``results.npz`` holds what it returned, keyed by
-case name (`<case>:<epoch>:<batch>:data` / `:label` for ImageIter).
+case name (`<case>:<epoch>:<batch>:data` / `:label` for ImageIter; `imdecode:<case>` with
+its `:mean` and `:out_in` for the legacy decoder, bfloat16 as its uint16 bits).
 """
 from __future__ import annotations
 
+import ctypes
 import io
 import json
 from pathlib import Path
 
 import mxnet as mx
 import numpy as np
+from mxnet.base import _LIB, NDArrayHandle, c_str, check_call
+from mxnet.ndarray.ndarray import _new_empty_handle
 from PIL import Image
 
 # (file, Pillow format, rows, cols, channels)
@@ -60,6 +70,41 @@ ITERS = [("iter_rec", dict(_REC, batch_size=3, data_shape=(3, 8, 8), inter_metho
          ("iter_imglist", dict(imglist=_IMGLIST, path_root=".", batch_size=2,
                                data_shape=(3, 8, 8), inter_method=0, label_width=2), 1)]
 SIZES = [(8, 8), (10, 9), (9, 12), (16, 8), (8, 11)]
+# The legacy decoder: (case, image, arguments). `mean` is [shape or None (the result's),
+# dtype] and `out` [shape, dtype]: arrays made by `_legacy_arrays`.
+_F32 = "float32"
+IMDECODES = [
+    ("color", "color.png", {}), ("color_grey", "color.png", dict(channels=1)),
+    ("color_two", "color.png", dict(channels=2)), ("color_none", "color.png", dict(channels=0)),
+    ("gray", "gray.png", dict(channels=1)), ("photo", "photo.jpg", {}),
+    ("photo_grey", "photo.jpg", dict(channels=1)), ("alpha", "alpha.png", dict(channels=4)),
+    ("alpha_bgr", "alpha.png", {}), ("clip", "color.png", dict(clip_rect=(2, 1, 9, 7))),
+    ("clip_photo", "photo.jpg", dict(clip_rect=(0, 3, 20, 16), channels=1)),
+    ("clip_flat", "color.png", dict(clip_rect=(3, 4, 8, 4))),   # y1 == y0: the whole image
+    ("clip_mean", "photo.jpg", dict(clip_rect=(1, 2, 7, 9), mean=[None, _F32])),
+    ("out3", "color.png", dict(out=[(3, 10, 13), _F32])),
+    ("out3_index", "color.png", dict(out=[(3, 10, 13), _F32], index=5)),   # index unused
+    ("out4", "color.png", dict(out=[(3, 3, 10, 13), _F32], index=1)),
+    ("out_int8", "color.png", dict(out=[(3, 10, 13), "int8"])),
+    ("out_mean", "photo.jpg", dict(out=[(2, 1, 16, 20), "float64"], index=0, channels=1,
+                                   mean=[None, "float64"])),
+] + [(f"mean_{dtype}", "color.png", dict(mean=[None, dtype]))
+     for dtype in ("float32", "float64", "float16", "bfloat16", "uint8", "int8", "int32",
+                   "int64")]
+IMDECODE_ERRORS = [
+    ("grey_as_colour", "gray.png", dict(channels=3)),
+    ("too_many_channels", "color.png", dict(channels=5)),
+    ("clip_outside", "color.png", dict(clip_rect=(0, 0, 14, 10))),
+    ("out_2d", "color.png", dict(out=[(10, 13), _F32])),
+    ("out_shape", "color.png", dict(out=[(3, 10, 12), _F32])),
+    ("out_index", "color.png", dict(out=[(2, 3, 10, 13), _F32], index=2)),
+    ("out_bool", "color.png", dict(out=[(3, 10, 13), "bool"])),
+    ("mean_shape", "color.png", dict(mean=[(3, 10, 12), _F32])),
+    ("mean_rank", "color.png", dict(mean=[(3, 10), _F32])),
+    ("mean_dtype", "color.png", dict(mean=[(3, 10, 13), _F32], out=[(3, 10, 13), "float64"])),
+    ("not_an_image", "iter.lst", {}),
+]
+_BF16 = np.dtype([("bfloat16", np.uint16)])   # how MXNet 1.9.1's Python names bfloat16
 
 
 def _pixels(rng: np.random.RandomState, rows: int, cols: int, channels: int) -> np.ndarray:
@@ -92,6 +137,94 @@ def _write_sources(out: Path) -> None:
         lines.append(f"{i}\t{i * 1.5}\tfiles/{i}.png\n")
     rec.close()
     (out / "iter.lst").write_text("".join(lines))
+    # A BGRA image for the legacy decoder, which keeps OpenCV's channels (its own generator:
+    # the images above stay as they were).
+    rgba = _pixels(np.random.RandomState(11), 6, 5, 4)
+    rgba[..., 3] = np.arange(30).reshape(6, 5) * 8
+    (out / "alpha.png").write_bytes(_encoded(rgba, "PNG"))
+
+
+def _legacy_arrays(kwargs: dict, result_shape: tuple, seed: int) -> dict:
+    """`kwargs` with its `mean` / `out` specs made arrays: means of values that wrap the
+    integer types and have fractions in the float ones; `out` counting up (what the
+    decoder does not write keeps it)."""
+    rng = np.random.RandomState(seed)
+    made = dict(kwargs)
+    if "mean" in kwargs:
+        shape, dtype = kwargs["mean"]
+        shape = tuple(shape or result_shape)
+        if dtype in ("uint8", "int8"):
+            values = rng.randint(-128 if dtype == "int8" else 0, 128 if dtype == "int8" else 256,
+                                 shape)
+        elif dtype in ("int32", "int64"):
+            values = rng.randint(-1000, 1000, shape)
+        else:
+            values = rng.uniform(-20.0, 150.0, shape)
+        made["mean"] = mx.nd.amp_cast(mx.nd.array(values), dtype=_BF16) if dtype == "bfloat16" \
+            else mx.nd.array(values, dtype=dtype)
+    if "out" in kwargs:
+        shape, dtype = kwargs["out"]
+        made["out"] = mx.nd.array(np.arange(np.prod(shape)).reshape(shape) % 97, dtype=dtype)
+    return made
+
+
+def _legacy_imdecode(buf: bytes, clip_rect: tuple = (0, 0, 0, 0), out: mx.nd.NDArray = None,
+                     index: int = 0, channels: int = 3, mean: mx.nd.NDArray = None
+                     ) -> mx.nd.NDArray:
+    """MXNet's `_imdecode` kernel, called as `mx.nd.imdecode` would call it if the bytes
+    survived the trip (an empty handle for `out` / `mean` not given, as its Python does)."""
+    fn = ctypes.c_void_p()
+    check_call(_LIB.MXGetFunction(c_str("_imdecode"), ctypes.byref(fn)))
+    mean = mx.nd.NDArray(_new_empty_handle()) if mean is None else mean
+    out = mx.nd.NDArray(_new_empty_handle()) if out is None else out
+    scalars = (ctypes.c_float * 7)(index, *clip_rect, channels, len(buf))
+    check_call(_LIB.MXFuncInvokeEx(fn, (NDArrayHandle * 1)(mean.handle), scalars,
+                                   (NDArrayHandle * 1)(out.handle), 1,
+                                   (ctypes.c_char_p * 1)(b"str_img"),
+                                   (ctypes.c_char_p * 1)(buf)))
+    return out
+
+
+def _bits(array: mx.nd.NDArray) -> np.ndarray:
+    values = array.asnumpy()
+    return values.view(np.uint16) if values.dtype == _BF16 else values
+
+
+def _message(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[-1]
+
+
+def _write_legacy_imdecode(out: Path, results: dict) -> dict:
+    """Results of IMDECODES into `results`; MXNet's messages for IMDECODE_ERRORS and for its
+    own Python front, returned."""
+    for i, (case, image, kwargs) in enumerate(IMDECODES):
+        buf = (out / image).read_bytes()
+        shape = _legacy_imdecode(buf, kwargs.get("clip_rect", (0, 0, 0, 0)),
+                                 channels=kwargs.get("channels", 3)).shape
+        args = _legacy_arrays(kwargs, shape, i)
+        for name in ("mean", "out"):
+            if name in args:
+                results[f"imdecode:{case}:{'out_in' if name == 'out' else name}"] = \
+                    _bits(args[name])
+        results[f"imdecode:{case}"] = _bits(_legacy_imdecode(buf, **args))
+    errors = {}
+    for case, image, kwargs in IMDECODE_ERRORS:
+        try:
+            _legacy_imdecode((out / image).read_bytes(), **_legacy_arrays(kwargs, (), 0))
+        except mx.MXNetError as exc:
+            errors[case] = _message(exc)
+        else:
+            raise AssertionError(f"MXNet's imdecode took error case {case}")
+    front = {}
+    png = (out / "color.png").read_bytes()
+    for case, kwargs in (("no_mean", {}), ("bytes", dict(mean=mx.nd.zeros((3, 10, 13))))):
+        try:
+            mx.nd.imdecode(png, **kwargs)
+        except mx.MXNetError as exc:
+            front[case] = _message(exc)
+    return {"imdecodes": IMDECODES, "imdecode_errors": [[*c, errors[c[0]]] for c in
+                                                        IMDECODE_ERRORS],
+            "imdecode_front": front}
 
 
 def write_image(out: Path) -> None:
@@ -132,10 +265,11 @@ def write_image(out: Path) -> None:
                 pads[-1].append(batch.pad)
             it.reset()
         iters[case] = {"kwargs": kwargs, "pads": pads}
+    legacy = _write_legacy_imdecode(out, results)
     np.savez_compressed(out / "results.npz", **results)
     pipelines = [[case, {k: v.tolist() if isinstance(v, np.ndarray) else v
                          for k, v in kwargs.items()}] for case, kwargs in PIPELINES]
     (out / "cases.json").write_text(json.dumps(
         {"images": [name for name, *_ in IMAGES], "decodes": DECODES, "calls": CALLS,
-         "normalize": NORMALIZE, "pipelines": pipelines, "iters": iters}, indent=1))
+         "normalize": NORMALIZE, "pipelines": pipelines, "iters": iters, **legacy}, indent=1))
 

@@ -18,6 +18,7 @@ from ..base import DataFileError, DTypeError, MinimxError, ShapeError
 from ..formats import image_codec
 from ..formats.image_resize import AREA, CUBIC, LINEAR, resize
 from ..ndarray import NDArray, array
+from ..ops.image_io import encoded_bytes
 
 _FLAGS = (image_codec.GRAYSCALE, image_codec.COLOR)
 
@@ -33,16 +34,10 @@ def imdecode(buf: Any, flag: int = 1, to_rgb: bool = True, what: str = "imdecode
     >>> mx.image.imdecode(png).asnumpy().tolist()
     [[[255, 0, 0]]]
     """
-    if isinstance(buf, NDArray):
-        buf = buf.asnumpy()
-    if isinstance(buf, np.ndarray):
-        buf = buf.astype(np.uint8, copy=False).tobytes()
-    if not isinstance(buf, (bytes, bytearray)):
-        raise MinimxError(f"{what}: buf must be bytes, bytearray or a uint8 array, "
-                          f"not {type(buf).__name__}")
+    buf = encoded_bytes(buf.asnumpy() if isinstance(buf, NDArray) else buf, f"{what}: buf")
     if flag not in _FLAGS:
         raise MinimxError(f"{what}: flag must be 1 (colour) or 0 (grey), not {flag!r}")
-    pixels = image_codec.imdecode(bytes(buf), flag, what)
+    pixels = image_codec.imdecode(buf, flag, what)
     if flag == image_codec.GRAYSCALE:
         pixels = pixels[..., None]
     elif to_rgb:

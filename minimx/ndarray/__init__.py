@@ -8,6 +8,7 @@ from typing import Any
 from ..ops import get_op, list_ops, namespace_modules
 from . import control_flow, functions
 from .creation import arange, array, eye, full, linspace, ones, zeros
+from .dlpack import from_dlpack, to_dlpack_for_read, to_dlpack_for_write
 from .functions import (
     add,
     concatenate,
@@ -17,6 +18,7 @@ from .functions import (
     greater,
     greater_equal,
     histogram,
+    imdecode,
     lesser,
     lesser_equal,
     logical_and,
@@ -62,13 +64,16 @@ del _fn
 # mx.nd.random: the samplers by MXNet's names; also mx.random (its seed).
 random = RandomFunctions(NDArray, make_op_function, imperative=True)
 
+
+
 __all__ = ["NDArray", "contrib", "linalg", "array", "empty", "zeros", "ones", "full", "arange",
            "linspace", "eye", "random",
            "invoke", "invoke_by_name", "save", "load", "load_frombuffer", "waitall", "maximum",
            "minimum", "power", "pow", "split_v2", "histogram", "add", "subtract", "multiply",
            "divide", "true_divide", "modulo", "equal", "not_equal", "greater", "greater_equal",
            "lesser", "lesser_equal", "logical_and", "logical_or", "logical_xor", "concatenate",
-           "moveaxis", "onehot_encode", "from_numpy", "op"]
+           "moveaxis", "onehot_encode", "from_numpy", "op", "to_dlpack_for_read",
+           "to_dlpack_for_write", "from_dlpack", "imdecode"]
 
 
 def __getattr__(name: str) -> Any:

@@ -3,11 +3,11 @@
 The ufuncs (`add` ... `logical_xor`, `maximum`, `minimum`, `power`) run the broadcasting
 operator for two arrays and a scalar one when either side is a number, and give a plain
 Python result for two numbers, as MXNet's `_ufunc_helper`. Then `concatenate`,
-`moveaxis`, `onehot_encode`, `from_numpy`, `split_v2` and `histogram`, the
-fronts of operators; and `mx.nd.contrib`'s Python functions `isinf`, `isfinite`, `isnan`
-and `rand_zipfian` (whose arithmetic `zipfian` also serves `mx.sym.contrib`), and its
-fronts of the multi-tensor updates, `multi_adamw_update`, `multi_lamb_update` and their
-mixed-precision `multi_mp_*` forms.
+`moveaxis`, `onehot_encode`, `from_numpy`, `imdecode` (legacy), `split_v2` and
+`histogram`, the fronts of operators; and `mx.nd.contrib`'s Python functions `isinf`,
+`isfinite`, `isnan` and `rand_zipfian` (whose arithmetic `zipfian` also serves
+`mx.sym.contrib`), and its fronts of the multi-tensor updates, `multi_adamw_update`,
+`multi_lamb_update` and their mixed-precision `multi_mp_*` forms.
 """
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ import numpy as np
 from numpy.exceptions import AxisError
 from numpy.lib.array_utils import normalize_axis_tuple
 
-from ..base import DTypeError, MinimxError, OperatorError, ShapeError, warn_user
+from ..base import DEFAULT_DTYPE, DTypeError, MinimxError, OperatorError, ShapeError, warn_user
 from ..context import Context, cpu, current_context
-from ..ops import get_op
+from ..ops import get_op, image_io
 from ..ops.split_v2 import split_v2_params
 from .creation import array, full
 from .imperative import invoke, invoke_by_name
@@ -325,3 +325,50 @@ def multi_mp_lamb_update(weights: Sequence[NDArray], grads: Sequence[NDArray],
     return _multi_update("_multi_mp_lamb_update", [weights, grads, mean, var, weights32], [],
                          dict(kwargs, num_tensors=num_tensors or len(weights),
                               step_count=step_count, learning_rates=lrs, wds=wds), out)
+
+
+def imdecode(str_img: Any, clip_rect: Sequence[int] = (0, 0, 0, 0), out: NDArray | None = None,
+             index: int = 0, channels: int = 3, mean: NDArray | None = None) -> NDArray:
+    """Deprecated, as in MXNet (use `mx.image.imdecode`): MXNet's legacy decoder. The
+    encoded image (bytes) as channels x height x width in OpenCV's channel order (BGR,
+    BGRA; grey when `channels` is 1; its first `channels` ones), clipped to `clip_rect`
+    (x0, y0, x1, y1; all of it when y1 == y0), less `mean` (channels x height x width).
+    float32, or `mean`'s dtype; or into `out` ((c, h, w), or slice `index` of
+    (n, c, h, w); its dtype, which `mean` must share), which is returned. Decodes before
+    it returns.
+
+    >>> import minimx as mx, numpy as np
+    >>> red = np.array([[[0, 0, 255]]], np.uint8)                # one pixel, BGR
+    >>> _, png = mx.recordio.unpack(mx.recordio.pack_img((0, 0, 0, 0), red, img_fmt=".png"))
+    >>> mx.nd.imdecode(png).asnumpy().ravel().tolist()         # channels first, BGR
+    [0.0, 0.0, 255.0]
+    """
+    what = "mx.nd.imdecode"
+    try:
+        rect, channels, index = [operator.index(v) for v in clip_rect], \
+            operator.index(channels), operator.index(index)
+    except TypeError:
+        raise OperatorError(f"{what}: clip_rect={clip_rect!r}, channels={channels!r} and "
+                            f"index={index!r} must be integers") from None
+    if len(rect) != 4:
+        raise OperatorError(f"{what}: clip_rect must be (x0, y0, x1, y1), got {clip_rect!r}")
+    for name, arr in (("out", out), ("mean", mean)):
+        if arr is not None and not isinstance(arr, NDArray):
+            raise OperatorError(f"{what}: {name} must be an NDArray, not {type(arr).__name__}")
+    if out is not None and out.ndim not in (3, 4):
+        raise ShapeError(f"{what}: out must be (c, h, w) or (n, c, h, w), got {out.shape}")
+    if out is not None and out.ndim == 4 and not 0 <= index < out.shape[0]:
+        raise OperatorError(f"{what}: index={index} is outside out's {out.shape[0]} images")
+    dtype = out.dtype if out is not None else mean.dtype if mean is not None else DEFAULT_DTYPE
+    if mean is not None:
+        mean.wait_to_read()
+    pixels = image_io.legacy_imdecode(image_io.encoded_bytes(str_img, f"{what}: str_img"), rect,
+                                      channels, None if mean is None else mean._data, dtype, what)
+    if out is None:
+        return NDArray(pixels)
+    target = out[index] if out.ndim == 4 else out
+    if target.shape != pixels.shape:
+        raise ShapeError(f"{what}: out takes images of {target.shape}, the decoded image is "
+                         f"{pixels.shape}")
+    target[:] = pixels
+    return out

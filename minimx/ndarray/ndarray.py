@@ -125,6 +125,24 @@ class NDArray:
         out = self.asnumpy()
         return out if dtype is None else out.astype(dtype)
 
+    # -- DLPack (ndarray/dlpack.py) ------------------------------------------------
+    def to_dlpack_for_read(self) -> Any:
+        """``mx.nd.to_dlpack_for_read`` of this array: a DLPack capsule of its memory."""
+        return _generated().to_dlpack_for_read(self)
+
+    def to_dlpack_for_write(self) -> Any:
+        """``mx.nd.to_dlpack_for_write`` of this array."""
+        return _generated().to_dlpack_for_write(self)
+
+    def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+                   dl_device: Any = None, copy: bool | None = None) -> Any:
+        """The array API's export (``np.from_dlpack(a)``): this array's memory once its
+        pending reads and writes have finished, as `to_dlpack_for_write`."""
+        return _generated().dlpack.dlpack_export(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, self._ctx.device_id)   # DLPack's kDLCPU
+
     def copy(self) -> NDArray:
         return self.copyto(self._ctx)
 

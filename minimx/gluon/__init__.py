@@ -1,0 +1,14 @@
+"""`mx.gluon`: the part of MXNet 1.9.1's Gluon that runs exported models for inference.
+
+`SymbolBlock` (``SymbolBlock.imports`` of ``-symbol.json`` / ``-0000.params``
+files, forward, ``hybridize(backend='MKLDNN')``, export) and the parameters it
+holds (`Parameter`, `Constant`, `ParameterDict`). Blocks of layers, autograd,
+``Trainer``, losses, data and the model zoo are not part of minimx.
+"""
+from . import nn
+from .errors import DeferredInitializationError, InputError, ParameterError
+from .parameter import Constant, Parameter, ParameterDict, tensor_types
+from .symbol_block import SymbolBlock
+
+__all__ = ["Constant", "DeferredInitializationError", "InputError", "Parameter",
+           "ParameterDict", "ParameterError", "SymbolBlock", "nn", "tensor_types"]
