@@ -38,6 +38,8 @@ class CachedOp:
                              "statistics an operator such as BatchNorm keeps): give them as "
                              "parameters")
         self._executors: dict[Signature, Executor] = {}
+        # The parameter mapping each executor's arrays were last checked against.
+        self._checked: dict[Signature, Mapping[str, NDArray]] = {}
 
     def __len__(self) -> int:
         """How many executors are bound (one per signature seen)."""
@@ -50,8 +52,9 @@ class CachedOp:
         executor = self._executors.get(key)
         if executor is None:
             executor = self._executors[key] = self._bind(data, params, ctx)
-        else:
+        elif self._checked[key] is not params:   # the caller gathered the arrays anew
             self._swap_replaced(executor, params)
+        self._checked[key] = params
         outputs = executor.forward(is_train=False, **{n: data[n] for n in self._data_names})
         return [out.copy() for out in outputs]
 

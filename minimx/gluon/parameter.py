@@ -64,6 +64,19 @@ class Parameter:
     """A named array of a block, on one or more contexts (MXNet 1.9.1's arguments;
     `stype` and `grad_stype` only ``'default'``: minimx has no sparse arrays)."""
 
+    # How often any Parameter's arrays were replaced (made, dropped, cast, moved): a block
+    # reuses the arrays it gathered for its last call while this count stays the same.
+    replacements = 0
+
+    @property
+    def _data(self) -> list[NDArray] | None:
+        return self._arrays
+
+    @_data.setter
+    def _data(self, arrays: list[NDArray] | None) -> None:
+        self._arrays = arrays
+        Parameter.replacements += 1
+
     def __init__(self, name: str, grad_req: str = "write", shape: int | tuple | None = None,
                  dtype: Any = DEFAULT_DTYPE, lr_mult: float = 1.0, wd_mult: float = 1.0,
                  init: Initializer | str | None = None, allow_deferred_init: bool = False,
