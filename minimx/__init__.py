@@ -8,6 +8,7 @@ array([0., 6.], dtype=float32)
 """
 from . import (
     attribute,
+    autograd,  # mx.autograd: recording NDArray operations, backward, grad
     backends,  # noqa: F401  (registers the built-in subgraph backends: default, DNNL)
     callback,
     contrib,  # quantization (calibration)
@@ -81,7 +82,8 @@ __version__ = "0.1.0"
 
 __all__ = ["AttrScope", "BackendError", "Context", "DataFileError", "DTypeError", "Executor",
            "GraphFormatError", "MinimxError", "MXNetError", "OperatorError", "ShapeError",
-           "attribute", "callback", "contrib", "cpu", "cpu_pinned", "current_context", "engine",
+           "attribute", "autograd", "callback", "contrib", "cpu", "cpu_pinned", "current_context",
+           "engine",
            "gluon", "gpu", "init", "initializer", "image", "io", "is_np_array", "is_np_shape",
            "np_array", "np_shape", "runtime", "set_np_shape", "use_np", "use_np_array",
            "use_np_shape", "util",

@@ -152,6 +152,7 @@ from mxnet.contrib import amp  # noqa: E402
 from mxnet.gluon.model_zoo import vision  # noqa: E402
 from mxnet.gluon.model_zoo.vision.densenet import DenseNet  # noqa: E402
 from mxnet.gluon.model_zoo.vision.resnet import BasicBlockV1, BottleneckV2, ResNetV1, ResNetV2  # noqa: E402
+from mxnet_autograd_fixtures import write_autograd  # noqa: E402  (tools/)
 from mxnet_control_flow_fixtures import write_control_flow  # noqa: E402  (tools/)
 from mxnet_deformable_fixtures import deformable_op_cases  # noqa: E402  (tools/, beside this script)
 from mxnet_detection_fixtures import detection_op_cases  # noqa: E402  (tools/, beside this script)
@@ -2506,6 +2507,14 @@ GROUP_NOTES = {
                    "mx.model.FeedForward from fixed parameters on unshuffled data (SGD "
                    "with momentum; and with epoch_size): trained parameters, predictions, "
                    "the callbacks' epochs and batch numbers, validation accuracies, score.",
+    "autograd": "`cases.json` / `cases.npz` (tools/mxnet_autograd_fixtures.py): per case the "
+                "source of a program recorded under `mx.autograd.record()`, `<case>:in:<x>`, "
+                "`:head:<j>`, `:head_grad:<j>` and the gradients `:grad:<x>` (and the "
+                "no-gradient `c_*` inputs afterwards, `:after:<x>`) MXNet's backward gives; "
+                "cases include pause inside record and a custom Function; `scenarios.json` / "
+                "`scenarios.npz`: grad_req 'add', retain_graph, `autograd.grad`, the "
+                "recording / training modes, get_symbol, MXNet's error messages and a "
+                "linear regression trained by SGD (the sources of the last two inside).",
     "control_flow": "`cases.json` (tools/mxnet_control_flow_fixtures.py): per case the source "
                     "of a program using contrib.foreach / while_loop / cond, its input shapes "
                     "and MXNet's symbol JSON; `arrays.npz`: `<case>:<set>:in:<x>`, `:out:<j>` "
@@ -2815,6 +2824,7 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "feedforward": write_feedforward, "recordio": write_recordio,
           "image": write_image, "image_ops": write_image_ops, "imagedet": write_imagedet,
           "transformer": write_transformer, "control_flow": write_control_flow,
+          "autograd": write_autograd,
           "gap_ops": write_gap_ops, "int8_rnn": write_int8_rnn,
           "multi_context": write_multi_context, "monitor": write_monitor,
           "module_functions": write_module_functions, "gluon": write_gluon}

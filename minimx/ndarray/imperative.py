@@ -6,7 +6,9 @@ auxiliary states it updates), and the call returns at once. An operator whose
 output shape depends on the input values (`OpDef.shape_from_values`) instead
 waits for its inputs and runs before the call returns. The outputs are on the
 first input's context, as in MXNet; an operator without inputs puts them on its
-``ctx`` parameter's, or on the current context.
+``ctx`` parameter's, or on the current context. Under ``mx.autograd.train_mode()``
+(or ``record()``) kernels run in training mode; while autograd records, each call is
+handed to its recorder (`AUTOGRAD`: a flag check when not recording).
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from ..context import Context, context_from_str
 from ..ops.calling import split_call
 from ..ops.infer import known
 from ..ops.registry import GENERATOR, OpContext, OpDef, get_op
-from .ndarray import NDArray, allocate
+from .ndarray import AUTOGRAD, NDArray, allocate, autograd_entry
 
 
 def _infer_outputs(op: OpDef, p, label: str, inputs: Sequence[NDArray],
@@ -50,11 +52,8 @@ def _output_context(inputs: Sequence[NDArray], attrs: Mapping[str, str], label: 
     return context_from_str(attrs.get("ctx", ""), f"{label}: ctx")
 
 
-def _kernel(op: OpDef, p, ins: list[np.ndarray], outs: list[np.ndarray], is_train: bool
+def _kernel(op: OpDef, state, ins: list[np.ndarray], outs: list[np.ndarray], is_train: bool
             ) -> Callable[[], None]:
-    state = op.create_state(p, [a.shape for a in ins], [a.dtype for a in ins]) \
-        if op.create_state else p
-
     def run() -> None:
         results = op.forward(state, OpContext(is_train=is_train), ins)
         if isinstance(results, np.ndarray):
@@ -64,13 +63,15 @@ def _kernel(op: OpDef, p, ins: list[np.ndarray], outs: list[np.ndarray], is_trai
     return run
 
 
-def _run_now(op: OpDef, p, label: str, inputs: Sequence[NDArray],
+def _run_now(op: OpDef, p, attrs: Mapping[str, str], label: str, inputs: Sequence[NDArray],
              out: NDArray | Sequence[NDArray] | None, ctx: Context) -> NDArray:
     """An operator whose output shape depends on its input values: no output can be
     allocated before they are known, so it waits for them and runs here."""
     for a in inputs:
         a.wait_to_read()
     result = NDArray(op.forward(p, OpContext(), [a._data for a in inputs]), ctx=ctx)
+    if AUTOGRAD.recording:
+        autograd_entry("record")(op, p, attrs, inputs, [result], p, False)
     if out is None:
         return result
     if not isinstance(out, NDArray) or out.shape != result.shape:
@@ -83,6 +84,7 @@ def invoke(op: OpDef, inputs: Sequence[NDArray], attrs: Mapping[str, str],
            out: NDArray | Sequence[NDArray] | None = None, name: str | None = None,
            is_train: bool = False) -> NDArray | list[NDArray]:
     """Run `op` on `inputs`; returns its visible output(s)."""
+    is_train = is_train or AUTOGRAD.training
     label = node_label(name or "_imperative", op.name)
     p = op.parse_params(attrs, name or "_imperative")
     expected = op.input_names(p)
@@ -90,7 +92,7 @@ def invoke(op: OpDef, inputs: Sequence[NDArray], attrs: Mapping[str, str],
         raise MinimxError(f"{label}: takes inputs {expected}, got {len(inputs)}")
     ctx = _output_context(inputs, attrs, label)
     if op.shape_from_values:
-        return _run_now(op, p, label, inputs, out, ctx)
+        return _run_now(op, p, attrs, label, inputs, out, ctx)
     given = [] if out is None else [out] if isinstance(out, NDArray) else list(out)
     shapes, dtypes = _infer_outputs(op, p, label, inputs, given)
     for o, s in zip(given, shapes, strict=False):
@@ -99,7 +101,12 @@ def invoke(op: OpDef, inputs: Sequence[NDArray], attrs: Mapping[str, str],
     outs = given + [allocate(s, t, label, ctx)
                     for s, t in zip(shapes[len(given):], dtypes[len(given):], strict=True)]
     aux = set(op.aux_indices(p))
-    run = _kernel(op, p, [a._data for a in inputs], [o._data for o in outs], is_train)
+    ins = [a._data for a in inputs]
+    state = op.create_state(p, [a.shape for a in ins], [a.dtype for a in ins]) \
+        if op.create_state else p
+    if AUTOGRAD.recording:
+        autograd_entry("record")(op, p, attrs, inputs, outs, state, is_train)
+    run = _kernel(op, state, ins, [o._data for o in outs], is_train)
     engine.push(run, [a._var for i, a in enumerate(inputs) if i not in aux],
                 [o._var for o in outs] + [inputs[i]._var for i in aux]
                 + ([GENERATOR.var] if op.draws else []), name=op.name)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import reprlib
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -34,6 +35,32 @@ from ..ops.tensor import reshape_shape
 _CPU0 = cpu()   # where arrays are unless made on another context
 
 
+class _AutogradMode(threading.local):
+    """Whether `mx.autograd` records operator calls and runs them in training mode:
+    per thread, as MXNet's. `invoke` reads them on every call, so they are plain
+    attributes; `minimx.autograd` sets them and does the recording (`provide_autograd`)."""
+
+    recording = False
+    training = False
+
+
+AUTOGRAD = _AutogradMode()
+_ABOVE: dict[str, Callable[..., Any]] = {}
+
+
+def provide_autograd(**entry_points: Callable[..., Any]) -> None:
+    """Register the functions of `minimx.autograd` that NDArray's methods and
+    `invoke` call (the autograd layer sits above this one)."""
+    _ABOVE.update(entry_points)
+
+
+def autograd_entry(name: str) -> Callable[..., Any]:
+    if name not in _ABOVE:
+        raise MinimxError(f"NDArray autograd ({name}) needs the layer that provides it: "
+                          "import minimx")
+    return _ABOVE[name]
+
+
 def _generated() -> Any:
     # The mx.nd operator functions are made in the package's __init__, which
     # imports this module first: methods look them up when they run.
@@ -55,7 +82,8 @@ class NDArray:
     cpu(1)
     """
 
-    __slots__ = ("_data", "_var", "_ctx", "__weakref__")
+    # _ag: the array's entry in the graph autograd records (None: not in one).
+    __slots__ = ("_data", "_var", "_ctx", "_ag", "__weakref__")
     __array_priority__ = 1000.0  # numpy defers `ndarray op NDArray` to us
 
     def __init__(self, data: np.ndarray, var: engine.Var | None = None,
@@ -63,6 +91,7 @@ class NDArray:
         self._data = data
         self._var = var if var is not None else engine.new_variable()
         self._ctx = ctx
+        self._ag: Any = None
         profiler.track_allocation(data)
 
     # -- engine seam -------------------------------------------------------
@@ -169,6 +198,8 @@ class NDArray:
         if other.shape != self.shape:
             raise ShapeError(f"copyto: shape {self.shape} into shape {other.shape}")
         if other is not self:
+            if AUTOGRAD.recording:
+                autograd_entry("record_copy")(self, other)
             self._copy_into(other)
         return other
 
@@ -188,6 +219,8 @@ class NDArray:
         dtype = as_dtype(dtype)
         if not copy and dtype == self.dtype:
             return self
+        if AUTOGRAD.recording and autograd_entry("in_graph")(self):
+            return _generated().Cast(self, dtype=dtype.name)
         out = empty(self.shape, self._ctx, dtype)
         src, dst = self._data, out._data
         out._push(lambda: np.copyto(dst, src, casting="unsafe"), [self], "astype")
@@ -222,7 +255,10 @@ class NDArray:
         if math.prod(target) != self.size:
             raise ShapeError(f"reshape: cannot reshape an array of shape {self.shape} "
                              f"({self.size} elements) to {tuple(shape)} ({target})")
-        return NDArray(self._data.reshape(target), self._var, self._ctx)
+        view = NDArray(self._data.reshape(target), self._var, self._ctx)
+        if AUTOGRAD.recording:
+            autograd_entry("record_call")("Reshape", {"shape": str(target)}, [self], [view])
+        return view
 
     # -- indexing ---------------------------------------------------------------
     def __getitem__(self, key: Any) -> NDArray:
@@ -230,6 +266,8 @@ class NDArray:
         would, a copy otherwise; an element (every axis an int) comes as shape (1,),
         as in MXNet 1.x. Lists, numpy arrays and NDArrays index as numpy's advanced
         indexing does (MXNet's too), into a copy."""
+        if AUTOGRAD.recording and autograd_entry("in_graph")(self):
+            return autograd_entry("getitem")(self, key)
         key, reads = self._index(key)
         with _index_errors():
             view = self._data[_values(key, shape_only=True)]
@@ -258,6 +296,8 @@ class NDArray:
         else:
             src = _numeric_copy(value, self.dtype)
         _check_assignable(src.shape, target, self.shape)
+        if AUTOGRAD.recording:
+            autograd_entry("record_setitem")(self, key, value)
 
         def put() -> None:
             with _index_errors():
@@ -333,6 +373,28 @@ class NDArray:
 
     def __len__(self) -> int:
         return self.shape[0]
+
+    # -- autograd (minimx.autograd) ----------------------------------------------------
+    def attach_grad(self, grad_req: str = "write", stype: str | None = None) -> None:
+        """Give this array a gradient buffer (zeros) that `backward` writes (``'write'``),
+        adds to (``'add'``) or leaves alone (``'null'``), as ``mx.autograd.mark_variables``."""
+        autograd_entry("attach_grad")(self, grad_req, stype)
+
+    @property
+    def grad(self) -> NDArray | None:
+        """The gradient buffer `attach_grad` gave this array, or None."""
+        return autograd_entry("grad_of")(self)
+
+    def detach(self) -> NDArray:
+        """This array (its memory) outside any recorded graph."""
+        return NDArray(self._data.view(), self._var, self._ctx)  # a view: not counted twice
+
+    def backward(self, out_grad: NDArray | None = None, retain_graph: bool = False,
+                 train_mode: bool = True) -> None:
+        """``mx.autograd.backward([self], [out_grad])``: the gradients of this array with
+        respect to the variables it was recorded from, into their `grad` buffers."""
+        autograd_entry("backward")([self], None if out_grad is None else [out_grad],
+                                   retain_graph, train_mode)
 
     def __bool__(self) -> bool:
         """As MXNet's (and numpy's): the value of a one-element array, False for an
