@@ -405,7 +405,10 @@ def scalar_op(name: str, row: Binary, reverse: bool, alias: str) -> OpDef:
         return (s, x) if reverse else (x, s)
 
     def grad(p: Params, g: Array, x: Array, y: Array) -> Any:
-        return row.grads(g, *operands(p, x))[1 if reverse else 0]
+        # The row gives both operands' gradients; the scalar's, unused, may take the
+        # log of a negative base (x ** 2): no warning for it.
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return row.grads(g, *operands(p, x))[1 if reverse else 0]
 
     def infer_type(p: Params, in_types: list, out_types: list):
         t = in_types[0]
