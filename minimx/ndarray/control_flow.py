@@ -22,18 +22,26 @@ class ControlFlowError(MinimxError, ValueError):
     """A control-flow function that returns what the loop cannot take."""
 
 
-def flatten(args: Any, what: str, leaf: type = NDArray,
-            width: Callable[[Any], int] = lambda x: 0) -> tuple[list, Any]:
+def flatten(args: Any, what: str, leaf: type | tuple[type, ...] = NDArray,
+            width: Callable[[Any], int] = lambda x: 0, *, allow_none: bool = False,
+            refuse: Callable[[Any], MinimxError] | None = None) -> tuple[list, Any]:
     """The leaves of a nested list, and its format for `regroup` (MXNet's _flatten);
-    `width` is how many items a leaf stands for (0: itself)."""
+    `width` is how many items a leaf stands for (0: itself). With `allow_none`, None is
+    a leaf too (format -1, as gluon's blocks take it). Anything else raises `refuse(it)`,
+    or by default a ControlFlowError naming `what`."""
     if isinstance(args, leaf):
         return [args], width(args)
+    if allow_none and args is None:
+        return [None], -1
     if not isinstance(args, (list, tuple)):
-        raise ControlFlowError(f"{what} must be (nested) list of {leaf.__name__}, but got "
+        if refuse is not None:
+            raise refuse(args)
+        kind = leaf.__name__ if isinstance(leaf, type) else " or ".join(t.__name__ for t in leaf)
+        raise ControlFlowError(f"{what} must be (nested) list of {kind}, but got "
                                f"{args!r} of type {type(args).__name__}")
     flat, fmts = [], []
     for item in args:
-        arg, fmt = flatten(item, what, leaf, width)
+        arg, fmt = flatten(item, what, leaf, width, allow_none=allow_none, refuse=refuse)
         flat.extend(arg)
         fmts.append(fmt)
     return flat, fmts
@@ -42,6 +50,8 @@ def flatten(args: Any, what: str, leaf: type = NDArray,
 def regroup(args: Sequence, fmt: Any) -> tuple[Any, Sequence]:
     """The nested list `flatten` flattened, and the items left (MXNet's _regroup)."""
     if isinstance(fmt, int):
+        if fmt == -1:
+            return None, args[1:]
         return (args[0], args[1:]) if fmt == 0 else (args[:fmt], args[fmt:])
     result = []
     for f in fmt:
