@@ -18,6 +18,7 @@ import numpy as np
 from ..graph import Graph
 from ..graph.gradient import BackwardGraph, BackwardNode, GradSum, build_backward
 from ..graph.node import NodeEntry
+from ..interpreter.runner import backward_step
 from ..ndarray.ndarray import AUTOGRAD, NDArray
 from ..ops.registry import OpContext
 from .tape import AutogradError, TapeNode, entry_of
@@ -130,15 +131,8 @@ def _run(graph: Graph, bwd: BackwardGraph, env: list[Any], train_mode: bool
         for step in bwd.nodes:
             if isinstance(step, BackwardNode):
                 node = cast(TapeNode, graph.nodes[step.node])
-                opdef, params = node.operator()
-                assert opdef.backward is not None   # build_backward refuses the others
-                outs = graph.output_entry_ids(step.node)
-                ograds = [_zeros_like(env[e]) if o is None else env[o]
-                          for e, o in zip(outs, step.out_grads, strict=True)]
-                ins, outputs = opdef.backward_view(
-                    params, [env[e] for e in graph.input_entry_ids(step.node)],
-                    [env[e] for e in outs], node.label)
-                results = list(opdef.backward(node.state, ctx, ins, outputs, ograds))
+                results = backward_step(graph, step, env, lambda e: _zeros_like(env[e]),
+                                        node.state, ctx)
                 for e, r in zip(step.in_grads, results, strict=True):
                     if e is not None:
                         env[e] = _zeros_like(env[bwd.forward_entry(e)]) if r is None else r

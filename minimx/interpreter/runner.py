@@ -36,6 +36,28 @@ Monitor = Callable[[str, np.ndarray], None]
 Step = tuple[str, str, Callable[[], object], list[int], list[int]]
 
 
+def backward_step(graph: Graph, step: BackwardNode, env: Sequence[Any],
+                  zeros: Callable[[int], np.ndarray], state: Any, ctx: OpContext) -> list:
+    """The gradients node ``step.node``'s backward kernel gives, one per input (None
+    where it gives none), from the entries' values in `env`; ``zeros(e)`` stands for
+    the gradient of an output `e` that nothing reached."""
+    node = graph.nodes[step.node]
+    opdef, params = node.operator()
+    assert opdef.backward is not None  # build_backward refuses operators without one
+    outs = graph.output_entry_ids(step.node)
+    ograds = [zeros(e) if o is None else env[o]
+              for e, o in zip(outs, step.out_grads, strict=True)]
+    # What backward does not declare it reads may already hold other entries.
+    ins, outputs = opdef.backward_view(
+        params, [env[e] for e in graph.input_entry_ids(step.node)], [env[e] for e in outs],
+        node.label)
+    results = list(opdef.backward(state, ctx, ins, outputs, ograds))
+    if len(results) != len(step.in_grads):
+        raise MinimxError(f"{node.label}: backward returned {len(results)} gradients "
+                          f"for {len(step.in_grads)} inputs")
+    return results
+
+
 class GraphRunner:
     """Evaluates `graph` given arrays for its input variables (in `input_ids` order).
 
@@ -268,23 +290,11 @@ class GraphRunner:
 
     def _backward_node(self, prog: Program, add_to: set[int], step: BackwardNode,
                        ctx: OpContext) -> None:
-        g, env, nid = self.graph, prog.env, step.node
-        node = g.nodes[nid]
-        opdef, params = node.operator()
-        assert opdef.backward is not None  # build_backward refuses operators without one
-        outs = g.output_entry_ids(nid)
-        ograds = [prog.zeros(e) if o is None else env[o]
-                  for e, o in zip(outs, step.out_grads, strict=True)]
-        # What backward does not declare it reads may already hold other entries.
-        ins, outputs = opdef.backward_view(
-            params, [env[e] for e in g.input_entry_ids(nid)], [env[e] for e in outs],
-            node.label)
-        results = list(opdef.backward(self._state(nid), ctx, ins, outputs, ograds))
-        if len(results) != len(step.in_grads):
-            raise MinimxError(f"{node.label}: backward returned {len(results)} gradients "
-                              f"for {len(step.in_grads)} inputs")
+        node = self.graph.nodes[step.node]
+        results = backward_step(self.graph, step, prog.env, prog.zeros,
+                                self._state(step.node), ctx)
         targets = [(e, r) for e, r in zip(step.in_grads, results, strict=True) if e is not None]
-        _store(env, [e for e, _ in targets], [r for _, r in targets], add_to,
+        _store(prog.env, [e for e, _ in targets], [r for _, r in targets], add_to,
                f"_backward_{node.op} {node.name}")
 
     def _versions(self, nid: int) -> list[int | None] | None:
