@@ -26,10 +26,9 @@ from ..ops import get_op, image_io
 from ..ops.split_v2 import split_v2_params
 from .creation import array, full
 from .imperative import invoke, invoke_by_name
-from .ndarray import NDArray
+from .ndarray import NUMBER, NDArray
 
 # MXNet's numeric_types: what may stand on either side of a ufunc as a number.
-NUMBER = (int, float, np.number, np.bool_)
 
 
 def _ufunc(what: str, tensor_op: str, scalar_op: str, rscalar_op: str,
@@ -40,12 +39,11 @@ def _ufunc(what: str, tensor_op: str, scalar_op: str, rscalar_op: str,
     def fn(lhs: Any, rhs: Any) -> Any:
         if isinstance(lhs, NUMBER) and isinstance(rhs, NUMBER):
             return on_numbers(lhs, rhs)
-        if isinstance(lhs, NDArray) and isinstance(rhs, NDArray):
-            return invoke_by_name(tensor_op, [lhs, rhs], {})
-        if isinstance(lhs, NDArray) and isinstance(rhs, NUMBER):
-            return invoke_by_name(scalar_op, [lhs], {"scalar": float(rhs)})
+        # The dispatch of NDArray's own operators (``x + 1``, ``1 - x``).
+        if isinstance(lhs, NDArray) and isinstance(rhs, (NDArray, *NUMBER)):
+            return lhs._arith(rhs, tensor_op, scalar_op)
         if isinstance(lhs, NUMBER) and isinstance(rhs, NDArray):
-            return invoke_by_name(rscalar_op, [rhs], {"scalar": float(lhs)})
+            return rhs._arith(lhs, tensor_op, rscalar_op, True)
         bad = rhs if isinstance(lhs, (NDArray, *NUMBER)) else lhs
         raise OperatorError(f"mx.nd.{what}: type {type(bad)} not supported (each operand "
                             f"must be an NDArray or a number, got {type(lhs).__name__} and "

@@ -35,6 +35,10 @@ from ..ops.tensor import reshape_shape
 _CPU0 = cpu()   # where arrays are unless made on another context
 
 
+# The Python and numpy numbers an NDArray operator takes as a scalar operand.
+NUMBER = (int, float, np.number, np.bool_)
+
+
 class _AutogradMode(threading.local):
     """Whether `mx.autograd` records operator calls and runs them in training mode:
     per thread, as MXNet's. `invoke` reads them on every call, so they are plain
@@ -329,7 +333,7 @@ class NDArray:
         if isinstance(other, NDArray):
             a, b = (other, self) if reverse else (self, other)
             return _generated().invoke_by_name(tensor_op, [a, b], {})
-        if isinstance(other, (int, float, np.number, bool)):
+        if isinstance(other, NUMBER):
             return _generated().invoke_by_name(scalar_op, [self], {"scalar": float(other)})
         return NotImplemented
 

@@ -351,3 +351,12 @@ def test_numpy_semantics_stay_off():
         numpy_function(1)
     with pytest.raises(MinimxError, match="can only decorate"):
         mx.use_np_shape(3)
+
+
+def test_ufuncs_and_operators_take_numpy_scalars():
+    # MXNet 1.9.1: mx.nd.add(mx.nd.ones(2), np.bool_(True)) is [2, 2].
+    x = mx.nd.ones(2)
+    for scalar in (np.bool_(True), np.int64(1), np.float32(1.0)):
+        assert mx.nd.add(x, scalar).asnumpy().tolist() == [2, 2]
+        assert mx.nd.subtract(scalar, x).asnumpy().tolist() == [0, 0]
+        assert (x + scalar).asnumpy().tolist() == [2, 2]
