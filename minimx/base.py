@@ -190,6 +190,7 @@ class Settings:
     exec_bulk_inference: bool
     dnnl_root: str | None
     dnnl_winograd: bool
+    dnnl_batch_parts: bool   # a large batch's first layers run image by image
     dnnl_blocked_layout: bool   # depthwise networks' float convolutions in channel blocks
     dnnl_dtype: str   # what DNNL subgraphs compute in: float32, or bfloat16
     dnnl_fusions_off: frozenset[str]   # lower-cased <NAME>s of MINIMX_DNNL_FUSE_<NAME>=0
@@ -272,6 +273,7 @@ def settings() -> Settings:
         exec_bulk_inference=env_flag("MINIMX_EXEC_BULK_EXEC_INFERENCE", True),
         dnnl_root=env.get("MINIMX_DNNL_ROOT") or None,
         dnnl_winograd=env_flag("MINIMX_DNNL_WINOGRAD", True),
+        dnnl_batch_parts=env_flag("MINIMX_DNNL_BATCH_PARTS", True),
         dnnl_blocked_layout=env_flag("MINIMX_DNNL_BLOCKED_LAYOUT", True),
         dnnl_dtype=_dnnl_dtype(env),
         dnnl_fusions_off=_fusions_off(env),

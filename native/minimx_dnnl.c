@@ -699,6 +699,15 @@ typedef struct {
     wino_step *wino; /* for a Winograd convolution, bound by finalize */
 } step_t;
 
+/* Steps [0, end) run once per part of the batch (mmx_plan_set_loop). */
+typedef struct {
+    int end, count, n;
+    dnnl_memory_t *parts; /* each views one part of a larger buffer */
+    int *io;              /* the io memory it starts at, or -1: at base */
+    char **base;          /* its first part's address (io < 0), from finalize */
+    int64_t *stride;      /* bytes from one part to the next */
+} loop_t;
+
 struct mmx_plan {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
@@ -709,6 +718,7 @@ struct mmx_plan {
     size_t scratch_size;
     void *scratch;
     dnnl_memory_t *scratch_mems; /* one per step, over the one buffer */
+    loop_t loop;                 /* count 0: none */
 };
 
 mmx_plan *mmx_plan_new(void) {
@@ -725,6 +735,10 @@ void mmx_plan_destroy(mmx_plan *plan) {
     }
     free(plan->scratch_mems);
     free(plan->scratch);
+    free(plan->loop.parts);
+    free(plan->loop.io);
+    free(plan->loop.base);
+    free(plan->loop.stride);
     free(plan->steps);
     free(plan->io);
     if (plan->stream) dnnl_stream_destroy(plan->stream);
@@ -774,8 +788,40 @@ int mmx_plan_set_io(mmx_plan *plan, int n, mmx_memory *const *mems) {
     return dnnl_success;
 }
 
+int mmx_plan_set_loop(mmx_plan *plan, int end, int count, int n,
+        mmx_memory *const *parts, const int *io, const int64_t *stride) {
+    loop_t *loop = &plan->loop;
+    REQUIRE(plan->scratch_mems == NULL && loop->count == 0,
+            dnnl_invalid_arguments);
+    REQUIRE(end > 0 && end <= plan->nsteps && count > 1 && n >= 0,
+            dnnl_invalid_arguments);
+    size_t k = n ? (size_t)n : 1;
+    loop->parts = malloc(sizeof(dnnl_memory_t) * k);
+    loop->io = malloc(sizeof(int) * k);
+    loop->base = calloc(k, sizeof(char *));
+    loop->stride = malloc(sizeof(int64_t) * k);
+    REQUIRE(loop->parts && loop->io && loop->base && loop->stride,
+            dnnl_out_of_memory);
+    for (int i = 0; i < n; i++) {
+        REQUIRE(io[i] < plan->nio && stride[i] > 0, dnnl_invalid_arguments);
+        loop->parts[i] = parts[i];
+        loop->io[i] = io[i];
+        loop->stride[i] = stride[i];
+    }
+    loop->end = end;
+    loop->n = n;
+    loop->count = count;
+    return dnnl_success;
+}
+
 int mmx_plan_finalize(mmx_plan *plan) {
     REQUIRE(plan->scratch_mems == NULL, dnnl_invalid_arguments);
+    for (int i = 0; i < plan->loop.n; i++) {
+        void *base = NULL;
+        if (plan->loop.io[i] < 0)
+            CHECK(dnnl_memory_get_data_handle(plan->loop.parts[i], &base));
+        plan->loop.base[i] = base;
+    }
     for (int i = 0; i < plan->nsteps; i++) {
         size_t size = mmx_prim_scratchpad_size(plan->steps[i].prim);
         if (size > plan->scratch_size) plan->scratch_size = size;
@@ -817,30 +863,47 @@ static int64_t now_ns(void) {
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
+/* Step i; with times, its start (unless `again`: a later part of the loop)
+ * and its end (after `again`, the time it took added to the end so far). */
+static int run_step(mmx_plan *plan, int i, int64_t *times, int again) {
+    step_t *step = &plan->steps[i];
+    int64_t start = times ? now_ns() : 0;
+    dnnl_status_t status = step->wino
+            ? wino_step_run(step->wino, plan->stream, step->args)
+            : dnnl_primitive_execute(step->prim->primitive, plan->stream,
+                    step->nargs, step->args);
+    if (status != dnnl_success) {
+        char what[96];
+        snprintf(what, sizeof(what), "dnnl_primitive_execute(step %d: %s)", i,
+                mmx_prim_impl(step->prim));
+        return mmx_fail(status, what);
+    }
+    if (times) {   /* the step's own end, not the next one's start */
+        CHECK(dnnl_stream_wait(plan->stream));
+        int64_t took = now_ns() - start;
+        if (!again) times[2 * i] = start;
+        times[2 * i + 1] = (again ? times[2 * i + 1] : start) + took;
+    }
+    return dnnl_success;
+}
+
 int mmx_plan_run(mmx_plan *plan, int n, void *const *handles, int64_t *times) {
     REQUIRE(plan->scratch_mems != NULL, dnnl_invalid_arguments);
     REQUIRE(n == plan->nio, dnnl_invalid_arguments);
     for (int i = 0; i < n; i++)
         CHECK(dnnl_memory_set_data_handle(plan->io[i], handles[i]));
-    for (int i = 0; i < plan->nsteps; i++) {
-        step_t *step = &plan->steps[i];
-        if (times) times[2 * i] = now_ns();
-        dnnl_status_t status = step->wino
-                ? wino_step_run(step->wino, plan->stream, step->args)
-                : dnnl_primitive_execute(step->prim->primitive, plan->stream,
-                        step->nargs, step->args);
-        if (status != dnnl_success) {
-            char what[96];
-            snprintf(what, sizeof(what),
-                    "dnnl_primitive_execute(step %d: %s)", i,
-                    mmx_prim_impl(step->prim));
-            return mmx_fail(status, what);
+    const loop_t *loop = &plan->loop;
+    int first = 0;
+    for (int part = 0; part < loop->count; part++) {
+        for (int k = 0; k < loop->n; k++) {
+            char *base = loop->io[k] < 0 ? loop->base[k] : handles[loop->io[k]];
+            CHECK(dnnl_memory_set_data_handle(
+                    loop->parts[k], base + part * loop->stride[k]));
         }
-        if (times) {   /* the step's own end, not the next one's start */
-            CHECK(dnnl_stream_wait(plan->stream));
-            times[2 * i + 1] = now_ns();
-        }
+        for (int i = 0; i < loop->end; i++) PASS(run_step(plan, i, times, part > 0));
+        first = loop->end;
     }
+    for (int i = first; i < plan->nsteps; i++) PASS(run_step(plan, i, times, 0));
     CHECK(dnnl_stream_wait(plan->stream));
     return dnnl_success;
 }

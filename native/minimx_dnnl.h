@@ -335,11 +335,20 @@ int mmx_plan_init(mmx_plan *plan, mmx_engine *engine);
 int mmx_plan_add_step(mmx_plan *plan, const mmx_prim *prim,
         mmx_memory *const *mems);
 int mmx_plan_set_io(mmx_plan *plan, int n, mmx_memory *const *mems);
+/* Runs steps [0, end) `count` times, once per part of the batch, before the
+ * rest: each of the n memories `parts` views one part of a larger buffer and
+ * moves on by stride[i] bytes each time. It starts at the run's handle of
+ * io memory io[i], or (io[i] < 0) where its own handle points at finalize.
+ * Set once, before finalize. */
+int mmx_plan_set_loop(mmx_plan *plan, int end, int count, int n,
+        mmx_memory *const *parts, const int *io, const int64_t *stride);
 /* Allocates one scratchpad for the largest step and binds it to all. */
 int mmx_plan_finalize(mmx_plan *plan);
 size_t mmx_plan_scratchpad_size(const mmx_plan *plan);
 /* times: NULL, or room for 2 * nsteps: each step's start and end, in ns of
- * CLOCK_MONOTONIC (the profiler's clock); timing waits for each step. */
+ * CLOCK_MONOTONIC (the profiler's clock); timing waits for each step. A
+ * step of the loop gets its first start, and that plus its time over all
+ * parts. */
 int mmx_plan_run(mmx_plan *plan, int n, void *const *handles,
         int64_t *times);
 /* mmx_plan_run on the oneDNN thread (see mmx_worker_call), as a C job. */

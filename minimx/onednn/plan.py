@@ -6,6 +6,11 @@ argument); mark outputs; run. Each step checks that every slot it binds has
 exactly the layout the primitive chose, which is what makes a run safe: the
 C side never sees a buffer of the wrong size. One scratchpad serves all steps.
 
+A plan may run its first steps once per part of the batch (`batch_loop`), so
+that a large batch's early, activation-heavy layers work on data that stays
+in the caches: those steps read their inputs' parts (`batch_part`) and write
+parts of whole-batch temporaries, which the later steps read whole.
+
 Slots between steps (temporaries) get their buffers when the plan compiles.
 The plan does not decide which of them may share one: `schedule` describes
 the steps by slot, for the caller to plan with minimx's one memory planner
@@ -37,7 +42,8 @@ IN_PLACE_KINDS = frozenset({"eltwise", "batch_norm", "binary"})
 
 
 class Slot:
-    """One memory of a plan: an input, an output, a constant, or a temporary."""
+    """One memory of a plan: an input, an output, a constant, a temporary, a
+    view of a temporary's bytes, or a part of the batch (`Plan.batch_loop`)."""
 
     __slots__ = ("plan", "name", "desc", "kind", "memory", "written", "base", "offset")
 
@@ -90,6 +96,12 @@ class Plan:
         self.step_owners: list[str] = []
         self.inputs: list[Slot] = []
         self.outputs: list[Slot] = []
+        # The batch loop: the steps it repeats, how often, the slots it moves
+        # along the batch, and the temporaries only its steps may read.
+        self.loop_end = 0
+        self.loop_count = 1
+        self.loop_parts: list[Slot] = []
+        self._loop_temps: set[int] = set()
         self._cplan = None
         self._lock = threading.Lock()
 
@@ -231,6 +243,9 @@ class Plan:
         """A view of ``slot``'s bytes from ``offset`` on, through ``desc``."""
         self._own(slot, what)
         base = slot.base or slot
+        if slot.kind == "part":
+            raise BackendError(f"{what}: {slot.name} is a part of the batch loop's, which "
+                               "only its steps read")
         if base.kind != "temp" or not base.written:
             raise BackendError(f"{what}: {slot.name} ({base.kind}, written: {base.written}) "
                                "is not a written temporary, the only kind a view may read "
@@ -242,6 +257,64 @@ class Plan:
             # wrote wrong bytes.
             desc = MemoryDesc.plain(desc.shape, desc.dtype)
         return self._slot("v", desc, "view", base=base, offset=slot.offset + offset)
+
+    def batch_part(self, slot: Slot, count: int) -> Slot:
+        """Input ``slot`` in ``count`` equal parts along its batch (first) axis:
+        a slot of one part's shape, through which each pass of the batch loop
+        reads its own part (see `batch_loop`, which must follow)."""
+        self._own(slot, "plan.batch_part")
+        if slot.kind != "input" or count < 2 or slot.shape[0] % count:
+            raise BackendError(f"plan.batch_part: {slot!r} is not an input whose batch "
+                               f"splits into {count} parts")
+        desc = MemoryDesc.plain((slot.shape[0] // count, *slot.shape[1:]), slot.desc.dtype)
+        part = self._slot("p", desc, "part", base=slot)
+        part.written = True
+        return part
+
+    def batch_loop(self, count: int, results: Sequence[Slot]) -> list[Slot]:
+        """Make every step so far run ``count`` times, once per part of the
+        batch, before the steps added later: they read inputs through
+        `batch_part` slots and compute on one part's shapes. Each of
+        ``results`` (temporaries they write, in a layout with the batch
+        outermost) becomes the part of a new whole-batch temporary, returned
+        in order, for the later steps to read; they may read nothing else the
+        loop made. oneDNN kernels then work on one part's tensors, which stay
+        in the caches where the whole batch's would not."""
+        if self.loop_end or not self.steps or count < 2:
+            raise BackendError(f"plan.batch_loop: plan {self.name!r} has a loop already, "
+                               f"or no steps, or {count} is not a number of parts")
+        for op, bound in self.steps:
+            for slot in bound:
+                if slot.kind == "input":
+                    raise BackendError(f"plan.batch_loop: {op.kind} reads input {slot.name} "
+                                       "whole; the loop's steps read parts (batch_part)")
+        self._loop_temps = {id(s) for s in self.slots if s.kind == "temp"}
+        for slot in results:
+            self._own(slot, "plan.batch_loop")
+            if not (slot.kind == "temp" and slot.base is None or slot.kind == "view"
+                    and slot.whole and id(slot.base) in self._loop_temps):
+                raise BackendError(f"plan.batch_loop: {slot!r} is not a temporary (or a "
+                                   "view of all of one)")
+        # Each result's temporary becomes the first part of a whole one, with its views.
+        parts = list(dict.fromkeys(s.base or s for s in results))
+        wholes = {id(p): self._slot("t", _whole_batch(p.desc, count), "temp") for p in parts}
+        for s in self.slots:
+            if s.base is not None and id(s.base) in wholes:
+                s.base = wholes[id(s.base)]
+        for p in parts:
+            p.kind, p.base = "part", wholes[id(p)]
+            p.base.written = True
+        whole_ids = {id(w) for w in wholes.values()}
+        self.loop_parts = [s for s in self.slots if s.kind == "part"
+                           or s.base is not None and id(s.base) in whole_ids]
+        self.loop_end, self.loop_count = len(self.steps), count
+        out = []
+        for s in results:
+            whole = s.base
+            assert whole is not None   # each result is a part, or a view of one, now
+            out.append(whole if s.kind == "part" else
+                       self._view(whole, _whole_batch(s.desc, count), "plan.batch_loop"))
+        return out
 
     def output(self, slot: Slot, name: str | None = None) -> Slot:
         """Mark ``slot`` as an output, returned by (or written into the arrays
@@ -280,9 +353,13 @@ class Plan:
         addend, reads it instead; an in-place kind with dst laid out as src may
         write over src); and the slots that are not temporaries."""
         index = {id(s): k for k, s in enumerate(self.slots)}
+        # The batch loop writes its results' whole temporaries part by part,
+        # so they live from its first step on.
+        wholes = {index[id(s.base)] for s in self.loop_parts
+                  if s.base is not None and s.base.kind == "temp"}
         written: set[int] = set()
         steps = []
-        for op, bound in self.steps:
+        for k, (op, bound) in enumerate(self.steps):
             dst_slot = bound[op.args.index("dst")]
             dst = index[id(dst_slot.base or dst_slot)]   # a summed view: its temporary
             names = [n for n in op.args if n != "dst"]
@@ -296,6 +373,9 @@ class Plan:
             elif op.kind in IN_PLACE_KINDS and op.desc("src") == op.desc("dst"):
                 pairs = ((names.index("src"), 0),)
             writes = (() if dst in written else (dst,)) + extra
+            if k == 0:
+                writes += tuple(sorted(wholes - {dst}))
+                written |= wholes
             written.add(dst)
             steps.append((f"{op.kind} {self.slots[dst].name}", tuple(reads), writes, pairs))
         return ([0 if s.base else s.desc.nbytes for s in self.slots], steps,
@@ -327,8 +407,10 @@ class Plan:
                                else _own_buffer(slot.desc) if id(slot) in viewed
                                else Memory.allocate(slot.desc))
         for slot in self.slots:
-            if slot.base is not None:
-                slot.memory = _over(slot.desc, slot.base.bound_memory().array, slot.offset)
+            if slot.base is not None:   # a part of an input: the C loop points it
+                slot.memory = (Memory.unbound(slot.desc) if slot.base.kind == "input" else
+                               _over(slot.desc, slot.base.bound_memory().array, slot.offset))
+        self._check_loop_reads()
         cplan = ffi.gc(lib.mmx_plan_new(), lib.mmx_plan_destroy)
         if cplan == ffi.NULL:
             raise BackendError("plan: out of memory")
@@ -339,10 +421,30 @@ class Plan:
         io = [s.bound_memory()._mem for s in self.inputs + self.outputs]
         check(lib.mmx_plan_set_io(cplan, len(io), ffi.new("mmx_memory *[]", io)),
               "plan io")
+        if self.loop_end:
+            parts = self.loop_parts
+            bases = [s.base for s in parts if s.base is not None]
+            check(lib.mmx_plan_set_loop(
+                cplan, self.loop_end, self.loop_count, len(parts),
+                ffi.new("mmx_memory *[]", [s.bound_memory()._mem for s in parts]),
+                [self.inputs.index(b) if b.kind == "input" else -1 for b in bases],
+                [b.desc.nbytes // self.loop_count for b in bases]), "plan batch loop")
         check(lib.mmx_plan_finalize(cplan), "plan scratchpad")
         # Looked up once: each run would otherwise pay for the loader's lock.
         self._calls = (ffi.from_buffer, lib.mmx_plan_run, ffi.NULL)
         return cplan
+
+    def _check_loop_reads(self) -> None:
+        """Refuse a step after the batch loop, or an output, that reads what only
+        the loop's steps may: its parts, and its temporaries but its results."""
+        parts = {id(s) for s in self.loop_parts}
+        after = [(f"{op.kind} step", s) for op, bound in self.steps[self.loop_end:]
+                 for s in bound] + [("output", s) for s in self.outputs]
+        for what, slot in after:
+            if id(slot) in parts or slot.kind == "part" or id(slot.base or slot) in \
+                    self._loop_temps:
+                raise BackendError(f"plan {self.name!r}: an {what} after the batch loop "
+                                   f"reads {slot.name}, which holds one part of the batch")
 
     @property
     def scratchpad_nbytes(self) -> int:
@@ -413,6 +515,9 @@ class Plan:
 
     def __str__(self) -> str:
         lines = [f"Plan {self.name!r}: {len(self.steps)} steps"]
+        if self.loop_end:
+            lines.append(f"  steps 1-{self.loop_end} run once per part of the batch, "
+                         f"{self.loop_count} parts")
         lines += [f"  {s.name} = {s.kind} {s.desc.brief}"
                   for s in self.slots if s.kind in ("input", "constant")]
         for op, bound in self.steps:
@@ -445,6 +550,20 @@ class BoundRun:
         fails the same way and says why)."""
         with self._lock:
             return self._served(*self._args) == 0
+
+
+def _whole_batch(part: MemoryDesc, count: int) -> MemoryDesc:
+    """The layout of ``count`` parts laid one after another along the batch
+    (first) axis, each in the layout ``part`` (which must keep its batch
+    outermost and dense)."""
+    whole = (MemoryDesc.with_layout((part.shape[0] * count, *part.shape[1:]),
+                                    part.layout, part.dtype)
+             if part.layout.startswith("a") else None)
+    if (whole is None or whole.nbytes != count * part.nbytes
+            or MemoryDesc.with_layout(part.shape, part.layout, part.dtype) != part):
+        raise BackendError(f"plan.batch_loop: the batch of {part.brief} is not its "
+                           "outermost, dense axis")
+    return whole
 
 
 def _buffers(from_buffer: Callable, arrays: Sequence[np.ndarray], slots: list[Slot],

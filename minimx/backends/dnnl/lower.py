@@ -53,6 +53,7 @@ from ...ops.resampling import SEPARABLE_WEIGHTS
 from ...ops.tensor import slice_axis_range
 from ...subgraph.selector import SelectorNode
 from ...subgraph.subgraph_op import inner_graph
+from .batch_parts import BatchParts, batch_parts
 from .config import (
     COMPILED_FOR_WEIGHTS,
     Support,
@@ -160,10 +161,11 @@ class Compiled:
     def __init__(self, plan: onednn.Plan, in_shapes: tuple, in_dtypes: tuple,
                  ranges: dict[int, float], data_inputs: list[int],
                  constants: list[Constant], out_shapes: list[tuple[int, ...]],
-                 memory: MemoryPlan, winograd: list[str]) -> None:
+                 memory: MemoryPlan, winograd: list[str], per_part: list[str]) -> None:
         self.plan = plan
         self.memory = memory  # where the plan's temporaries live
         self.winograd = winograd  # the convolutions run as Winograd, by name
+        self.per_part = per_part  # the operators run once per part of the batch, by name
         self.in_shapes = in_shapes
         self.in_dtypes = in_dtypes
         self.ranges = ranges  # range inputs (by position): the values it was compiled for
@@ -267,7 +269,7 @@ class Lowering:
     def __init__(self, graph: Graph, in_shapes: Sequence[tuple[int, ...]], name: str,
                  shapes: Sequence[tuple[int, ...] | None] | None = None,
                  dtypes: Sequence[np.dtype | None] | None = None,
-                 compute: np.dtype = FLOAT32) -> None:
+                 compute: np.dtype = FLOAT32, split_batch: bool = True) -> None:
         g = self.g = graph
         self.compute = compute
         # (root entry, float dtype) -> its slot converted to that dtype
@@ -287,6 +289,7 @@ class Lowering:
         self.data_inputs: list[int] = []
         self.constants: list[Constant] = []
         self.winograd: list[str] = []
+        self.per_part: list[str] = []
         heads = (_Fused(n, g).first("Convolution") if n.op in FUSED_LOWERING else n
                  for n in g.nodes)
         self.channel_blocked = compute == FLOAT32 and channel_blocked_graph(
@@ -329,6 +332,17 @@ class Lowering:
         # Whether the plan needs the inputs' values to compile (ranges, or weights).
         self.needs_values = bool(self.range_inputs) or any(
             n.op in COMPILED_FOR_WEIGHTS for n in g.nodes)
+        # The leading nodes run once per part of the batch (`batch_parts`), and
+        # while they are lowered, the parts of the inputs they read.
+        self.parts = batch_parts(g, self.shapes, self._nbytes) if split_batch else None
+        self.input_parts: dict[int, onednn.Slot] = {}
+        self.whole_shapes: dict[int, tuple[int, ...]] = {}
+
+    def _nbytes(self, eid: int) -> int:
+        """Bytes of entry `eid` as the plan holds it (floats in `compute`)."""
+        dtype = self.dtype(eid)
+        size = self.compute.itemsize if dtype in onednn.FLOATS else dtype.itemsize
+        return math.prod(self.shape(eid)) * size
 
     def _keeps_batch(self, nid: int) -> bool:
         data, out = self.shapes[self.g.input_entry_ids(nid)[0]], self.shapes[self.g.entry_ptr[nid]]
@@ -361,6 +375,12 @@ class Lowering:
                 raise BackendError(f"DNNL lowering: entry {eid} is read before it is computed")
             self.slots[eid] = self.plan.input(self.shape(eid), dtype=self.dtype(eid))
             self.data_inputs.append(self.input_pos[eid])
+        parts = self.parts
+        if self.whole_shapes and parts is not None and eid in self.input_pos and \
+                self.shape(eid)[:1] == (parts.count * parts.images,):   # read in the loop
+            if eid not in self.input_parts:
+                self.input_parts[eid] = self.plan.batch_part(self.slots[eid], parts.count)
+            return self.input_parts[eid]
         return self.slots[eid]
 
     def float_type(self, nid: int) -> np.dtype:
@@ -470,7 +490,11 @@ class Lowering:
         self.versions = versions
         self.inputs = inputs
         g = self.g
+        if self.parts is not None:
+            self._open_loop(self.parts)
         for nid, node in enumerate(g.nodes):
+            if self.parts is not None and nid == self.parts.end:
+                self._close_loop()
             op = node.op
             # A variable, its producer's slot (views, identities), the weight cache's,
             # or a cast (made where it is read).
@@ -490,6 +514,8 @@ class Lowering:
                 if str(exc).startswith("DNNL lowering: "):  # ours name it already
                     raise
                 raise BackendError(f"DNNL lowering: {node.label}: {exc}") from exc
+        if self.whole_shapes:   # every node ran in the loop
+            self._close_loop()
         heads = g.head_entry_ids()
         self.plan.owner = "outputs"
         for e in heads:  # each in the dtype the graph gives it
@@ -502,7 +528,43 @@ class Lowering:
         return Compiled(self.plan, self.in_shapes, in_dtypes, ranges,
                         self.data_inputs, self.constants,
                         [self.shape(e) for e in heads], compile_planned(self.plan),
-                        self.winograd)
+                        self.winograd, self.per_part)
+
+    # -- the loop over parts of the batch ----------------------------------------------
+    def _open_loop(self, parts: BatchParts) -> None:
+        """Give the nodes before `parts.end` the shapes of one part's: they are
+        lowered for one part, and run once per part."""
+        g = self.g
+        for nid in range(parts.end):
+            if g.nodes[nid].is_variable:
+                continue
+            for e in g.output_entry_ids(nid):
+                shape = self.shapes[e]
+                if shape is not None and len(shape) >= 2 and shape[0] == parts.count * parts.images:
+                    self.whole_shapes[e] = shape
+                    self.shapes[e] = (parts.images, *shape[1:])
+        self.per_part = [g.nodes[nid].name for nid in range(parts.end)
+                         if not g.nodes[nid].is_variable]
+
+    def _close_loop(self) -> None:
+        """End the loop: the steps so far run once per part, and the entries the
+        later nodes (or the outputs) read become whole-batch temporaries."""
+        g, parts = self.g, self.parts
+        assert parts is not None
+        later = [e for nid in range(parts.end, len(g.nodes)) for e in g.input_entry_ids(nid)]
+        results = sorted({self.root[e] for e in later + g.head_entry_ids()}
+                         & set(self.whole_shapes))
+        if any(op.kind not in PER_IMAGE_STEPS for op, _ in self.plan.steps):
+            raise SplitRefused("a step of the loop mixes the images of the batch")
+        try:
+            wholes = self.plan.batch_loop(parts.count, [self.slots[e] for e in results])
+        except (KeyError, BackendError) as exc:   # a cast, a view: not a temporary
+            raise SplitRefused(str(exc)) from exc
+        self.slots.update(zip(results, wholes, strict=True))
+        self.shapes[:] = [self.whole_shapes.get(e, s) for e, s in enumerate(self.shapes)]
+        self.whole_shapes.clear()
+        self.input_parts.clear()
+        self.converted.clear()   # conversions made in the loop hold one part
 
     # -- operators -----------------------------------------------------------------
     def _conv_like(self, conv: Node, entry: Callable[[NodeEntry], int], nid: int, inputs,
@@ -780,6 +842,16 @@ class Lowering:
             other = self.plan.reorder(other, acc.desc if same else None)
             acc = self.plan.add(onednn.binary(acc.desc, other.desc, alg), src=acc, src1=other)
         return acc
+
+
+# The oneDNN primitives whose output image k reads input image k alone (what a
+# step of the batch loop may be; run-time INT8 ranges, say, reduce the batch).
+PER_IMAGE_STEPS = frozenset({"conv", "wino_conv", "deconv", "pooling", "eltwise", "batch_norm",
+                             "lrn", "binary", "concat", "reorder", "resampling"})
+
+
+class SplitRefused(BackendError):
+    """The batch loop `batch_parts` chose cannot run this graph: lower it whole."""
 
 
 def _last_two_swapped(ndim: int) -> list[int]:

@@ -28,7 +28,8 @@ from ...interpreter.runner import GraphRunner
 from ...ops.params import Params
 from ...ops.registry import OpContext
 from ...subgraph import subgraph_op
-from .lower import Compiled, Lowering
+from .batch_parts import BATCH_PARTS
+from .lower import Compiled, Lowering, SplitRefused
 from .strides import unhoisted
 from .thread import on_onednn_thread, run_bound
 from .weights import StaleConstant
@@ -123,7 +124,12 @@ class DnnlState:
                             np.dtype(self.params.dtype))
         if inputs is None and lowering.needs_values:
             return None
-        return lowering.compile(inputs, versions)
+        try:
+            return lowering.compile(inputs, versions)
+        except SplitRefused:   # the batch whole, then
+            return Lowering(self.graph, in_shapes, self.name, shapes, dtypes,
+                            np.dtype(self.params.dtype), split_batch=False
+                            ).compile(inputs, versions)
 
     @property
     def name(self) -> str:
@@ -137,8 +143,15 @@ class DnnlState:
     @property
     def kernels(self) -> dict[str, list[str]] | None:
         """How the compiled plan runs its operators, for the partition summary:
-        the convolutions it runs as Winograd (None until a plan is compiled)."""
-        return None if self.compiled is None else {WINOGRAD: list(self.compiled.winograd)}
+        the convolutions it runs as Winograd, and those operators it runs once
+        per part of the batch, if any (None until a plan is compiled)."""
+        c = self.compiled
+        if c is None:
+            return None
+        found = {WINOGRAD: list(c.winograd)}
+        if c.per_part:
+            found[BATCH_PARTS] = list(c.per_part)
+        return found
 
     @cached_property
     def training_graph(self) -> Graph:

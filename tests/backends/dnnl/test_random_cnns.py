@@ -4,15 +4,18 @@ Graphs mix convolutions (dense and depthwise, with and without bias), BatchNorm
 (fix_gamma either way), activations, pooling, Concat and residual adds whose
 addend may also be read elsewhere, with one or two outputs - the places where
 fusion (BN folding, sum post-ops) and layouts could go wrong.
+Each also with the first layers run image by image (`batch_parts`).
 fp32 tolerance: rtol 1e-3, atol 1e-3 x the largest output magnitude.
 """
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import minimx as mx
+from minimx.backends.dnnl import batch_parts
 
 DATA = (2, 4, 6, 6)
 
@@ -64,10 +67,15 @@ def _outputs(sym, values: dict, backend: str, monkeypatch) -> list[np.ndarray]:
     return [o.asnumpy() for o in sym.eval(**{k: mx.nd.array(v) for k, v in values.items()})]
 
 
+@pytest.mark.parametrize("parts", [False, True])
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(cnns(), st.integers(0, 2**31 - 1))
-def test_dnnl_matches_numpy_on_random_cnns(monkeypatch, sym, seed):
+def test_dnnl_matches_numpy_on_random_cnns(monkeypatch, parts, sym, seed):
+    """parts: every per-image prefix of the graph runs once per image (the
+    thresholds of `batch_parts` that would keep such small nets whole off)."""
+    for threshold in ("PART_BYTES", "MIN_PIXELS", "ACTIVATION_TO_WEIGHT") if parts else ():
+        monkeypatch.setattr(batch_parts, threshold, 0)
     rng = np.random.default_rng(seed)
     arg_shapes, _, aux_shapes = sym.infer_shape(data=DATA)
     values = {n: rng.normal(0, 0.5, s)
