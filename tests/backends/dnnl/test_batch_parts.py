@@ -158,16 +158,16 @@ def _conv(x, filters: int, kernel: int = 1, stride: int = 1, name: str = "c"):
 
 def test_large_activations_loop_image_by_image_until_weights_outweigh_them(monkeypatch):
     monkeypatch.delenv("MINIMX_DNNL_BATCH_PARTS", raising=False)
-    # 112x112, 32 -> 64 channels: 4.8 MB an image, so one image a part.
+    # 112x112, 32 -> 64 channels: 4.8 MB an image, so one image a part (8 MB).
     x = mx.sym.relu(_conv(data, 64, name="a"))
-    # 28x28, 1024 channels in and out: 4 MB of weights against 6.4 MB an image.
-    y = _conv(_conv(x, 1024, stride=4, name="b"), 1024, name="big")
+    # 28x28, 1024 channels in and out, 3x3: 9.4 M weights against 6.4 MB an image.
+    y = _conv(_conv(x, 1024, stride=4, name="b"), 1024, kernel=3, name="big")
     got = _choice(y, (16, 32, 112, 112))
     assert got is not None and (got.count, got.images) == (16, 1)
     g = Graph(y.outputs)
     assert [n.name for n in g.nodes[got.end:] if not n.is_variable] == ["big"]
-    # As one-byte integers 1.2 MB an image: 2 a part (4 would make 4.8 MB).
-    assert _choice(x, (16, 32, 112, 112), itemsize=1) == bp.BatchParts(end=5, count=8, images=2)
+    # As one-byte integers 1.2 MB an image: 4 a part (8 would make 9.6 MB).
+    assert _choice(x, (16, 32, 112, 112), itemsize=1) == bp.BatchParts(end=5, count=4, images=4)
 
 
 def test_no_loop_where_it_cannot_pay_or_is_turned_off(monkeypatch):
