@@ -556,9 +556,11 @@ class Lowering:
                          & set(self.whole_shapes))
         if any(op.kind not in PER_IMAGE_STEPS for op, _ in self.plan.steps):
             raise SplitRefused("a step of the loop mixes the images of the batch")
+        if any(e not in self.slots for e in results):   # made where it is read (a cast)
+            raise SplitRefused("a result of the loop has no slot of its own")
         try:
             wholes = self.plan.batch_loop(parts.count, [self.slots[e] for e in results])
-        except (KeyError, BackendError) as exc:   # a cast, a view: not a temporary
+        except BackendError as exc:   # a result is not a temporary of the batch's layout
             raise SplitRefused(str(exc)) from exc
         self.slots.update(zip(results, wholes, strict=True))
         self.shapes[:] = [self.whole_shapes.get(e, s) for e, s in enumerate(self.shapes)]
