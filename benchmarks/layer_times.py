@@ -56,15 +56,36 @@ def minimx_steps(prefix: Path, batch: int, iters: int, stat: str = "median") -> 
 
 def steps_of(lines: list[str], iters: int, stat: str = "median") -> list[Step]:
     """The oneDNN steps of one forward in order, from the verbose `lines` of
-    `iters` forwards: (primitive kind, shape and implementation, us)."""
+    `iters` forwards: (primitive kind, shape and implementation, us). A plan's
+    batch loop (its first steps run once per part of the batch) counts as one
+    step each, with the time of all parts."""
     execs = [fields for fields in map(executed, lines) if fields]
     per_forward = len(execs) // iters
+    length, parts = batch_loop(execs[:per_forward])
     steps = []
-    for k in range(per_forward):
-        fields = execs[k]
-        times = [float(execs[k + i * per_forward][-1]) * 1e3 for i in range(iters)]
+    for k in range(per_forward - length * (parts - 1)):
+        # Where the step runs in a forward: once per part in the loop, once after it.
+        at = [k + r * length for r in range(parts)] if k < length else [k + (parts - 1) * length]
+        fields = execs[at[0]]
+        times = [sum(float(execs[j + i * per_forward][-1]) for j in at) * 1e3
+                 for i in range(iters)]
         steps.append((fields[1], f"{fields[-2]} [{fields[2]}]", STATISTIC[stat](times)))
     return steps
+
+
+def batch_loop(execs: list[list[str]]) -> tuple[int, int]:
+    """(steps, parts) of the batch loop a forward's executions `execs` start
+    with: the first `steps` of them repeated `parts` times (1, 1 without one).
+    Of the repeated beginnings the one covering the most executions wins."""
+    what = [tuple(fields[:-1]) for fields in execs]   # all but the time
+    best = (1, 1)
+    for length in range(1, len(what) // 2 + 1):
+        parts = 1
+        while what[parts * length:(parts + 1) * length] == what[:length]:
+            parts += 1
+        if parts > 1 and length * parts > best[0] * best[1]:
+            best = (length, parts)
+    return best
 
 
 def executed(line: str) -> list[str]:
