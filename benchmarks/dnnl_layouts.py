@@ -1,6 +1,6 @@
 """The DNNL backend's layout and kernel choices, each on against off, in alternating rounds.
 
-Three choices, each timed where it acts (img/s, batch / median forward time):
+Six choices, each timed where it acts (img/s, batch / median forward time):
 - ``blocked``: depthwise networks' float32 convolutions in 16-channel blocks
   (`conv_layout.channel_blocked_graph`) against NHWC
   (MINIMX_DNNL_BLOCKED_LAYOUT=0); fp32 MobileNets, and ResNet-50, which it
@@ -11,14 +11,19 @@ Three choices, each timed where it acts (img/s, batch / median forward time):
 - ``first-conv``: a first convolution whose output fits in the L2 cache
   reading NCHW (`conv_layout.conv_in_network_layout`) against NHWC always;
   INT8 MobileNets, from the checkpoints `dnnl_int8_models.py` writes to --dir
-  (skipped where they are missing).
+  (skipped where they are missing);
+- ``batch-parts``, ``batch-parts-bf16``, ``batch-parts-int8``: a large
+  batch's first layers run once per part of it (`batch_parts`) against every
+  layer on the whole batch (MINIMX_DNNL_BATCH_PARTS=0); at batch 1 there is
+  nothing to split (run them with --batches 16).
 Each variant runs in a fresh process per round (the choices are made when a
 plan compiles), the two alternating, after the machine's quiet check. fp32
 and bf16 models are minimx's zoo symbols with random weights
 (`dnnl_throughput.Minimx`).
 
-Run: python benchmarks/dnnl_layouts.py [--choices blocked bf16-dw-bias first-conv]
-     [--batches 1 16] [--rounds 3] [--dir /tmp/minimx_int8_models]
+Run: python benchmarks/dnnl_layouts.py [--choices blocked bf16-dw-bias first-conv
+     batch-parts batch-parts-bf16 batch-parts-int8] [--batches 1 16] [--rounds 3]
+     [--dir /tmp/minimx_int8_models]
 """
 from __future__ import annotations
 
@@ -40,11 +45,17 @@ OFF = {
     "bf16-dw-bias": ({}, "import minimx.onednn.primitives as p; p.DEPTHWISE_BF16_KERNEL = ''"),
     "first-conv": ({}, "import minimx.backends.dnnl.conv_layout as c; "
                        "c.l2_cache_bytes = lambda: 0"),
+    **dict.fromkeys(["batch-parts", "batch-parts-bf16", "batch-parts-int8"],
+                    ({"MINIMX_DNNL_BATCH_PARTS": "0"}, "")),
 }
+CNNS = ["mobilenet1.0", "mobilenetv2_1.0", "resnet18_v1", "resnet50_v1"]
 MODELS = {
     "blocked": ("fp32", ["mobilenet1.0", "mobilenetv2_1.0", "resnet50_v1"]),
     "bf16-dw-bias": ("bf16", ["mobilenet1.0", "mobilenetv2_1.0"]),
     "first-conv": ("int8", ["mobilenet1.0", "mobilenetv2_1.0"]),
+    "batch-parts": ("fp32", CNNS),
+    "batch-parts-bf16": ("bf16", ["mobilenet1.0", "resnet50_v1"]),
+    "batch-parts-int8": ("int8", CNNS),
 }
 
 # The child: bind `model` at `batch` in `precision`, run `iters` timed forwards,
@@ -102,7 +113,7 @@ def main() -> None:
         precision, models = MODELS[choice]
         for model in models:
             if precision == "int8" and not (args.dir / f"{model}-int8-symbol.json").exists():
-                print(f"{choice:13s} {model}: no INT8 checkpoint in {args.dir} "
+                print(f"{choice:16s} {model}: no INT8 checkpoint in {args.dir} "
                       "(benchmarks/dnnl_int8_models.py writes them)")
                 continue
             for batch in args.batches:
@@ -113,7 +124,7 @@ def main() -> None:
                         runs[on].append(img_per_s(choice, on, model, batch, precision,
                                                   args.dir))
                 off, on = statistics.median(runs[False]), statistics.median(runs[True])
-                print(f"{choice:13s} {precision} {model:16s} batch {batch:2d}: "
+                print(f"{choice:16s} {precision} {model:16s} batch {batch:2d}: "
                       f"off {off:7.1f}, on {on:7.1f} (x{on / off:.2f})", flush=True)
     closing_check()
 
