@@ -100,6 +100,22 @@ def test_outputs_read_from_inside_the_loop_and_winograd_in_it(forced, monkeypatc
     assert_close(got, outputs(sym, *random_arrays(sym, shapes)))
 
 
+def test_two_inputs_in_parts_of_two_images_and_an_input_read_after_the_loop(forced,
+                                                                            monkeypatch):
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    x = mx.sym.relu(mx.sym.Convolution(a, kernel=(3, 3), pad=(1, 1), num_filter=16, name="ca"))
+    z = mx.sym.elemwise_add(x, mx.sym.Convolution(b, kernel=(1, 1), num_filter=16, name="cb"))
+    head = mx.sym.FullyConnected(mx.sym.flatten(z), num_hidden=5, name="fc")
+    sym = mx.sym.Group([head, mx.sym.elemwise_add(z, mx.sym.var("c"), name="tail")])
+    shapes = {"a": (6, 8, 12, 12), "b": (6, 8, 12, 12), "c": (6, 16, 12, 12)}
+    # Two images' input and output of the largest layer, ca: a part of 2 images.
+    monkeypatch.setattr(bp, "PART_BYTES", 2 * (8 + 16) * 144 * 4)
+    got, (state,) = run(sym, shapes, monkeypatch, on=True)
+    assert state.compiled.plan.loop_count == 3
+    assert state.kernels[bp.BATCH_PARTS] == ["cb", "sg_dnnl_conv_act_sum_0"]
+    assert_close(got, outputs(sym, *random_arrays(sym, shapes)))
+
+
 def test_bfloat16_in_parts_matches_the_whole_batch(forced, monkeypatch):
     sym, shapes = mobilenet_like(), {"data": (4, 16, 16, 16)}
     got, (state,) = run(sym, shapes, monkeypatch, on=True, dtype="bfloat16")
