@@ -863,11 +863,10 @@ static int64_t now_ns(void) {
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-/* Step i; with times, its start (unless `again`: a later part of the loop)
- * and its end (after `again`, the time it took added to the end so far). */
-static int run_step(mmx_plan *plan, int i, int64_t *times, int again) {
+/* Step i; with times, the start and end of this run of it at times[0], [1]. */
+static int run_step(mmx_plan *plan, int i, int64_t *times) {
     step_t *step = &plan->steps[i];
-    int64_t start = times ? now_ns() : 0;
+    if (times) times[0] = now_ns();
     dnnl_status_t status = step->wino
             ? wino_step_run(step->wino, plan->stream, step->args)
             : dnnl_primitive_execute(step->prim->primitive, plan->stream,
@@ -880,9 +879,7 @@ static int run_step(mmx_plan *plan, int i, int64_t *times, int again) {
     }
     if (times) {   /* the step's own end, not the next one's start */
         CHECK(dnnl_stream_wait(plan->stream));
-        int64_t took = now_ns() - start;
-        if (!again) times[2 * i] = start;
-        times[2 * i + 1] = (again ? times[2 * i + 1] : start) + took;
+        times[1] = now_ns();
     }
     return dnnl_success;
 }
@@ -893,17 +890,19 @@ int mmx_plan_run(mmx_plan *plan, int n, void *const *handles, int64_t *times) {
     for (int i = 0; i < n; i++)
         CHECK(dnnl_memory_set_data_handle(plan->io[i], handles[i]));
     const loop_t *loop = &plan->loop;
-    int first = 0;
+    int first = 0, run = 0;   /* the first step after the loop, runs so far */
     for (int part = 0; part < loop->count; part++) {
         for (int k = 0; k < loop->n; k++) {
             char *base = loop->io[k] < 0 ? loop->base[k] : handles[loop->io[k]];
             CHECK(dnnl_memory_set_data_handle(
                     loop->parts[k], base + part * loop->stride[k]));
         }
-        for (int i = 0; i < loop->end; i++) PASS(run_step(plan, i, times, part > 0));
+        for (int i = 0; i < loop->end; i++, run++)
+            PASS(run_step(plan, i, times ? times + 2 * run : NULL));
         first = loop->end;
     }
-    for (int i = first; i < plan->nsteps; i++) PASS(run_step(plan, i, times, 0));
+    for (int i = first; i < plan->nsteps; i++, run++)
+        PASS(run_step(plan, i, times ? times + 2 * run : NULL));
     CHECK(dnnl_stream_wait(plan->stream));
     return dnnl_success;
 }

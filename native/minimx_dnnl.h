@@ -345,10 +345,9 @@ int mmx_plan_set_loop(mmx_plan *plan, int end, int count, int n,
 /* Allocates one scratchpad for the largest step and binds it to all. */
 int mmx_plan_finalize(mmx_plan *plan);
 size_t mmx_plan_scratchpad_size(const mmx_plan *plan);
-/* times: NULL, or room for 2 * nsteps: each step's start and end, in ns of
- * CLOCK_MONOTONIC (the profiler's clock); timing waits for each step. A
- * step of the loop gets its first start, and that plus its time over all
- * parts. */
+/* times: NULL, or room for two per step run (a step of the loop runs once
+ * per part): each run's start and end in the order they ran, in ns of
+ * CLOCK_MONOTONIC (the profiler's clock); timing waits for each step. */
 int mmx_plan_run(mmx_plan *plan, int n, void *const *handles,
         int64_t *times);
 /* mmx_plan_run on the oneDNN thread (see mmx_worker_call), as a C job. */

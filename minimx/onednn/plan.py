@@ -452,6 +452,17 @@ class Plan:
         self.compile()
         return int(native().lib.mmx_plan_scratchpad_size(self._cplan))
 
+    @property
+    def step_runs(self) -> int:
+        """How many steps a run executes: the loop's once per part."""
+        return len(self.steps) + (self.loop_count - 1) * self.loop_end
+
+    def run_names(self) -> list[tuple[str, str]]:
+        """`step_names` per step run, in the order a run executes them (the
+        loop's steps once per part): what a timed run's `times` describe."""
+        names = self.step_names()
+        return names[:self.loop_end] * self.loop_count + names[self.loop_end:]
+
     def step_names(self) -> list[tuple[str, str]]:
         """Per step, (its owner, the primitive and the kernel oneDNN chose:
         ``convolution[brg:avx512_core_amx]``)."""
@@ -466,8 +477,9 @@ class Plan:
         ``inputs`` and ``outputs`` follow the order of ``input``/``output``
         declarations: C-contiguous arrays of the declared shapes and types.
         Outputs are allocated when not given. `times`, an int64 array of two
-        per step, receives each step's start and end (`time.perf_counter_ns`'s
-        clock), measured in C, each step waited for.
+        per step run (`step_runs`: the batch loop's steps run once per part),
+        receives each run's start and end in the order of `run_names`
+        (`time.perf_counter_ns`'s clock), measured in C, each step waited for.
         """
         if self._cplan is None:
             self.compile()
@@ -506,10 +518,10 @@ class Plan:
 
     def _clock(self, times: np.ndarray):
         """`times` as the C side's int64_t pointer, checked."""
-        if times.dtype != np.int64 or times.shape != (2 * len(self.steps),) \
+        if times.dtype != np.int64 or times.shape != (2 * self.step_runs,) \
                 or not times.flags.c_contiguous or not times.flags.writeable:
             raise BackendError(f"plan {self.name!r}: times must be a writable int64 array of "
-                               f"shape ({2 * len(self.steps)},), got {times.dtype} "
+                               f"shape ({2 * self.step_runs},), got {times.dtype} "
                                f"{times.shape}")
         return native().ffi.cast("int64_t *", times.ctypes.data)
 

@@ -10,6 +10,7 @@ import pytest
 
 import minimx as mx
 from minimx import profiler
+from minimx.backends.dnnl import batch_parts
 from tests.onednn_required import require_onednn
 from tests.small_cnn import small_cnn
 from tests.trace_schema import check_trace
@@ -100,3 +101,20 @@ def test_dnnl_steps_are_events_named_after_node_and_kernel(monkeypatch, trace_fi
     table = profiler.dumps()
     for kernel, count in kernels.items():
         assert any(line.split()[:2] == [kernel, str(count)] for line in table.splitlines())
+
+
+def test_a_batch_loop_shows_each_part_of_its_steps(monkeypatch, trace_file) -> None:
+    """The first layers run once per image (batch_parts forced on this small
+    net): each run of a looped step is its own event, none overlapping."""
+    require_onednn()
+    for threshold in ("PART_BYTES", "MIN_PIXELS", "ACTIVATION_TO_WEIGHT"):
+        monkeypatch.setattr(batch_parts, threshold, 0)
+    events, _ = profiled(bound(monkeypatch, "DNNL"), trace_file)
+    steps = begins(events, "onednn")
+    runs = Counter(e["args"]["op"].split("[")[0] for e in steps)
+    assert runs["conv"] == SHAPE[0] * FORWARDS            # once per image
+    assert runs["inner_product"] == FORWARDS              # the whole batch
+    ends = [e for e in events if e["ph"] == "E" and e["cat"] == "onednn"]
+    spans = sorted((b["ts"], e["ts"]) for b, e in zip(steps, ends, strict=True))
+    assert all(end <= next_begin
+               for (_, end), (next_begin, _) in zip(spans, spans[1:], strict=False))

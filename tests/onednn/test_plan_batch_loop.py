@@ -72,12 +72,17 @@ def test_a_whole_view_of_a_result_is_read_through_the_same_view_of_the_whole():
     np.testing.assert_array_equal(got, X.view(np.int32))
 
 
-def test_times_cover_every_part_of_a_looped_step():
-    plan = _network(2)
-    times = np.zeros(2 * len(plan.steps), np.int64)
+def test_a_timed_run_times_each_part_of_a_looped_step():
+    plan = _network(4)
+    looped, rest = plan.loop_end, len(plan.steps) - plan.loop_end
+    assert plan.step_runs == 4 * looped + rest
+    names = plan.run_names()
+    assert names == plan.step_names()[:looped] * 4 + plan.step_names()[looped:]
+    times = np.zeros(2 * plan.step_runs, np.int64)
     plan.run([X], times=times)
-    starts, ends = times[0::2], times[1::2]
-    assert (ends >= starts).all() and (starts[1:] >= starts[:-1]).all()
+    assert (np.diff(times) >= 0).all()   # one after the other, in the order run
+    with pytest.raises(BackendError, match=rf"shape \({2 * plan.step_runs},\)"):
+        plan.run([X], times=np.zeros(2 * len(plan.steps), np.int64))
 
 
 def test_only_an_input_splits_into_parts():

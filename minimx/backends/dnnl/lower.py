@@ -220,9 +220,9 @@ class Compiled:
         targets = ([o.reshape(b.shape) for o, b in zip(outputs, self.out_buffers, strict=True)]
                    if direct and outputs is not None else self.out_buffers)
         if profiler.recording_layers():   # one event per oneDNN step, timed in C
-            times = np.empty(2 * len(self.plan.steps), np.int64)
+            times = np.empty(2 * self.plan.step_runs, np.int64)
             outs = self.plan.run(data, targets, times)
-            profiler.record_steps(self.plan.step_names(), times)
+            profiler.record_steps(self.plan.run_names(), times)
         else:
             outs = self.plan.run(data, targets)
         if direct and outputs is not None:
