@@ -25,7 +25,7 @@ from .patterns import PATTERNS
 # `configs/dnnl.yaml` (or a fused pattern) lowers them as; concat only along
 # another axis than the batch (checked below).
 PER_IMAGE = frozenset({
-    "conv", "fused_conv", "pooling", "eltwise", "batch_norm", "lrn", "binary", "concat",
+    "conv", "fused_conv", "pooling", "eltwise", "batch_norm", "lrn", "binary", "concat", "cast",
     "quantize", "quantize_asym", "requantize", "dequantize", "quantized_conv",
     "quantized_add", "quantized_concat", "quantized_batch_norm"})
 CONCATS = frozenset({"concat", "quantized_concat"})
@@ -72,22 +72,27 @@ def batch_parts(g: Graph, shapes: Sequence[tuple[int, ...] | None],
     plan computes in). None: no loop pays, or the user turned it off."""
     if not settings().dnnl_batch_parts:
         return None
-    batch, end, largest = 0, 0, 0
+    first = next((n for n in g.nodes if not n.is_variable and not _is_cast(n)), None)
+    batch_shape = None if first is None else shapes[g.entry_ptr[g.node_id(first)]]
+    if batch_shape is None or len(batch_shape) < 2:
+        return None
+    batch, end, largest = batch_shape[0], 0, 0
     for nid, node in enumerate(g.nodes):
         if node.is_variable:
             continue
         out, ins = g.entry_ptr[nid], g.input_entry_ids(nid)
         y, x = shapes[out], shapes[ins[0]] if ins else None
+        kind = _kind(node)
+        if kind == "cast" and _of_variables(node) and (y is None or len(y) < 2 or y[0] != batch):
+            continue   # AMP's cast of a weight: read where a weight is, in or after the loop
         if y is None or x is None or len(y) < 2:
             break
-        batch = batch or y[0]
-        kind = _kind(node)
         if (kind not in PER_IMAGE or y[0] != batch or x[0] != batch
                 or kind in CONCATS and _concat_axis(node, len(y)) == 0):
             break
         image = (nbytes(out) + nbytes(ins[0])) // batch
         weights = sum(math.prod(w) for e, entry in zip(ins[1:], node.inputs[1:], strict=True)
-                      if entry.node.is_variable and (w := shapes[e]) is not None
+                      if _is_parameter(entry.node) and (w := shapes[e]) is not None
                       and _is_weight(w, batch))
         if ACTIVATION_TO_WEIGHT * weights > image or math.prod(x[2:]) < MIN_PIXELS:
             break
@@ -97,6 +102,19 @@ def batch_parts(g: Graph, shapes: Sequence[tuple[int, ...] | None],
     images = next(k for k in range(batch, 0, -1)
                   if batch % k == 0 and (k * largest <= PART_BYTES or k == 1))
     return None if images == batch else BatchParts(end, batch // images, images)
+
+
+def _is_cast(node: Node) -> bool:
+    return _kind(node) == "cast"
+
+
+def _of_variables(node: Node) -> bool:
+    return all(e.node.is_variable for e in node.inputs)
+
+
+def _is_parameter(node: Node) -> bool:
+    """A variable, or AMP's cast of variables (a weight in bfloat16)."""
+    return node.is_variable or _is_cast(node) and _of_variables(node)
 
 
 def _is_weight(shape: tuple[int, ...], batch: int) -> bool:

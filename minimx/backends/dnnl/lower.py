@@ -536,7 +536,11 @@ class Lowering:
         lowered for one part, and run once per part."""
         g = self.g
         for nid in range(parts.end):
-            if g.nodes[nid].is_variable:
+            node = g.nodes[nid]
+            # A cast of inputs (AMP's, of the data or a weight) keeps its shapes:
+            # data is read as its input's part (`value`), a weight whole.
+            if node.is_variable or node.op in CASTS and all(e.node.is_variable
+                                                             for e in node.inputs):
                 continue
             for e in g.output_entry_ids(nid):
                 shape = self.shapes[e]
@@ -552,7 +556,7 @@ class Lowering:
         g, parts = self.g, self.parts
         assert parts is not None
         later = [e for nid in range(parts.end, len(g.nodes)) for e in g.input_entry_ids(nid)]
-        results = sorted({self.root[e] for e in later + g.head_entry_ids()}
+        results = sorted({self._uncast(self.root[e]) for e in later + g.head_entry_ids()}
                          & set(self.whole_shapes))
         if any(op.kind not in PER_IMAGE_STEPS for op, _ in self.plan.steps):
             raise SplitRefused("a step of the loop mixes the images of the batch")
@@ -567,6 +571,13 @@ class Lowering:
         self.whole_shapes.clear()
         self.input_parts.clear()
         self.converted.clear()   # conversions made in the loop hold one part
+
+    def _uncast(self, eid: int) -> int:
+        """The entry a cast entry converts (through casts of casts): what a later
+        reader of the cast reads, converted where it is read."""
+        while eid in self.casts:
+            eid = self.root[self.casts[eid][0]]
+        return eid
 
     # -- operators -----------------------------------------------------------------
     def _conv_like(self, conv: Node, entry: Callable[[NodeEntry], int], nid: int, inputs,

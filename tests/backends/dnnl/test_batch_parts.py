@@ -19,6 +19,7 @@ import pytest
 import minimx as mx
 from minimx.backends.dnnl import batch_parts as bp
 from minimx.backends.dnnl.state import DnnlState
+from minimx.contrib import amp
 from minimx.graph import Graph
 from minimx.graph.infer import infer_shapes
 
@@ -122,6 +123,25 @@ def test_bfloat16_in_parts_matches_the_whole_batch(forced, monkeypatch):
     whole, _ = run(sym, shapes, monkeypatch, on=False, dtype="bfloat16")
     assert state.compiled.plan.loop_count == 4
     np.testing.assert_allclose(got[0], whole[0], rtol=2e-2, atol=2e-2 * np.abs(whole[0]).max())
+
+
+def test_an_amp_converted_graph_loops_from_its_casts_on(forced, monkeypatch):
+    """AMP's graph begins with casts of the data and the weights (1-d ones
+    too): the data's runs per part, a weight's is read whole, in the loop and
+    after it."""
+    sym, shapes = mobilenet_like(), {"data": (4, 16, 16, 16)}
+    args, aux = random_arrays(sym, shapes)
+    converted, cargs, caux = amp.convert_model(sym, args, aux, target_dtype="bfloat16")
+    assert [n.op for n in Graph(converted.outputs).nodes if not n.is_variable][0] == "amp_cast"
+
+    def forward(on: bool):
+        monkeypatch.setenv("MINIMX_DNNL_BATCH_PARTS", "1" if on else "0")
+        ex = bind(mx.subgraph.partition(converted, "DNNL", shapes=shapes), cargs, caux)
+        return ex.forward(is_train=False)[0].asnumpy().astype(np.float32), states(ex)
+
+    (got, (state,)), (whole, _) = forward(True), forward(False)
+    assert state.compiled.plan.loop_count == 4 and state.kernels[bp.BATCH_PARTS]
+    np.testing.assert_allclose(got, whole, rtol=2e-2, atol=2e-2 * np.abs(whole).max())
 
 
 def _qnet(mode: str):
