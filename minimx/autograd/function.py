@@ -65,12 +65,13 @@ class Function:
         return outputs
 
     def forward(self, *inputs: NDArray) -> Any:
-        """Forward computation."""
-        raise NotImplementedError
+        """Forward computation (a subclass defines it, as MXNet's)."""
+        raise NotImplementedError(f"{type(self).__name__} must define forward")
 
     def backward(self, *output_grads: NDArray) -> Any:
-        """Backward computation: as many gradients as forward's inputs."""
-        raise NotImplementedError
+        """Backward computation: as many gradients as forward's inputs (a subclass
+        defines it, as MXNet's)."""
+        raise NotImplementedError(f"{type(self).__name__} must define backward")
 
     def _gradients(self, out_grads: list[np.ndarray], inputs: list[Any]) -> list[np.ndarray]:
         grads = self.backward(*(NDArray(np.array(g)) for g in out_grads))

@@ -84,7 +84,7 @@ def batch_parts(g: Graph, shapes: Sequence[tuple[int, ...] | None],
         out, ins = g.entry_ptr[nid], g.input_entry_ids(nid)
         y, x = shapes[out], shapes[ins[0]] if ins else None
         kind = _kind(node)
-        if kind == "cast" and _of_variables(node) and (y is None or len(y) < 2 or y[0] != batch):
+        if input_cast(node) and (y is None or len(y) < 2 or y[0] != batch):
             continue   # AMP's cast of a weight: read where a weight is, in or after the loop
         if y is None or x is None or len(y) < 2:
             break
@@ -109,13 +109,16 @@ def _is_cast(node: Node) -> bool:
     return _kind(node) == "cast"
 
 
-def _of_variables(node: Node) -> bool:
-    return all(e.node.is_variable for e in node.inputs)
+def input_cast(node: Node) -> bool:
+    """Whether `node` is AMP's cast of subgraph inputs (the data's, or a
+    weight's in bfloat16): the lowering reads the data's per part and a
+    weight's whole, so its own shapes stay the whole batch's."""
+    return _is_cast(node) and all(e.node.is_variable for e in node.inputs)
 
 
 def _is_parameter(node: Node) -> bool:
     """A variable, or AMP's cast of variables (a weight in bfloat16)."""
-    return node.is_variable or _is_cast(node) and _of_variables(node)
+    return node.is_variable or input_cast(node)
 
 
 def _is_weight(shape: tuple[int, ...], batch: int) -> bool:

@@ -53,7 +53,7 @@ from ...ops.resampling import SEPARABLE_WEIGHTS
 from ...ops.tensor import slice_axis_range
 from ...subgraph.selector import SelectorNode
 from ...subgraph.subgraph_op import inner_graph
-from .batch_parts import BatchParts, batch_parts
+from .batch_parts import BatchParts, batch_parts, input_cast
 from .config import (
     COMPILED_FOR_WEIGHTS,
     Support,
@@ -537,10 +537,7 @@ class Lowering:
         g = self.g
         for nid in range(parts.end):
             node = g.nodes[nid]
-            # A cast of inputs (AMP's, of the data or a weight) keeps its shapes:
-            # data is read as its input's part (`value`), a weight whole.
-            if node.is_variable or node.op in CASTS and all(e.node.is_variable
-                                                             for e in node.inputs):
+            if node.is_variable or input_cast(node):   # keeps its shapes: see input_cast
                 continue
             for e in g.output_entry_ids(nid):
                 shape = self.shapes[e]
