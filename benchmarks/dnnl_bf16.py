@@ -11,7 +11,9 @@ INFERENCE_PRECISION_HINT bf16, the latency hint and OMP_NUM_THREADS threads
 alternating rounds (dnnl_throughput's `alternate`: img/s from the median
 forward, the ratios from the same run), after checking that the machine is
 quiet. On a CPU without bf16 instructions the bf16 bind warns and runs
-float32, and the script says so.
+float32, and the script says so. After the table: each row's MAC floor at
+this CPU's bfloat16 peak (roofline.py), how close minimx comes to it, and
+the most a runtime computing the same products could lead OpenVINO by.
 
 Run: python benchmarks/dnnl_bf16.py [--models resnet50_v1 mobilenet1.0]
      [--batches 1 16] [--rounds 5] [--iters 5] [--no-openvino]
@@ -25,6 +27,7 @@ import sys
 
 os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
 
+import roofline  # noqa: E402
 from dnnl_throughput import (  # noqa: E402
     MXNET_PYTHON,
     PEER_PYTHON,
@@ -38,6 +41,7 @@ from dnnl_throughput import (  # noqa: E402
     ready_to_time,
 )
 
+import minimx as mx  # noqa: E402
 from minimx import onednn  # noqa: E402
 
 MODELS = ["resnet50_v1", "mobilenet1.0"]
@@ -64,6 +68,9 @@ def main() -> None:
     ready_to_time()
     if not onednn.bf16_native():
         print(f"NOTE: oneDNN's ISA here ({onednn.isa()}) has no bf16: minimx bf16 runs fp32")
+    peaks = roofline.peaks()
+    roofline.report(peaks)
+    floors = []
     print("img/s (batch / median forward time); ratios from the same alternating rounds")
     print("| model | batch | minimx fp32 | minimx bf16 | OpenVINO bf16 | bf16 / fp32 "
           "| minimx bf16 / OpenVINO bf16 |")
@@ -75,6 +82,11 @@ def main() -> None:
             print(f"| {model} | {batch} | {rates[FP32]:.1f} | {rates[BF16]:.1f} | "
                   f"{'-' if ov is None else f'{ov:.1f}'} | {rates[BF16] / rates[FP32]:.2f} | "
                   f"{'-' if ov is None else f'{rates[BF16] / ov:.2f}'} |", flush=True)
+            if ov is not None:
+                floors.append(f"{model} batch {batch}: " + roofline.floor_line(
+                    mx.models.get_model(model), (batch, 3, 224, 224), peaks, "bfloat16",
+                    rates, BF16, OPENVINO))
+    print("\n".join(floors))
     closing_check()
 
 

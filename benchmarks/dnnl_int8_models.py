@@ -8,7 +8,11 @@ excluded, as MXNet's examples do), writing both checkpoints to --dir (default
 the INT8 checkpoint and the float one with the DNNL backend; an MXNet worker
 binds the INT8 checkpoint (MKLDNN_QUANTIZE). The three are timed in
 alternating rounds after a quiet check, as benchmarks/dnnl_throughput.py
-does; the figure is batch / median forward time. The `qnet` row is the small
+does; the figure is batch / median forward time. Under each row: the MAC
+floor of the INT8 graph at this CPU's peak rates (roofline.py: quantized
+layers at the VNNI peak, the float first convolution at the FMA one), how
+close minimx comes to it, and the most any runtime computing the same
+products could lead MXNet by. The `qnet` row is the small
 quantized test fixture (tests/fixtures/quantized_net, 8x8 images), minimx only.
 
 Run: python benchmarks/dnnl_int8_models.py [--models resnet50_v1 ...]
@@ -25,6 +29,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
 
 import numpy as np  # noqa: E402
+import roofline  # noqa: E402
 from dnnl_throughput import (  # noqa: E402
     MXNET_PYTHON,
     Worker,
@@ -86,6 +91,8 @@ def main() -> None:
     onednn.require()
     os.environ.pop("MINIMX_SUBGRAPH_BACKEND", None)  # each path partitions explicitly
     quiet_check()
+    rates = roofline.peaks()
+    roofline.report(rates)
     print("img/s (batch / median forward time); ratio = minimx INT8 / other")
     for batch in args.batches:
         shape = (batch, 3, 8, 8)
@@ -103,7 +110,11 @@ def main() -> None:
                                         "minimx fp32": Minimx(f"{prefix}-fp32", shape),
                                         "MXNet INT8": Worker([str(WORKER), "serve",
                                                               f"{prefix}-int8", str(batch)])}
-            report(f"{model} batch {batch:2d}", alternate(paths, batch, args.rounds, args.iters))
+            measured = alternate(paths, batch, args.rounds, args.iters)
+            report(f"{model} batch {batch:2d}", measured)
+            qsym = mx.model.load_checkpoint(f"{prefix}-int8", 0)[0]
+            print(" " * 24 + roofline.floor_line(qsym, shape, rates, "float32", measured,
+                                                 "minimx INT8", "MXNet INT8"))
     if not have_mxnet:
         print(f"no MXNet at {MXNET_PYTHON}: the model rows need it to quantize")
     closing_check()

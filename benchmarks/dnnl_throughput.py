@@ -15,6 +15,10 @@ venv, minimx runs its own zoo symbol with random weights alone. Before
 timing, the script checks that the machine is quiet (load average, other
 busy processes) and says so when it is not: with 2 cores, one busy process
 makes oneDNN many times slower. OMP_NUM_THREADS defaults to the number of cores.
+Under each row: the model's MAC floor at this CPU's float32 FMA peak
+(roofline.py), the share of its rate minimx reaches (above 100% where
+Winograd computes fewer products than a direct convolution), and the most a
+direct-convolution runtime could lead the fastest other one by.
 
 Run: python benchmarks/dnnl_throughput.py [--models ...] [--batches 1 16]
      [--rounds 5] [--numpy] [--mxnet-off] [--peers ort openvino]
@@ -35,6 +39,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
 
 import numpy as np  # noqa: E402
+import roofline  # noqa: E402
 
 import minimx as mx  # noqa: E402
 from minimx import onednn  # noqa: E402
@@ -323,6 +328,8 @@ def main() -> None:
                         help="the peer runtimes to time (their venvs must exist)")
     args = parser.parse_args()
     ready_to_time()
+    peaks = roofline.peaks()
+    roofline.report(peaks)
     print("img/s (batch / median forward time); ratio = minimx DNNL / other")
     for model in args.models:
         for batch in args.batches:
@@ -332,6 +339,12 @@ def main() -> None:
                                                else f" (x{ours / rate:.2f})")
                      for name, rate in rates.items()]
             print(f"{model:16s} batch {batch:2d}: " + " | ".join(cells), flush=True)
+            others = [name for name in rates if name != "minimx DNNL"]
+            if others:
+                best = max(others, key=rates.__getitem__)
+                print(" " * 26 + roofline.floor_line(mx.models.get_model(model),
+                                                     (batch, 3, 224, 224), peaks, "float32",
+                                                     rates, "minimx DNNL", best))
     closing_check()
 
 

@@ -2,16 +2,16 @@
 
 Both sides run the INT8 checkpoint `dnnl_int8_models.export` makes (MXNet's
 quantize_model_mkldnn, naive calibration, first convolution excluded) and
-report oneDNN's own per-primitive timing: minimx's oneDNN 3 through
-ONEDNN_VERBOSE=profile_exec (a child of this script, as layer_times.py does),
-MXNet's oneDNN 2 through MKLDNN_VERBOSE=1 (its worker,
-dnnl_int8_mxnet_worker.py, in MXNet's venv). Each step's figure is the
-median over --iters forwards. The k-th convolution of one is set against the
-k-th of the other (MXNet runs the convolutions of a plain CNN in graph order,
-as minimx does); the other steps (reorders at the edges, pooling, the
-classifier) are summed per kind. The wall time of a forward is printed for
-both: what it has beyond the sum of its steps is spent outside oneDNN (both are timed with the
-verbose output on, which slows a forward of either by about the same).
+report per-primitive times: minimx's through its profiler, each step timed
+by its plan (layer_times.minimx_steps), MXNet's oneDNN 2 through
+MKLDNN_VERBOSE=1 (its worker, dnnl_int8_mxnet_worker.py, in MXNet's venv),
+whose figures include what the verbose output costs, so they flatter MXNet.
+Each step's figure is the median over --iters forwards. The k-th
+convolution of one is set against the k-th of the other (MXNet runs the
+convolutions of a plain CNN in graph order, as minimx does); the other steps
+(reorders at the edges, pooling, the classifier) are summed per kind. The
+wall time of a forward is printed for both, minimx's with the profiler off,
+MXNet's with its verbose output on.
 
 Run: python benchmarks/int8_layer_times.py [--model mobilenetv2_1.0] [--batch 1]
      [--iters 20] [--dir /tmp/minimx_int8_models]
@@ -23,34 +23,13 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
 
 from dnnl_int8_models import WORKER, Minimx, export  # noqa: E402
 from dnnl_throughput import MXNET_PYTHON  # noqa: E402
-from layer_times import MARK, Step, report, steps_of  # noqa: E402
-
-
-def minimx_child(prefix: str, batch: int, iters: int) -> None:
-    """In the child (ONEDNN_VERBOSE set): warm up, print MARK and the wall
-    times, run the timed forwards."""
-    path = Minimx(prefix, (batch, 3, 224, 224))
-    path.run(3)
-    print(json.dumps(path.run(iters)))
-    print(MARK, flush=True)
-    path.run(iters)
-
-
-def minimx_steps(prefix: str, batch: int, iters: int) -> tuple[list[Step], float]:
-    """minimx's plan steps, and the median wall time of a forward (us)."""
-    env = dict(os.environ, ONEDNN_VERBOSE="profile_exec")
-    out = subprocess.run([sys.executable, __file__, "--child", prefix, str(batch), str(iters)],
-                         env=env, check=True, capture_output=True, text=True).stdout
-    before, after = out.split(MARK, 1)
-    wall = statistics.median(json.loads(before.strip().splitlines()[-1])) * 1e6
-    return steps_of(after.splitlines(), iters), wall
+from layer_times import Step, minimx_steps, report, steps_of  # noqa: E402
 
 
 def mxnet_steps(prefix: str, batch: int, iters: int) -> tuple[list[Step], float]:
@@ -72,17 +51,17 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=Path("/tmp/minimx_int8_models"))
     args = parser.parse_args()
     prefix = f"{export(args.model, args.dir)}-int8"
-    ours, our_wall = minimx_steps(prefix, args.batch, args.iters)
+    path = Minimx(prefix, (args.batch, 3, 224, 224))
+    path.run(3)
+    our_wall = statistics.median(path.run(args.iters)) * 1e6
+    ours = minimx_steps(path.ex, args.iters)
     theirs, their_wall = mxnet_steps(prefix, args.batch, args.iters)
     print(f"{args.model} INT8 batch {args.batch}, OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}, "
           f"median of {args.iters} forwards")
     report(ours, theirs, "MXNet", ("convolution",))
-    print(f"forward wall time, verbose output on: minimx {our_wall:.0f} us, "
-          f"MXNet {their_wall:.0f} us")
+    print(f"forward wall time: minimx {our_wall:.0f} us; MXNet {their_wall:.0f} us with its "
+          "verbose output on")
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child"]:
-        minimx_child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
-    else:
-        main()
+    main()

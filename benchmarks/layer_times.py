@@ -1,8 +1,11 @@
 """Per layer: minimx's DNNL plan against ONNX Runtime, on the same model and weights.
 
-minimx's side is oneDNN's own per-primitive timing (ONEDNN_VERBOSE=profile_exec,
-read in a child process of this script: every primitive the plan runs, with
-its implementation and milliseconds); ONNX Runtime's is its profiler
+minimx's side is its profiler (`mx.profiler` with profile_symbolic: every
+primitive its DNNL plan runs, with the owner node and oneDNN's kernel, timed
+by the plan in C around each step. oneDNN 3.2's own ONEDNN_VERBOSE=profile_exec
+timing is not used: it added 8-18 us to each step's time, MobileNet v1 INT8
+at batch 1 summing to 1347 us against 938 timed by the plan); ONNX Runtime's
+is its profiler
 (SessionOptions.enable_profiling, in its venv through peer_worker.py). Both
 run --iters forwards after warming up, and each step's figure is the median
 over them (--statistic min: the fastest, which on a busy machine is closer to
@@ -24,7 +27,6 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 from collections import defaultdict
 from pathlib import Path
@@ -33,51 +35,65 @@ os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
 
 from dnnl_throughput import HERE, PEER_PYTHON, Minimx, exported  # noqa: E402
 
+import minimx as mx  # noqa: E402
+
 Step = tuple[str, str, float]   # kind, description, microseconds (STATISTIC)
-MARK = "minimx-layer-times: timed forwards follow"
+KINDS = {"conv": "convolution"}   # a plan's primitive kinds as oneDNN's verbose names them
 STATISTIC = {"median": statistics.median, "min": min}
 
 
-def minimx_child(prefix: str, batch: int, iters: int) -> None:
-    """In the child (ONEDNN_VERBOSE set): warm up, print MARK, run the timed forwards."""
-    path = Minimx("", batch, "DNNL", Path(prefix))
-    path.run(3)
-    print(MARK, flush=True)
-    path.run(iters)
-
-
-def minimx_steps(prefix: Path, batch: int, iters: int, stat: str = "median") -> list[Step]:
-    """minimx's plan steps in order: (primitive kind, shape and implementation, us)."""
-    env = dict(os.environ, ONEDNN_VERBOSE="profile_exec")
-    out = subprocess.run([sys.executable, __file__, "--child", str(prefix), str(batch),
-                          str(iters)], env=env, check=True, capture_output=True, text=True)
-    return steps_of(out.stdout.split(MARK, 1)[1].splitlines(), iters, stat)
+def minimx_steps(ex: mx.executor.Executor, iters: int, stat: str = "median") -> list[Step]:
+    """The steps of `ex`'s DNNL plans in order, as minimx's profiler records
+    `iters` forwards (each step timed by its plan in C, waited for): (primitive
+    kind, owner node and kernel, us). A plan's batch loop (its first steps run
+    once per part of the batch) counts as one step each, with all parts' time."""
+    with tempfile.TemporaryDirectory() as tmp:
+        mx.profiler.set_config(profile_symbolic=True, filename=f"{tmp}/trace.json")
+        mx.profiler.set_state("run")
+        for _ in range(iters):
+            ex.forward()
+            ex.outputs[0].wait_to_read()
+        mx.profiler.set_state("stop")
+        mx.profiler.dump()
+        events = json.loads(Path(f"{tmp}/trace.json").read_text())["traceEvents"]
+    # The trace writes each step as a begin and an end event, one after the other.
+    steps = [e for e in events if e.get("cat") == "onednn"]
+    runs = [[b["args"]["op"], b["name"], e["ts"] - b["ts"]]
+            for b, e in zip(steps[::2], steps[1::2], strict=True)]
+    return [(KINDS.get(op.split("[")[0], op.split("[")[0]), name, us)
+            for (op, name), us in folded(runs, iters, stat)]
 
 
 def steps_of(lines: list[str], iters: int, stat: str = "median") -> list[Step]:
     """The oneDNN steps of one forward in order, from the verbose `lines` of
-    `iters` forwards: (primitive kind, shape and implementation, us). A plan's
-    batch loop (its first steps run once per part of the batch) counts as one
-    step each, with the time of all parts."""
-    execs = [fields for fields in map(executed, lines) if fields]
-    per_forward = len(execs) // iters
-    length, parts = batch_loop(execs[:per_forward])
+    `iters` forwards (a peer's oneDNN: MXNet's): (primitive kind, shape and
+    implementation, us)."""
+    runs = [[*fields[:-1], float(fields[-1]) * 1e3] for fields in map(executed, lines) if fields]
+    return [(fields[1], f"{fields[-1]} [{fields[2]}]", us)
+            for fields, us in folded(runs, iters, stat)]
+
+
+def folded(runs: list[list], iters: int, stat: str) -> list[tuple[list, float]]:
+    """Per step of one forward, in order, its fields and the `stat` of its
+    microseconds over `iters` forwards, from `runs`: every step run of the
+    forwards, each a list of fields ending with its microseconds. A batch loop
+    counts as one step each, the parts' times summed."""
+    per_forward = len(runs) // iters
+    length, parts = batch_loop(runs[:per_forward])
     steps = []
     for k in range(per_forward - length * (parts - 1)):
         # Where the step runs in a forward: once per part in the loop, once after it.
         at = [k + r * length for r in range(parts)] if k < length else [k + (parts - 1) * length]
-        fields = execs[at[0]]
-        times = [sum(float(execs[j + i * per_forward][-1]) for j in at) * 1e3
-                 for i in range(iters)]
-        steps.append((fields[1], f"{fields[-2]} [{fields[2]}]", STATISTIC[stat](times)))
+        times = [sum(runs[j + i * per_forward][-1] for j in at) for i in range(iters)]
+        steps.append((runs[at[0]][:-1], STATISTIC[stat](times)))
     return steps
 
 
-def batch_loop(execs: list[list[str]]) -> tuple[int, int]:
-    """(steps, parts) of the batch loop a forward's executions `execs` start
-    with: the first `steps` of them repeated `parts` times (1, 1 without one).
-    Of the repeated beginnings the one covering the most executions wins."""
-    what = [tuple(fields[:-1]) for fields in execs]   # all but the time
+def batch_loop(runs: list[list]) -> tuple[int, int]:
+    """(steps, parts) of the batch loop a forward's step `runs` start with: the
+    first `steps` of them repeated `parts` times (1, 1 without one). Of the
+    repeated beginnings the one covering the most runs wins."""
+    what = [tuple(fields[:-1]) for fields in runs]   # all but the time
     best = (1, 1)
     for length in range(1, len(what) // 2 + 1):
         parts = 1
@@ -159,13 +175,12 @@ def main() -> None:
     prefix = exported(args.model, args.models_dir)
     print(f"{args.model} batch {args.batch}, OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}, "
           f"{args.statistic} of {args.iters} forwards")
-    report(minimx_steps(prefix, args.batch, args.iters, args.statistic),
+    path = Minimx("", args.batch, "DNNL", prefix)
+    path.run(3)
+    report(minimx_steps(path.ex, args.iters, args.statistic),
            ort_steps(args.models_dir / f"{args.model}.onnx", args.batch, args.iters,
                      args.statistic))
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--child"]:
-        minimx_child(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
-    else:
-        main()
+    main()

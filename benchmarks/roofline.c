@@ -1,0 +1,73 @@
+/* The CPU's peak multiply-accumulate rates, for roofline.py.
+ *
+ * Each loop keeps independent accumulators in vector registers, so
+ * that nothing but the instruction's throughput limits it, on every OpenMP
+ * thread at once. It is compiled for the machine it runs on (-march=native):
+ * a precision whose instruction the CPU lacks reports 0.
+ *   float32  vfmadd231ps: 16 MACs per 512-bit instruction (AVX-512F)
+ *   bfloat16 vdpbf16ps:   32 (AVX512_BF16)
+ *   int8     vpdpbusd:    64 (AVX512_VNNI), u8 times s8 into s32, as oneDNN's
+ *                         INT8 kernels without AMX
+ */
+#include <immintrin.h>
+#include <omp.h>
+#include <time.h>
+
+static double seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* Twenty-four accumulators, each updated once per iteration (bfloat16's dot
+ * product needs more than twelve in flight to reach its peak); the empty asm
+ * keeps them in registers and the loop from being folded away. */
+#define ACCUMULATE(OP) \
+    c0 = OP(c0); c1 = OP(c1); c2 = OP(c2); c3 = OP(c3); c4 = OP(c4); c5 = OP(c5); \
+    c6 = OP(c6); c7 = OP(c7); c8 = OP(c8); c9 = OP(c9); c10 = OP(c10); c11 = OP(c11); \
+    c12 = OP(c12); c13 = OP(c13); c14 = OP(c14); c15 = OP(c15); c16 = OP(c16); \
+    c17 = OP(c17); c18 = OP(c18); c19 = OP(c19); c20 = OP(c20); c21 = OP(c21); \
+    c22 = OP(c22); c23 = OP(c23); \
+    __asm__ volatile("" : "+v"(c0), "+v"(c1), "+v"(c2), "+v"(c3), "+v"(c4), "+v"(c5), \
+                     "+v"(c6), "+v"(c7), "+v"(c8), "+v"(c9), "+v"(c10), "+v"(c11)); \
+    __asm__ volatile("" : "+v"(c12), "+v"(c13), "+v"(c14), "+v"(c15), "+v"(c16), \
+                     "+v"(c17), "+v"(c18), "+v"(c19), "+v"(c20), "+v"(c21), "+v"(c22), \
+                     "+v"(c23))
+
+#define PEAK(NAME, VEC, ZERO, OP, MACS)                                        \
+    double NAME(long iterations) {                                             \
+        double start = seconds();                                              \
+        int threads = 1;                                                       \
+        _Pragma("omp parallel")                                                \
+        {                                                                      \
+            VEC c0 = ZERO, c1 = ZERO, c2 = ZERO, c3 = ZERO, c4 = ZERO, c5 = ZERO, \
+                c6 = ZERO, c7 = ZERO, c8 = ZERO, c9 = ZERO, c10 = ZERO, c11 = ZERO, \
+                c12 = ZERO, c13 = ZERO, c14 = ZERO, c15 = ZERO, c16 = ZERO, c17 = ZERO, \
+                c18 = ZERO, c19 = ZERO, c20 = ZERO, c21 = ZERO, c22 = ZERO, c23 = ZERO; \
+            for (long i = 0; i < iterations; i++) { ACCUMULATE(OP); }        \
+            _Pragma("omp single") threads = omp_get_num_threads();             \
+        }                                                                      \
+        return 24.0 * (MACS) * iterations * threads / (seconds() - start) / 1e9; \
+    }
+
+#if defined(__AVX512F__)
+#define F32_OP(c) _mm512_fmadd_ps(c, _mm512_set1_ps(0.999f), _mm512_set1_ps(1e-3f))
+PEAK(peak_float32, __m512, _mm512_setzero_ps(), F32_OP, 16)
+#else
+double peak_float32(long iterations) { (void)iterations; return 0; }
+#endif
+
+#if defined(__AVX512BF16__)
+#define BF16_OP(c) _mm512_dpbf16_ps(c, (__m512bh)_mm512_set1_epi16(0x3f80), \
+                                    (__m512bh)_mm512_set1_epi16(0x3f80))
+PEAK(peak_bfloat16, __m512, _mm512_setzero_ps(), BF16_OP, 32)
+#else
+double peak_bfloat16(long iterations) { (void)iterations; return 0; }
+#endif
+
+#if defined(__AVX512VNNI__)
+#define INT8_OP(c) _mm512_dpbusd_epi32(c, _mm512_set1_epi8(1), _mm512_set1_epi8(1))
+PEAK(peak_int8, __m512i, _mm512_setzero_si512(), INT8_OP, 64)
+#else
+double peak_int8(long iterations) { (void)iterations; return 0; }
+#endif
