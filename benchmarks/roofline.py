@@ -134,7 +134,8 @@ def floor_line(sym: mx.sym.Symbol, shape: tuple[int, ...], rates: dict[str, floa
         return "no MAC floor (peak not measured)"
     best = shape[0] / (least / 1e3)
     return (f"MAC floor {least:.2f} ms a batch: {ours} at {measured[ours] / best:.0%} of "
-            f"its rate; at the floor x{best / measured[other]:.2f} over {other}")
+            f"its rate; computing every product at the floor: x{best / measured[other]:.2f} "
+            f"over {other}")
 
 
 def report(rates: dict[str, float]) -> None:
