@@ -13,7 +13,10 @@ floor of the INT8 graph at this CPU's peak rates (roofline.py: quantized
 layers at the VNNI peak, the float first convolution at the FMA one), how
 close minimx comes to it, and the most any runtime computing the same
 products could lead MXNet by. The `qnet` row is the small
-quantized test fixture (tests/fixtures/quantized_net, 8x8 images), minimx only.
+quantized test fixture (tests/fixtures/quantized_net, 8x8 images), minimx
+only; its forwards take some 60 us, so it runs QNET_ITERS times --iters
+forwards a round (five alone gave rounds of 0.3 ms, and ratios from 0.46 to
+1.16 between runs).
 
 Run: python benchmarks/dnnl_int8_models.py [--models resnet50_v1 ...]
      [--batches 1 16] [--rounds 5] [--iters 5]
@@ -44,6 +47,7 @@ from minimx import onednn  # noqa: E402
 
 WORKER = Path(__file__).with_name("dnnl_int8_mxnet_worker.py")
 QNET = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "quantized_net"
+QNET_ITERS = 40
 
 
 class Minimx:
@@ -99,7 +103,7 @@ def main() -> None:
         report(f"qnet batch {batch:2d}", alternate({
             "minimx INT8": Minimx(str(QNET / "qnet_naive"), shape),
             "minimx fp32": Minimx(str(QNET / "qnet_fp32_mkldnn"), shape)}, batch, args.rounds,
-            args.iters))
+            args.iters * QNET_ITERS))
     have_mxnet = os.path.exists(MXNET_PYTHON)
     for model in args.models if have_mxnet else []:
         args.dir.mkdir(parents=True, exist_ok=True)
