@@ -191,6 +191,7 @@ class Settings:
     dnnl_root: str | None
     dnnl_winograd: bool
     dnnl_batch_parts: bool   # a large batch's first layers run image by image
+    dnnl_depthwise_int8: bool   # INT8 depthwise 3x3 convolutions by minimx's kernel
     dnnl_blocked_layout: bool   # depthwise networks' float convolutions in channel blocks
     dnnl_dtype: str   # what DNNL subgraphs compute in: float32, or bfloat16
     dnnl_fusions_off: frozenset[str]   # lower-cased <NAME>s of MINIMX_DNNL_FUSE_<NAME>=0
@@ -274,6 +275,7 @@ def settings() -> Settings:
         dnnl_root=env.get("MINIMX_DNNL_ROOT") or None,
         dnnl_winograd=env_flag("MINIMX_DNNL_WINOGRAD", True),
         dnnl_batch_parts=env_flag("MINIMX_DNNL_BATCH_PARTS", True),
+        dnnl_depthwise_int8=env_flag("MINIMX_DNNL_DEPTHWISE_INT8", True),
         dnnl_blocked_layout=env_flag("MINIMX_DNNL_BLOCKED_LAYOUT", True),
         dnnl_dtype=_dnnl_dtype(env),
         dnnl_fusions_off=_fusions_off(env),

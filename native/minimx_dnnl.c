@@ -8,8 +8,9 @@
  * leaves the call text and dnnl_status2str() in a thread-local buffer that
  * Python turns into a BackendError (shim.h). Every handle a story creates
  * lives on the object being built, so an early return leaks nothing.
- * Winograd convolutions are built and run by winograd.c; here they are one
- * more kind of primitive and of plan step.
+ * Winograd convolutions are built and run by winograd.c, INT8 depthwise
+ * ones by depthwise_u8.c; here they are two more kinds of primitive and of
+ * plan step.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include "minimx_dnnl.h"
 #include "shim.h"
 #include "winograd.h"
+#include "depthwise_u8.h"
 
 /* ---- errors ---- */
 
@@ -241,8 +243,9 @@ struct mmx_prim {
     dnnl_primitive_t primitive;
     int nargs;
     int *args;
-    const_dnnl_memory_desc_t *arg_mds; /* owned by pd, wino or scale_mds */
+    const_dnnl_memory_desc_t *arg_mds; /* owned by pd, wino, dw8 or scale_mds */
     wino_conv *wino; /* a Winograd convolution instead of a primitive */
+    dw8_conv *dw8;   /* an INT8 depthwise convolution instead of a primitive */
     int scale_masks[3]; /* per SCALED_ARGS entry: a mask, or -1 */
     dnnl_memory_desc_t scale_mds[3];
 };
@@ -261,6 +264,7 @@ void mmx_prim_destroy(mmx_prim *prim) {
     if (prim->post_ops) dnnl_post_ops_destroy(prim->post_ops);
     if (prim->attr) dnnl_primitive_attr_destroy(prim->attr);
     wino_conv_destroy(prim->wino);
+    dw8_conv_destroy(prim->dw8);
     for (int i = 0; i < 3; i++)
         if (prim->scale_mds[i]) dnnl_memory_desc_destroy(prim->scale_mds[i]);
     free(prim->args);
@@ -282,6 +286,7 @@ const mmx_md *mmx_prim_arg_md(const mmx_prim *prim, int index) {
 
 const char *mmx_prim_impl(const mmx_prim *prim) {
     if (prim->wino) return wino_conv_impl(prim->wino);
+    if (prim->dw8) return dw8_conv_impl(prim->dw8);
     const char *impl = "";
     dnnl_primitive_desc_query(prim->pd, dnnl_query_impl_info_str, 0, &impl);
     return impl;
@@ -289,6 +294,7 @@ const char *mmx_prim_impl(const mmx_prim *prim) {
 
 size_t mmx_prim_scratchpad_size(const mmx_prim *prim) {
     if (prim->wino) return wino_conv_scratchpad_size(prim->wino);
+    if (prim->dw8) return dw8_conv_scratchpad_size(prim->dw8);
     return dnnl_memory_desc_get_size(
             dnnl_primitive_desc_query_md(prim->pd, dnnl_query_scratchpad_md, 0));
 }
@@ -690,6 +696,21 @@ int mmx_wino_conv_init(mmx_prim *prim, mmx_engine *engine,
     return dnnl_success;
 }
 
+int mmx_dw8_available(void) {
+    return dw8_available();
+}
+
+int mmx_dw8_conv_init(mmx_prim *prim, mmx_engine *engine,
+        const int64_t *src_dims, int with_bias, int relu, int dst_s8) {
+    (void)engine;   /* the kernel is minimx's: no oneDNN object to create */
+    PASS(dw8_conv_create(&prim->dw8, src_dims, with_bias, relu, dst_s8));
+    prim->args = malloc(sizeof(int) * DW8_MAX_ARGS);
+    prim->arg_mds = malloc(sizeof(*prim->arg_mds) * DW8_MAX_ARGS);
+    REQUIRE(prim->args && prim->arg_mds, dnnl_out_of_memory);
+    prim->nargs = dw8_conv_args(prim->dw8, prim->args, prim->arg_mds);
+    return dnnl_success;
+}
+
 /* ---- plans ---- */
 
 typedef struct {
@@ -754,7 +775,7 @@ int mmx_plan_init(mmx_plan *plan, mmx_engine *engine) {
 int mmx_plan_add_step(
         mmx_plan *plan, const mmx_prim *prim, mmx_memory *const *mems) {
     REQUIRE(plan->scratch_mems == NULL, dnnl_invalid_arguments);
-    REQUIRE(prim->primitive != NULL || prim->wino != NULL,
+    REQUIRE(prim->primitive != NULL || prim->wino != NULL || prim->dw8 != NULL,
             dnnl_invalid_arguments);
     if (plan->nsteps == plan->capacity) {
         int capacity = plan->capacity ? 2 * plan->capacity : 8;
@@ -841,6 +862,7 @@ int mmx_plan_finalize(mmx_plan *plan) {
                     plan->engine, plan->scratch, step->args[1].memory));
             continue;
         }
+        if (step->prim->dw8) continue;   /* its run takes plan->scratch */
         const_dnnl_memory_desc_t md = dnnl_primitive_desc_query_md(
                 step->prim->pd, dnnl_query_scratchpad_md, 0);
         if (dnnl_memory_desc_get_size(md) == 0) continue;
@@ -869,6 +891,7 @@ static int run_step(mmx_plan *plan, int i, int64_t *times) {
     if (times) times[0] = now_ns();
     dnnl_status_t status = step->wino
             ? wino_step_run(step->wino, plan->stream, step->args)
+            : step->prim->dw8 ? dw8_conv_run(step->prim->dw8, plan->scratch, step->args)
             : dnnl_primitive_execute(step->prim->primitive, plan->stream,
                     step->nargs, step->args);
     if (status != dnnl_success) {

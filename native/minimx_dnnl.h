@@ -302,6 +302,16 @@ int mmx_wino_conv_init(mmx_prim *prim, mmx_engine *engine,
         const int64_t *src_dims, int64_t oc, const int64_t *pad_l,
         const int64_t *pad_r, int with_bias, int npost,
         const mmx_post_op *post);
+/* INT8 depthwise 3x3 convolution, stride 1, padding 1 (depthwise_u8.h): u8
+ * NHWC src_dims (N, C, H, W) with C a multiple of 16, weights (3, C, 4) s8
+ * (a kernel row's three taps and a zero per channel), [bias] f32 (C),
+ * factor f32 (1, C, 1, 1), dst u8 (or s8 with dst_s8) NHWC:
+ * dst = saturate(rint(relu?((float(acc) + bias) * factor))).
+ * mmx_dw8_available: whether this build has it (AVX512-VNNI).
+ * args: src, weights, [bias], factor (post-op 0's src1), dst. */
+int mmx_dw8_available(void);
+int mmx_dw8_conv_init(mmx_prim *prim, mmx_engine *engine,
+        const int64_t *src_dims, int with_bias, int relu, int dst_s8);
 /* args: src, dst, scales (scales->weights must be -1). Converts the data
  * type too: dst = saturate(round(src_scale * src / dst_scale)), so a dst
  * scale quantizes f32 to s8/u8 and a src scale dequantizes. */

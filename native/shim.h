@@ -1,5 +1,5 @@
-/* What the shim's C files (minimx_dnnl.c, winograd.c) share: the error rule
- * and the alignment of scratchpad pieces. Not the cffi surface: that is
+/* What the shim's C files (minimx_dnnl.c, winograd.c, depthwise_u8.c) share:
+ * the error rule and the alignment of scratchpad pieces. Not the cffi surface: that is
  * minimx_dnnl.h, which holds no oneDNN type, so cffi parses only minimx's
  * own declarations; the C files themselves include dnnl.h.
  *

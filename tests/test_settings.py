@@ -6,8 +6,8 @@ import pytest
 import minimx as mx
 from minimx.base import env_flag, settings
 
-FLAGS = ["MINIMX_DNNL_WINOGRAD", "MINIMX_DNNL_BATCH_PARTS", "MINIMX_EXEC_ENABLE_INPLACE",
-         "MINIMX_EXEC_BULK_EXEC_INFERENCE"]
+FLAGS = ["MINIMX_DNNL_WINOGRAD", "MINIMX_DNNL_BATCH_PARTS", "MINIMX_DNNL_DEPTHWISE_INT8",
+         "MINIMX_EXEC_ENABLE_INPLACE", "MINIMX_EXEC_BULK_EXEC_INFERENCE"]
 
 
 @pytest.mark.parametrize("text", ["0", "false", "False", "FALSE", "off", "Off", "no", "NO",
@@ -16,8 +16,8 @@ def test_every_spelling_of_false_turns_a_flag_off(monkeypatch, text):
     for name in FLAGS:
         monkeypatch.setenv(name, text)
     s = settings()
-    assert (s.dnnl_winograd, s.dnnl_batch_parts, s.exec_enable_inplace,
-            s.exec_bulk_inference) == (False,) * 4
+    assert (s.dnnl_winograd, s.dnnl_batch_parts, s.dnnl_depthwise_int8, s.exec_enable_inplace,
+            s.exec_bulk_inference) == (False,) * 5
 
 
 @pytest.mark.parametrize("text", ["1", "true", "True", "on", "ON", "yes", "Yes"])

@@ -161,10 +161,12 @@ class Compiled:
     def __init__(self, plan: onednn.Plan, in_shapes: tuple, in_dtypes: tuple,
                  ranges: dict[int, float], data_inputs: list[int],
                  constants: list[Constant], out_shapes: list[tuple[int, ...]],
-                 memory: MemoryPlan, winograd: list[str], per_part: list[str]) -> None:
+                 memory: MemoryPlan, winograd: list[str], own_depthwise: list[str],
+                 per_part: list[str]) -> None:
         self.plan = plan
         self.memory = memory  # where the plan's temporaries live
         self.winograd = winograd  # the convolutions run as Winograd, by name
+        self.own_depthwise = own_depthwise  # INT8 depthwise ones run by dw8_conv, by name
         self.per_part = per_part  # the operators run once per part of the batch, by name
         self.in_shapes = in_shapes
         self.in_dtypes = in_dtypes
@@ -289,6 +291,7 @@ class Lowering:
         self.data_inputs: list[int] = []
         self.constants: list[Constant] = []
         self.winograd: list[str] = []
+        self.own_depthwise: list[str] = []
         self.per_part: list[str] = []
         heads = (_Fused(n, g).first("Convolution") if n.op in FUSED_LOWERING else n
                  for n in g.nodes)
@@ -528,7 +531,7 @@ class Lowering:
         return Compiled(self.plan, self.in_shapes, in_dtypes, ranges,
                         self.data_inputs, self.constants,
                         [self.shape(e) for e in heads], compile_planned(self.plan),
-                        self.winograd, self.per_part)
+                        self.winograd, self.own_depthwise, self.per_part)
 
     # -- the loop over parts of the batch ----------------------------------------------
     def _open_loop(self, parts: BatchParts) -> None:
@@ -856,8 +859,8 @@ class Lowering:
 
 # The oneDNN primitives whose output image k reads input image k alone (what a
 # step of the batch loop may be; run-time INT8 ranges, say, reduce the batch).
-PER_IMAGE_STEPS = frozenset({"conv", "wino_conv", "deconv", "pooling", "eltwise", "batch_norm",
-                             "lrn", "binary", "concat", "reorder", "resampling"})
+PER_IMAGE_STEPS = frozenset({"conv", "wino_conv", "dw8_conv", "deconv", "pooling", "eltwise",
+                             "batch_norm", "lrn", "binary", "concat", "reorder", "resampling"})
 
 
 class SplitRefused(BackendError):

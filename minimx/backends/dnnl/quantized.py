@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ... import onednn
-from ...base import BackendError, DTypeError
+from ...base import BackendError, DTypeError, settings
 from ...graph import Node
 from ...ops import quantization as q
 from ...ops.quantized_nlp import asym_scale_shift
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
 F32 = np.float32
 FLT_MAX = float(np.finfo(F32).max)
+OWN_DEPTHWISE = "INT8 depthwise convolutions run by minimx's kernel"   # in the summary
 
 
 def _post(node: Node | None) -> list[onednn.PostOp]:
@@ -271,7 +272,8 @@ def quantized_conv(low: Lowering, node: Node, nid: int, ins: Sequence[int], inpu
     # Channels last, as the primitive's dst: where the factor has the dst's shape
     # (batch 1, 1x1 output), oneDNN's fast kernels want the same layout.
     factor = onednn.MemoryDesc.ordered(factor_shape, "a" + "cdefgh"[:ndim - 2] + "b", np.dtype(F32))
-    post = [onednn.PostOp.binary(factor, "mul")] + _post(qc.act)
+    act = _post(qc.act)
+    post = [onednn.PostOp.binary(factor, "mul"), *act]
     dst_type = qc.out_type
     if p.with_sum:  # written in the addend's type, as MXNet (`QuantizedConv._dst_type`)
         dst_type = low.dtype(base[-1])
@@ -279,11 +281,15 @@ def quantized_conv(low: Lowering, node: Node, nid: int, ins: Sequence[int], inpu
         post += [onednn.PostOp.sum(float(sum_scale))] + _post(qc.postsum_act)
     c = qc.conv
     has_bias = not c.no_bias or qc.bn is not None
-    op = onednn.conv(x.shape, low.shape(base[1]), stride=c.stride or None, pad=c.pad or None,
-                     dilate=c.dilate or None, num_group=c.num_group, bias=has_bias,
-                     post_ops=post, int8=onednn.Int8(
-                         src=x.desc.dtype, dst=dst_type, bias=np.int32, src_scale=False,
-                         weight_scales=None, dst_scale=False))
+    if _own_depthwise(qc, act, x, low.shape(base[1])):
+        op = onednn.dw8_conv(x.shape, bias=has_bias, relu=bool(act), dst_dtype=dst_type)
+        low.own_depthwise.append(node.name)
+    else:
+        op = onednn.conv(x.shape, low.shape(base[1]), stride=c.stride or None,
+                         pad=c.pad or None, dilate=c.dilate or None, num_group=c.num_group,
+                         bias=has_bias, post_ops=post, int8=onednn.Int8(
+                             src=x.desc.dtype, dst=dst_type, bias=np.int32, src_scale=False,
+                             weight_scales=None, dst_scale=False))
     args = {"src": low.plan.reorder(x, op.desc("src")),
             "weights": low.constant(inputs, sources, part(0), op, "weights"),
             "post0_src1": low.constant(inputs, sources, part(2), op, "post0_src1")}
@@ -295,6 +301,20 @@ def quantized_conv(low: Lowering, node: Node, nid: int, ins: Sequence[int], inpu
     if y.desc.dtype != qc.out_type:  # the sum's type read as the output's, no copy
         y = low.plan.view(y, _retyped(y.desc, qc.out_type))
     return y
+
+
+def _own_depthwise(qc: QuantizedConv, act: list[onednn.PostOp], x: onednn.Slot,
+                   weight_shape: tuple[int, ...]) -> bool:
+    """Whether a calibrated quantized convolution runs with minimx's INT8
+    depthwise kernel (`onednn.dw8_conv`): where it can and pays
+    (`onednn.dw8_supports`), with no sum and no activation but relu, unless
+    MINIMX_DNNL_DEPTHWISE_INT8=0."""
+    c = qc.conv
+    return (settings().dnnl_depthwise_int8 and not qc.p.with_sum
+            and all(op.alg == "relu" and op.alpha == 0 for op in act)
+            and onednn.dw8_supports(x.shape, weight_shape, x.desc.dtype,
+                                    stride=c.stride or None, pad=c.pad or None,
+                                    dilate=c.dilate or None, num_group=c.num_group))
 
 
 def _run_time_conv_arrays(qc: QuantizedConv, arrays: Sequence[np.ndarray]

@@ -1,0 +1,86 @@
+"""INT8 depthwise 3x3 convolution by a kernel of minimx's own (``native/depthwise_u8.c``).
+
+MobileNets spend a fifth to a third of an INT8 forward in depthwise
+convolutions, which oneDNN 3.2 runs with ``brdgmm_dw`` at ~100 GMAC/s. The
+kernel here interleaves each input row so that one ``vpdpbusd`` lane
+multiplies a whole kernel row (three taps), and keeps the interleaved rows
+in cache for the three output rows that read them. Against ``brdgmm_dw``
+alone (AMD Zen 5, batch 1, a C microbenchmark; README, Measurements) it took
+23-24 against 38-46 us at 112x112 (32 channels), 24-27 against 38-42 at
+56x56, 10-13 against 15-20 at 28x28 and 6-9 against 8-11 at 14x14; at 7x7,
+and at stride 2, where it would need another interleaving, it did not gain,
+so it is only for stride 1 and outputs of at least ``DW8_MIN_SIZE`` pixels a
+side.
+
+The integers are the numpy kernel's (``backends.mkldnn_ops.QuantizedConv``):
+uint8 data times int8 weights summed in int32, then
+``(float32(acc) + float32(bias)) * factor`` per channel, relu where asked,
+rounded half to even and saturated.
+
+>>> dw8_supports((1, 32, 56, 56), (32, 1, 3, 3), np.uint8, stride=(1, 1), pad=(1, 1),
+...              num_group=32)
+True
+>>> dw8_weights(np.arange(9, dtype=np.int8).reshape(1, 1, 3, 3))[:, 0]
+array([[0, 1, 2, 0],
+       [3, 4, 5, 0],
+       [6, 7, 8, 0]], dtype=int8)
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..base import BackendError
+from ._loader import native
+from .primitives import Primitive, build_primitive, spatial_param
+from .runtime import as_dims
+
+DW8_CHANNELS = 16   # channel counts must be multiples of this (VL in depthwise_u8.c)
+DW8_MIN_SIZE = 14   # output rows and columns below which oneDNN's kernel is as fast
+
+
+def dw8_supports(src_shape: Sequence[int], weight_shape: Sequence[int], src_dtype: np.dtype,
+                 *, stride=None, pad=None, dilate=None, num_group: int = 1) -> bool:
+    """Whether ``dw8_conv`` runs this quantized convolution, and pays: uint8 data,
+    2-D depthwise 3x3 (one filter per channel), stride 1, padding 1, channels a
+    multiple of 16, an output of at least 14x14, and a build with the kernel."""
+    if len(src_shape) != 4 or len(weight_shape) != 4:
+        return False
+    channels = src_shape[1]
+    return (np.dtype(src_dtype) == np.uint8 and num_group == channels
+            and tuple(weight_shape) == (channels, 1, 3, 3)
+            and channels % DW8_CHANNELS == 0
+            and spatial_param(stride, 2, 1, "stride", 1) == (1, 1)
+            and spatial_param(pad, 2, 0, "pad", 0) == (1, 1)
+            and spatial_param(dilate, 2, 1, "dilate", 1) == (1, 1)
+            and min(src_shape[2:]) >= DW8_MIN_SIZE
+            and bool(native().lib.mmx_dw8_available()))
+
+
+def dw8_weights(w: np.ndarray) -> np.ndarray:
+    """Depthwise weights ``(C, 1, 3, 3)`` as the kernel reads them, ``(3, C, 4)``:
+    for kernel row k and channel c, the row's three taps and a zero."""
+    rows = np.zeros((3, w.shape[0], 4), np.int8)
+    rows[:, :, :3] = w[:, 0].transpose(1, 0, 2)
+    return rows
+
+
+def dw8_conv(src_shape: Sequence[int], *, bias: bool, relu: bool,
+             dst_dtype: np.dtype) -> Primitive:
+    """A uint8 depthwise 3x3 convolution, stride 1, padding 1 (see
+    ``dw8_supports``): src and dst NHWC (``acdb``), dst uint8 or int8; weights
+    take MXNet's ``(C, 1, 3, 3)`` int8 weights, bias their int32 bias (made
+    float32, as the numpy kernel adds it), ``post0_src1`` the per-channel
+    float32 requantization factor. Arguments: src, weights, [bias],
+    post0_src1, dst."""
+    src = as_dims(src_shape, "dw8_conv src")
+    channels = src[1]
+    dst = np.dtype(dst_dtype)
+    if dst not in (np.dtype(np.uint8), np.dtype(np.int8)):
+        raise BackendError(f"dw8_conv: dst must be uint8 or int8, not {dst}")
+    return build_primitive(
+        "dw8_conv", f"src {src} bias {bias} relu {relu} dst {dst}",
+        native().lib.mmx_dw8_conv_init, list(src), int(bias), int(relu),
+        int(dst == np.int8),
+        user={"weights": ((channels, 1, 3, 3), dw8_weights)})

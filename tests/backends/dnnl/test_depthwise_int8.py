@@ -1,0 +1,106 @@
+"""A quantized MobileNet-like net whose stride-1 depthwise convolutions the
+DNNL lowering gives to minimx's own kernel (`onednn.dw8_conv`): the numpy
+kernels' integers, whole and in batch parts, and oneDNN's kernel where it
+is left to (stride 2, int8 data)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minimx as mx
+from minimx.backends.dnnl import batch_parts as bp
+from minimx.backends.dnnl.quantized import OWN_DEPTHWISE
+from minimx.backends.dnnl.state import DnnlState
+
+from .helpers import partitioned
+
+data = mx.sym.var("data")
+SHAPE = (3, 3, 32, 32)
+
+
+def relu(x: mx.sym.Symbol) -> mx.sym.Symbol:
+    return mx.sym.Activation(x, act_type="relu")   # what MXNet's pass fuses into a conv
+
+
+def net() -> mx.sym.Symbol:
+    """conv-BN-relu, then depthwise 3x3 + pointwise pairs: stride 1 on 16 and
+    32 channels (with BN and relu; without relu, whose output is int8 when
+    calibrated `auto`), and stride 2 (oneDNN's)."""
+    x = relu(mx.sym.BatchNorm(mx.sym.Convolution(
+        data, kernel=(3, 3), pad=(1, 1), num_filter=16, name="c0"), fix_gamma=False,
+        name="bn0"))
+    for i, (channels, stride, with_relu) in enumerate([(16, 1, True), (32, 1, False),
+                                                      (32, 2, True)]):
+        x = mx.sym.Convolution(x, kernel=(3, 3), pad=(1, 1), stride=(stride, stride),
+                               num_filter=x.infer_shape(data=SHAPE)[1][0][1],
+                               num_group=x.infer_shape(data=SHAPE)[1][0][1], name=f"dw{i}")
+        x = mx.sym.BatchNorm(x, fix_gamma=False, name=f"dwbn{i}")
+        x = relu(x) if with_relu else x
+        x = relu(mx.sym.Convolution(x, kernel=(1, 1), num_filter=channels, name=f"pw{i}"))
+    return mx.sym.FullyConnected(mx.sym.flatten(mx.sym.Pooling(
+        x, kernel=(2, 2), global_pool=True, pool_type="avg")), num_hidden=10, name="fc")
+
+
+@pytest.fixture(scope="module")
+def quantized():
+    sym = net()
+    rng = np.random.default_rng(0)
+    arg_shapes, _, aux_shapes = sym.infer_shape(data=SHAPE)
+    args = {n: mx.nd.array(rng.normal(0, 0.3, s).astype(np.float32))
+            for n, s in zip(sym.list_arguments(), arg_shapes, strict=True) if n != "data"}
+    aux = {n: mx.nd.array((rng.random(s) + 0.5 if n.endswith("var")
+                           else rng.normal(0, 0.1, s)).astype(np.float32))
+           for n, s in zip(sym.list_auxiliary_states(), aux_shapes, strict=True)}
+    calib = [rng.uniform(0, 1, SHAPE).astype(np.float32) for _ in range(2)]
+    qsym, qargs, qaux = mx.contrib.quantization.quantize_model_mkldnn(
+        sym, args, aux, calib_mode="naive", calib_data=calib, label_names=(),
+        quantized_dtype="auto", excluded_sym_names=["c0"])
+    x = rng.uniform(0, 1.2, SHAPE).astype(np.float32)   # a little beyond the calibration
+    return qsym, qargs, qaux, x
+
+
+def forward(sym, qargs, qaux, x):
+    feeds = {**qargs, "data": mx.nd.array(x)}
+    ex = sym.bind(mx.cpu(), {n: feeds[n] for n in sym.list_arguments()}, grad_req="null",
+                  aux_states=qaux)
+    out = ex.forward(is_train=False)[0].asnumpy()
+    return out, [s for s in ex._runner.operator_states().values() if isinstance(s, DnnlState)]
+
+
+def kernels(state: DnnlState) -> dict[str, str]:
+    return {owner: name for owner, name in state.compiled.plan.step_names()
+            if name.startswith(("conv", "dw8_conv"))}
+
+
+def test_stride_1_depthwise_runs_minimx_kernel_with_the_numpy_integers(quantized):
+    qsym, qargs, qaux, x = quantized
+    got, (state,) = forward(partitioned(qsym, {"data": SHAPE}), qargs, qaux, x)
+    np.testing.assert_array_equal(got, forward(qsym, qargs, qaux, x)[0])
+    chosen = kernels(state)
+    assert chosen["quantized_sg_mkldnn_conv_bn_act_1"].startswith("dw8_conv")
+    assert chosen["quantized_sg_mkldnn_conv_bn_3"].startswith("dw8_conv")   # no relu: int8 out
+    assert chosen["quantized_sg_mkldnn_conv_bn_act_5"].startswith("conv")   # stride 2
+    assert sum(name.startswith("dw8_conv") for name in chosen.values()) == 2
+    assert state.kernels[OWN_DEPTHWISE] == ["quantized_sg_mkldnn_conv_bn_act_1",
+                                            "quantized_sg_mkldnn_conv_bn_3"]
+
+
+def test_in_batch_parts_too(quantized, monkeypatch):
+    monkeypatch.setattr(bp, "PART_BYTES", 0)
+    monkeypatch.setattr(bp, "MIN_PIXELS", 0)
+    monkeypatch.setattr(bp, "ACTIVATION_TO_WEIGHT", 0)
+    monkeypatch.delenv("MINIMX_DNNL_BATCH_PARTS", raising=False)
+    qsym, qargs, qaux, x = quantized
+    got, (state,) = forward(partitioned(qsym, {"data": SHAPE}), qargs, qaux, x)
+    assert state.compiled.plan.loop_count == SHAPE[0]
+    assert "dw8_conv" in str(state.compiled.plan)
+    np.testing.assert_array_equal(got, forward(qsym, qargs, qaux, x)[0])
+
+
+def test_turned_off_onednn_gives_the_same_integers(quantized, monkeypatch):
+    monkeypatch.setenv("MINIMX_DNNL_DEPTHWISE_INT8", "0")
+    qsym, qargs, qaux, x = quantized
+    got, (state,) = forward(partitioned(qsym, {"data": SHAPE}), qargs, qaux, x)
+    assert not any(name.startswith("dw8_conv") for name in kernels(state).values())
+    assert OWN_DEPTHWISE not in state.kernels
+    np.testing.assert_array_equal(got, forward(qsym, qargs, qaux, x)[0])
