@@ -1,6 +1,6 @@
 """The DNNL backend's layout and kernel choices, each on against off, in alternating rounds.
 
-Six choices, each timed where it acts (img/s, batch / median forward time):
+Seven choices, each timed where it acts (img/s, batch / median forward time):
 - ``blocked``: depthwise networks' float32 convolutions in 16-channel blocks
   (`conv_layout.channel_blocked_graph`) against NHWC
   (MINIMX_DNNL_BLOCKED_LAYOUT=0); fp32 MobileNets, and ResNet-50, which it
@@ -15,14 +15,18 @@ Six choices, each timed where it acts (img/s, batch / median forward time):
 - ``batch-parts``, ``batch-parts-bf16``, ``batch-parts-int8``: a large
   batch's first layers run once per part of it (`batch_parts`) against every
   layer on the whole batch (MINIMX_DNNL_BATCH_PARTS=0); at batch 1 there is
-  nothing to split (run them with --batches 16).
+  nothing to split (run them with --batches 16);
+- ``depthwise-int8``: INT8 depthwise convolutions by minimx's kernel
+  (`onednn.dw8_conv`) against oneDNN's (MINIMX_DNNL_DEPTHWISE_INT8=0); INT8
+  MobileNets, from the checkpoints in --dir.
 Each variant runs in a fresh process per round (the choices are made when a
 plan compiles), the two alternating, after the machine's quiet check. fp32
 and bf16 models are minimx's zoo symbols with random weights
 (`dnnl_throughput.Minimx`).
 
 Run: python benchmarks/dnnl_layouts.py [--choices blocked bf16-dw-bias first-conv
-     batch-parts batch-parts-bf16 batch-parts-int8] [--batches 1 16] [--rounds 3]
+     batch-parts batch-parts-bf16 batch-parts-int8 depthwise-int8] [--batches 1 16]
+     [--rounds 3]
      [--dir /tmp/minimx_int8_models]
 """
 from __future__ import annotations
@@ -47,6 +51,7 @@ OFF = {
                        "c.l2_cache_bytes = lambda: 0"),
     **dict.fromkeys(["batch-parts", "batch-parts-bf16", "batch-parts-int8"],
                     ({"MINIMX_DNNL_BATCH_PARTS": "0"}, "")),
+    "depthwise-int8": ({"MINIMX_DNNL_DEPTHWISE_INT8": "0"}, ""),
 }
 CNNS = ["mobilenet1.0", "mobilenetv2_1.0", "resnet18_v1", "resnet50_v1"]
 MODELS = {
@@ -56,6 +61,7 @@ MODELS = {
     "batch-parts": ("fp32", CNNS),
     "batch-parts-bf16": ("bf16", ["mobilenet1.0", "resnet50_v1"]),
     "batch-parts-int8": ("int8", CNNS),
+    "depthwise-int8": ("int8", ["mobilenet1.0", "mobilenetv2_1.0"]),
 }
 
 # The child: bind `model` at `batch` in `precision`, run `iters` timed forwards,
