@@ -44,7 +44,8 @@ def dw8_supports(src_shape: Sequence[int], weight_shape: Sequence[int], src_dtyp
                  *, stride=None, pad=None, dilate=None, num_group: int = 1) -> bool:
     """Whether ``dw8_conv`` runs this quantized convolution, and pays: uint8 data,
     2-D depthwise 3x3 (one filter per channel), stride 1, padding 1, channels a
-    multiple of 16, an output of at least 14x14, and a build with the kernel."""
+    multiple of 16, an output of at least 14x14, and a build with the kernel
+    (`dw8_available`)."""
     if len(src_shape) != 4 or len(weight_shape) != 4:
         return False
     channels = src_shape[1]
@@ -54,8 +55,12 @@ def dw8_supports(src_shape: Sequence[int], weight_shape: Sequence[int], src_dtyp
             and spatial_param(stride, 2, 1, "stride", 1) == (1, 1)
             and spatial_param(pad, 2, 0, "pad", 0) == (1, 1)
             and spatial_param(dilate, 2, 1, "dilate", 1) == (1, 1)
-            and min(src_shape[2:]) >= DW8_MIN_SIZE
-            and bool(native().lib.mmx_dw8_available()))
+            and min(src_shape[2:]) >= DW8_MIN_SIZE and dw8_available())
+
+
+def dw8_available() -> bool:
+    """Whether this build has the kernel: the CPU that built minimx has AVX512-VNNI."""
+    return bool(native().lib.mmx_dw8_available())
 
 
 def dw8_weights(w: np.ndarray) -> np.ndarray:

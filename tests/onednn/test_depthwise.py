@@ -13,6 +13,9 @@ from minimx.onednn import depthwise
 from .helpers import SETTINGS
 
 F32 = np.float32
+# The kernel is built where the CPU has AVX512-VNNI (the last test covers a build without).
+kernel = pytest.mark.skipif(onednn.available() and not depthwise.dw8_available(),
+                            reason="this CPU has no AVX512-VNNI: the build has no kernel")
 
 
 def expected(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, factor: np.ndarray,
@@ -63,6 +66,7 @@ def case(n: int, c: int, h: int, w: int, seed: int, bias: bool, scale: float = 1
     return x, weights, b, factor
 
 
+@kernel
 @pytest.mark.parametrize("relu", [False, True])
 @pytest.mark.parametrize("dst", [np.uint8, np.int8])
 @pytest.mark.parametrize("bias", [False, True])
@@ -73,6 +77,7 @@ def test_matches_the_numpy_kernels_integers(relu, dst, bias):
     assert 0 < (out == np.iinfo(dst).max).mean() < 0.5   # the scale saturates some, not all
 
 
+@kernel
 @SETTINGS
 @given(n=st.integers(1, 3), blocks=st.integers(1, 4), h=st.integers(14, 30),
        w=st.integers(14, 30), seed=st.integers(0, 1000), relu=st.booleans(),
@@ -85,6 +90,7 @@ def test_any_size_batch_and_channel_count(n, blocks, h, w, seed, relu, scale):
                                   expected(x, wt, b, factor, relu, np.dtype(np.uint8)))
 
 
+@kernel
 def test_a_zero_range_factor_saturates_as_the_kernel():
     """A zero calibrated range makes the factor float32's largest: every
     nonzero sum saturates, zeros stay zero."""
@@ -95,6 +101,7 @@ def test_a_zero_range_factor_saturates_as_the_kernel():
     np.testing.assert_array_equal(run_dw8(x, w, b, factor, False, np.dtype(np.int8)), want)
 
 
+@kernel
 @pytest.mark.parametrize("shape, weight, dtype, options, why", [
     ((1, 32, 28, 28), (32, 1, 3, 3), np.int8, {}, "int8 data"),
     ((1, 24, 28, 28), (24, 1, 3, 3), np.uint8, {}, "channels not a multiple of 16"),
@@ -114,6 +121,14 @@ def test_what_it_leaves_to_onednn(shape, weight, dtype, options, why):
                                                                       and shape[2] >= 14)
 
 
+@kernel
 def test_a_float_destination_is_refused():
     with pytest.raises(BackendError, match="dst must be uint8 or int8"):
         onednn.dw8_conv((1, 16, 14, 14), bias=False, relu=False, dst_dtype=np.float32)
+
+
+@pytest.mark.without_dnnl
+def test_a_build_without_the_kernel_leaves_every_convolution_to_onednn(monkeypatch):
+    monkeypatch.setattr(depthwise, "dw8_available", lambda: False)
+    assert not depthwise.dw8_supports((1, 32, 28, 28), (32, 1, 3, 3), np.dtype(np.uint8),
+                                      pad=(1, 1), num_group=32)

@@ -8,11 +8,16 @@ import numpy as np
 import pytest
 
 import minimx as mx
+from minimx import onednn
 from minimx.backends.dnnl import batch_parts as bp
 from minimx.backends.dnnl.quantized import OWN_DEPTHWISE
 from minimx.backends.dnnl.state import DnnlState
+from minimx.onednn import depthwise
 
 from .helpers import partitioned
+
+kernel = pytest.mark.skipif(onednn.available() and not depthwise.dw8_available(),
+                            reason="this CPU has no AVX512-VNNI: the build has no kernel")
 
 data = mx.sym.var("data")
 SHAPE = (3, 3, 32, 32)
@@ -72,6 +77,7 @@ def kernels(state: DnnlState) -> dict[str, str]:
             if name.startswith(("conv", "dw8_conv"))}
 
 
+@kernel
 def test_stride_1_depthwise_runs_minimx_kernel_with_the_numpy_integers(quantized):
     qsym, qargs, qaux, x = quantized
     got, (state,) = forward(partitioned(qsym, {"data": SHAPE}), qargs, qaux, x)
@@ -85,6 +91,7 @@ def test_stride_1_depthwise_runs_minimx_kernel_with_the_numpy_integers(quantized
                                             "quantized_sg_mkldnn_conv_bn_3"]
 
 
+@kernel
 def test_in_batch_parts_too(quantized, monkeypatch):
     monkeypatch.setattr(bp, "PART_BYTES", 0)
     monkeypatch.setattr(bp, "MIN_PIXELS", 0)
