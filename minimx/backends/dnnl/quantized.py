@@ -15,7 +15,9 @@ find ranges at run time). Guarantees: the numpy kernels' numbers
   float32) and then multiplies by the kernel's per-channel requantization
   factor as a binary post-op, so the float32 products are the kernel's;
   activations and the sum follow as post-ops, and the dst conversion rounds
-  half to even and saturates, as the kernels do;
+  half to even and saturates, as the kernels do; a depthwise 3x3 one on
+  uint8 data runs with minimx's own kernel where it pays (`_own_depthwise`,
+  `onednn.dw8_conv`), which computes the same float32 steps;
 - quantize and dequantize are reorders multiplying by the kernel's scale.
 Ranges found at run time (calib_mode none: `_contrib_quantize_v2` and
 `_contrib_requantize` without a calibrated range, `_contrib_dequantize` of
