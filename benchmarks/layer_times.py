@@ -13,8 +13,8 @@ what the step costs undisturbed). The k-th convolution of one is set against the
 (a plain CNN such as MobileNet v1 or v2 runs its convolutions in the same
 order everywhere); the other steps (layout conversions, pooling, the
 classifier, ONNX Runtime's elementwise additions) are listed after,
-per kind. minimx's Winograd convolutions are minimx's own kernel and do not
-appear (MobileNets have none). Models come from dnnl_throughput.exported.
+per kind. minimx's own convolution kernels (Winograd, the INT8 depthwise
+one) count as convolutions. Models come from dnnl_throughput.exported.
 
 Run: python benchmarks/layer_times.py [--model mobilenet1.0] [--batch 1]
      [--iters 20] [--statistic median] [--models-dir DIR]
@@ -38,7 +38,9 @@ from dnnl_throughput import HERE, PEER_PYTHON, Minimx, exported  # noqa: E402
 import minimx as mx  # noqa: E402
 
 Step = tuple[str, str, float]   # kind, description, microseconds (STATISTIC)
-KINDS = {"conv": "convolution"}   # a plan's primitive kinds as oneDNN's verbose names them
+# A plan's primitive kinds as oneDNN's verbose output names them (minimx's
+# own convolution kernels among the convolutions).
+KINDS = dict.fromkeys(["conv", "wino_conv", "dw8_conv"], "convolution")
 STATISTIC = {"median": statistics.median, "min": min}
 
 
@@ -60,8 +62,11 @@ def minimx_steps(ex: mx.executor.Executor, iters: int, stat: str = "median") -> 
     steps = [e for e in events if e.get("cat") == "onednn"]
     runs = [[b["args"]["op"], b["name"], e["ts"] - b["ts"]]
             for b, e in zip(steps[::2], steps[1::2], strict=True)]
-    return [(KINDS.get(op.split("[")[0], op.split("[")[0]), name, us)
-            for (op, name), us in folded(runs, iters, stat)]
+    steps = []
+    for (op, name), us in folded(runs, iters, stat):
+        kind = op.split("[")[0]   # "conv[brgconv:avx512_core]"
+        steps.append((KINDS.get(kind, kind), name, us))
+    return steps
 
 
 def steps_of(lines: list[str], iters: int, stat: str = "median") -> list[Step]:

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from minimx import BackendError, onednn
 from minimx.onednn import depthwise
+from minimx.ops import quantization as q
 
 from .helpers import SETTINGS
 
@@ -20,9 +21,10 @@ kernel = pytest.mark.skipif(onednn.available() and not depthwise.dw8_available()
 
 def expected(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, factor: np.ndarray,
              relu: bool, dst: np.dtype) -> np.ndarray:
-    """The numpy kernel's steps (backends.mkldnn_ops.QuantizedConv): an int64
-    depthwise sum, float32(acc) + float32(bias), times the factor, relu, then
-    rounded half to even and saturated."""
+    """The numpy kernel's steps (backends.mkldnn_ops.QuantizedConv), with its
+    own functions after an int64 depthwise sum: float32(acc) + float32(bias)
+    (`accumulate`), times the factor, relu, then rounded half to even and
+    saturated (`saturate`)."""
     n, c, h, wd = x.shape
     padded = np.zeros((n, c, h + 2, wd + 2), np.int64)
     padded[:, :, 1:-1, 1:-1] = x
@@ -30,14 +32,10 @@ def expected(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, factor: np.n
     for i in range(3):
         for j in range(3):
             acc += padded[:, :, i:i + h, j:j + wd] * w[:, 0, i, j].reshape(1, c, 1, 1)
-    y = acc.astype(F32)
-    if bias is not None:
-        y = y + bias.astype(F32).reshape(1, c, 1, 1)
-    y = y * factor.reshape(1, c, 1, 1)
+    y = q.accumulate(acc, bias) * q.channel_view(factor, 4)
     if relu:
         y = np.maximum(y, F32(0))
-    info = np.iinfo(dst)
-    return np.clip(np.rint(y), info.min, info.max).astype(dst)
+    return q.saturate(y, dst)
 
 
 def run_dw8(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, factor: np.ndarray,
