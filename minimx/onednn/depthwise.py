@@ -5,7 +5,8 @@ convolutions, which oneDNN 3.2 runs with ``brdgmm_dw`` at ~100 GMAC/s. The
 kernel here interleaves each input row so that one ``vpdpbusd`` lane
 multiplies a whole kernel row (three taps), and keeps the interleaved rows
 in cache for the three output rows that read them. Against ``brdgmm_dw``
-alone (AMD Zen 5, batch 1, a C microbenchmark; README, Measurements) it took
+alone (AMD Zen 5, `avx512_core_vnni`, batch 1, a C microbenchmark, the two
+timed one after the other; README, Measurements) it took
 23-24 against 38-46 us at 112x112 (32 channels), 24-27 against 38-42 at
 56x56, 10-13 against 15-20 at 28x28 and 6-9 against 8-11 at 14x14; at 7x7,
 and at stride 2, where it would need another interleaving, it did not gain,
