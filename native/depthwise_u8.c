@@ -18,6 +18,7 @@
 
 #include "minimx_dnnl.h"
 #include "shim.h"
+#include "own_kernel.h"
 #include "depthwise_u8.h"
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
@@ -28,14 +29,12 @@
 #define VL 16     /* channels per vector: int32 lanes of one AVX-512 register */
 #define LANE 4    /* bytes per interleaved channel: three taps and a zero */
 
-struct dw8_conv {
+typedef struct {
+    own_kernel base;
     int64_t n, c, h, w;   /* output size = input size (stride 1, padding 1) */
     int with_bias, relu, dst_s8;
     int threads;          /* the OpenMP team size the scratchpad is sized for */
-    int nargs;
-    int args[DW8_MAX_ARGS];
-    dnnl_memory_desc_t mds[DW8_MAX_ARGS];
-};
+} dw8_conv;
 
 int dw8_available(void) {
 #ifdef DW8_KERNEL
@@ -49,60 +48,8 @@ static size_t ring_bytes(const dw8_conv *dc) {
     return (size_t)3 * dc->w * VL * LANE;
 }
 
-dnnl_status_t dw8_conv_create(dw8_conv **conv, const int64_t *src_dims,
-        int with_bias, int relu, int dst_s8) {
-    dw8_conv *dc = calloc(1, sizeof(dw8_conv));
-    *conv = dc;
-    REQUIRE(dc != NULL, dnnl_out_of_memory);
-    REQUIRE(dw8_available() && src_dims[1] % VL == 0, dnnl_unimplemented);
-    dc->n = src_dims[0];
-    dc->c = src_dims[1];
-    dc->h = src_dims[2];
-    dc->w = src_dims[3];
-    dc->with_bias = with_bias;
-    dc->relu = relu;
-    dc->dst_s8 = dst_s8;
-    dc->threads = omp_get_max_threads();
-    const dnnl_dims_t data = {dc->n, dc->c, dc->h, dc->w};
-    const dnnl_dims_t weights = {3, dc->c, LANE}, channels = {dc->c};
-    const dnnl_dims_t factor = {1, dc->c, 1, 1};
-    struct { int arg; int ndims; const int64_t *dims; dnnl_data_type_t dt;
-             dnnl_format_tag_t tag; } all[DW8_MAX_ARGS] = {
-        {DNNL_ARG_SRC, 4, data, dnnl_u8, dnnl_acdb},
-        {DNNL_ARG_WEIGHTS, 3, weights, dnnl_s8, dnnl_abc},
-        {DNNL_ARG_BIAS, 1, channels, dnnl_f32, dnnl_a},
-        {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, 4, factor, dnnl_f32,
-                dnnl_acdb},
-        {DNNL_ARG_DST, 4, data, dst_s8 ? dnnl_s8 : dnnl_u8, dnnl_acdb}};
-    for (int i = 0; i < DW8_MAX_ARGS; i++) {
-        if (all[i].arg == DNNL_ARG_BIAS && !with_bias) continue;
-        CHECK(dnnl_memory_desc_create_with_tag(&dc->mds[dc->nargs], all[i].ndims,
-                all[i].dims, all[i].dt, all[i].tag));
-        dc->args[dc->nargs++] = all[i].arg;
-    }
-    return dnnl_success;
-}
-
-void dw8_conv_destroy(dw8_conv *dc) {
-    if (!dc) return;
-    for (int i = 0; i < dc->nargs; i++) dnnl_memory_desc_destroy(dc->mds[i]);
-    free(dc);
-}
-
-int dw8_conv_args(const dw8_conv *dc, int *args, const_dnnl_memory_desc_t *mds) {
-    for (int i = 0; i < dc->nargs; i++) {
-        args[i] = dc->args[i];
-        mds[i] = dc->mds[i];
-    }
-    return dc->nargs;
-}
-
-const char *dw8_conv_impl(const dw8_conv *dc) {
-    (void)dc;
-    return "dw8_u8:avx512_core_vnni";
-}
-
-size_t dw8_conv_scratchpad_size(const dw8_conv *dc) {
+static size_t scratchpad_size(const own_kernel *k) {
+    const dw8_conv *dc = (const dw8_conv *)k;
     return (size_t)dc->threads * ring_bytes(dc);
 }
 
@@ -173,12 +120,12 @@ static void band(const dw8_conv *dc, const uint8_t *img, const int8_t *weights,
 }
 #endif
 
-dnnl_status_t dw8_conv_run(const dw8_conv *dc, void *scratch,
+static dnnl_status_t run(const own_kernel *k, void *scratch,
         const dnnl_exec_arg_t *args) {
+    const dw8_conv *dc = (const dw8_conv *)k;
 #ifdef DW8_KERNEL
-    void *ptr[DW8_MAX_ARGS] = {NULL};
-    for (int i = 0; i < dc->nargs; i++)
-        CHECK(dnnl_memory_get_data_handle(args[i].memory, &ptr[i]));
+    void *ptr[OWN_MAX_ARGS] = {NULL};
+    PASS(own_kernel_handles(k, args, ptr));
     const int b = dc->with_bias;   /* the bias's place shifts what follows */
     const uint8_t *src = ptr[0];
     const int8_t *weights = ptr[1];
@@ -202,6 +149,36 @@ dnnl_status_t dw8_conv_run(const dw8_conv *dc, void *scratch,
     return dnnl_success;
 #else
     (void)dc; (void)scratch; (void)args;
-    return mmx_fail(dnnl_unimplemented, "dw8_conv_run: built without AVX512-VNNI");
+    return mmx_fail(dnnl_unimplemented, "dw8_conv run: built without AVX512-VNNI");
 #endif
+}
+
+static const own_kernel_ops DW8_OPS = {"dw8_u8:avx512_core_vnni", scratchpad_size, run};
+
+dnnl_status_t dw8_conv_create(own_kernel **kernel, const int64_t *src_dims,
+        int with_bias, int relu, int dst_s8) {
+    dw8_conv *dc = calloc(1, sizeof(dw8_conv));
+    *kernel = (own_kernel *)dc;
+    REQUIRE(dc != NULL, dnnl_out_of_memory);
+    dc->base.ops = &DW8_OPS;
+    REQUIRE(dw8_available() && src_dims[1] % VL == 0, dnnl_unimplemented);
+    dc->n = src_dims[0];
+    dc->c = src_dims[1];
+    dc->h = src_dims[2];
+    dc->w = src_dims[3];
+    dc->with_bias = with_bias;
+    dc->relu = relu;
+    dc->dst_s8 = dst_s8;
+    dc->threads = omp_get_max_threads();
+    const dnnl_dims_t data = {dc->n, dc->c, dc->h, dc->w};
+    const dnnl_dims_t weights = {3, dc->c, LANE}, channels = {dc->c};
+    const dnnl_dims_t factor = {1, dc->c, 1, 1};
+    own_kernel *k = &dc->base;
+    PASS(own_kernel_arg(k, DNNL_ARG_SRC, 4, data, dnnl_u8, dnnl_acdb));
+    PASS(own_kernel_arg(k, DNNL_ARG_WEIGHTS, 3, weights, dnnl_s8, dnnl_abc));
+    if (with_bias) PASS(own_kernel_arg(k, DNNL_ARG_BIAS, 1, channels, dnnl_f32, dnnl_a));
+    PASS(own_kernel_arg(k, DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, 4, factor,
+            dnnl_f32, dnnl_acdb));
+    PASS(own_kernel_arg(k, DNNL_ARG_DST, 4, data, dst_s8 ? dnnl_s8 : dnnl_u8, dnnl_acdb));
+    return dnnl_success;
 }

@@ -1,5 +1,5 @@
-/* INT8 depthwise 3x3 convolution, stride 1, zero padding 1: the shim's
- * second step that is not a oneDNN primitive (after winograd.h).
+/* INT8 depthwise 3x3 convolution, stride 1, zero padding 1: a kernel of
+ * minimx's own (own_kernel.h).
  *
  * MXNet's quantized depthwise convolution on uint8 data, with the numpy
  * kernel's integers: acc = sum of u8 data times s8 weights (int32, exact),
@@ -12,7 +12,7 @@
  * weights come as (3, C, 4) s8: for kernel row k and channel c, the row's
  * three taps and a zero, so that one `vpdpbusd` lane multiplies a kernel
  * row. Not part of the cffi surface; include after oneapi/dnnl/dnnl.h and
- * minimx_dnnl.h.
+ * own_kernel.h.
  */
 #ifndef MINIMX_DEPTHWISE_U8_H
 #define MINIMX_DEPTHWISE_U8_H
@@ -20,27 +20,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct dw8_conv dw8_conv;
-
-/* Execution arguments: src, weights, [bias], factor (post-op 0's src1), dst. */
-#define DW8_MAX_ARGS 5
-
 /* Whether this build has the kernel (the CPU building it has AVX512-VNNI). */
 int dw8_available(void);
-/* src_dims (N, C, H, W); dst_s8: s8 output, else u8. *conv is set before
- * anything can fail, as for wino_conv_create. */
-dnnl_status_t dw8_conv_create(dw8_conv **conv, const int64_t *src_dims,
+/* src_dims (N, C, H, W); dst_s8: s8 output, else u8. Arguments: src,
+ * weights, [bias], factor (post-op 0's src1), dst. *kernel is set before
+ * anything can fail, so that a failed create leaves it for
+ * own_kernel_destroy. */
+dnnl_status_t dw8_conv_create(own_kernel **kernel, const int64_t *src_dims,
         int with_bias, int relu, int dst_s8);
-void dw8_conv_destroy(dw8_conv *conv);
-/* Writes the argument kinds and layouts (owned by conv), at most
- * DW8_MAX_ARGS; returns how many. */
-int dw8_conv_args(const dw8_conv *conv, int *args,
-        const_dnnl_memory_desc_t *mds);
-const char *dw8_conv_impl(const dw8_conv *conv);
-/* Bytes of plan scratchpad: each thread's three interleaved input rows. */
-size_t dw8_conv_scratchpad_size(const dw8_conv *conv);
-/* One run over `scratch`; args in dw8_conv_args's order. */
-dnnl_status_t dw8_conv_run(const dw8_conv *conv, void *scratch,
-        const dnnl_exec_arg_t *args);
 
 #endif

@@ -8,9 +8,9 @@
  * leaves the call text and dnnl_status2str() in a thread-local buffer that
  * Python turns into a BackendError (shim.h). Every handle a story creates
  * lives on the object being built, so an early return leaks nothing.
- * Winograd convolutions are built and run by winograd.c, INT8 depthwise
- * ones by depthwise_u8.c; here they are two more kinds of primitive and of
- * plan step.
+ * Winograd convolutions are built and run by winograd.c, and the kernels
+ * of minimx's own (own_kernel.h: depthwise_u8.c, nhwc_input.c) by theirs;
+ * here each is one more kind of primitive and of plan step.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +23,9 @@
 #include "minimx_dnnl.h"
 #include "shim.h"
 #include "winograd.h"
+#include "own_kernel.h"
 #include "depthwise_u8.h"
+#include "nhwc_input.h"
 
 /* ---- errors ---- */
 
@@ -243,9 +245,9 @@ struct mmx_prim {
     dnnl_primitive_t primitive;
     int nargs;
     int *args;
-    const_dnnl_memory_desc_t *arg_mds; /* owned by pd, wino, dw8 or scale_mds */
+    const_dnnl_memory_desc_t *arg_mds; /* owned by pd, wino, own or scale_mds */
     wino_conv *wino; /* a Winograd convolution instead of a primitive */
-    dw8_conv *dw8;   /* an INT8 depthwise convolution instead of a primitive */
+    own_kernel *own; /* a kernel of minimx's own instead of a primitive */
     int scale_masks[3]; /* per SCALED_ARGS entry: a mask, or -1 */
     dnnl_memory_desc_t scale_mds[3];
 };
@@ -264,7 +266,7 @@ void mmx_prim_destroy(mmx_prim *prim) {
     if (prim->post_ops) dnnl_post_ops_destroy(prim->post_ops);
     if (prim->attr) dnnl_primitive_attr_destroy(prim->attr);
     wino_conv_destroy(prim->wino);
-    dw8_conv_destroy(prim->dw8);
+    own_kernel_destroy(prim->own);
     for (int i = 0; i < 3; i++)
         if (prim->scale_mds[i]) dnnl_memory_desc_destroy(prim->scale_mds[i]);
     free(prim->args);
@@ -286,7 +288,7 @@ const mmx_md *mmx_prim_arg_md(const mmx_prim *prim, int index) {
 
 const char *mmx_prim_impl(const mmx_prim *prim) {
     if (prim->wino) return wino_conv_impl(prim->wino);
-    if (prim->dw8) return dw8_conv_impl(prim->dw8);
+    if (prim->own) return prim->own->ops->impl;
     const char *impl = "";
     dnnl_primitive_desc_query(prim->pd, dnnl_query_impl_info_str, 0, &impl);
     return impl;
@@ -294,7 +296,7 @@ const char *mmx_prim_impl(const mmx_prim *prim) {
 
 size_t mmx_prim_scratchpad_size(const mmx_prim *prim) {
     if (prim->wino) return wino_conv_scratchpad_size(prim->wino);
-    if (prim->dw8) return dw8_conv_scratchpad_size(prim->dw8);
+    if (prim->own) return own_kernel_scratchpad_size(prim->own);
     return dnnl_memory_desc_get_size(
             dnnl_primitive_desc_query_md(prim->pd, dnnl_query_scratchpad_md, 0));
 }
@@ -696,6 +698,20 @@ int mmx_wino_conv_init(mmx_prim *prim, mmx_engine *engine,
     return dnnl_success;
 }
 
+/* The arguments of prim->own, once it is built, as prim's. */
+static dnnl_status_t adopt_own(mmx_prim *prim) {
+    const own_kernel *k = prim->own;
+    prim->args = malloc(sizeof(int) * OWN_MAX_ARGS);
+    prim->arg_mds = malloc(sizeof(*prim->arg_mds) * OWN_MAX_ARGS);
+    REQUIRE(prim->args && prim->arg_mds, dnnl_out_of_memory);
+    for (int i = 0; i < k->nargs; i++) {
+        prim->args[i] = k->args[i];
+        prim->arg_mds[i] = k->mds[i];
+    }
+    prim->nargs = k->nargs;
+    return dnnl_success;
+}
+
 int mmx_dw8_available(void) {
     return dw8_available();
 }
@@ -703,12 +719,19 @@ int mmx_dw8_available(void) {
 int mmx_dw8_conv_init(mmx_prim *prim, mmx_engine *engine,
         const int64_t *src_dims, int with_bias, int relu, int dst_s8) {
     (void)engine;   /* the kernel is minimx's: no oneDNN object to create */
-    PASS(dw8_conv_create(&prim->dw8, src_dims, with_bias, relu, dst_s8));
-    prim->args = malloc(sizeof(int) * DW8_MAX_ARGS);
-    prim->arg_mds = malloc(sizeof(*prim->arg_mds) * DW8_MAX_ARGS);
-    REQUIRE(prim->args && prim->arg_mds, dnnl_out_of_memory);
-    prim->nargs = dw8_conv_args(prim->dw8, prim->args, prim->arg_mds);
-    return dnnl_success;
+    PASS(dw8_conv_create(&prim->own, src_dims, with_bias, relu, dst_s8));
+    return adopt_own(prim);
+}
+
+int mmx_nhwc_input_available(void) {
+    return nhwc_input_available();
+}
+
+int mmx_nhwc_input_init(mmx_prim *prim, mmx_engine *engine, const int64_t *dims,
+        int dst_dtype) {
+    (void)engine;
+    PASS(nhwc_input_create(&prim->own, dims, (dnnl_data_type_t)dst_dtype));
+    return adopt_own(prim);
 }
 
 /* ---- plans ---- */
@@ -775,7 +798,7 @@ int mmx_plan_init(mmx_plan *plan, mmx_engine *engine) {
 int mmx_plan_add_step(
         mmx_plan *plan, const mmx_prim *prim, mmx_memory *const *mems) {
     REQUIRE(plan->scratch_mems == NULL, dnnl_invalid_arguments);
-    REQUIRE(prim->primitive != NULL || prim->wino != NULL || prim->dw8 != NULL,
+    REQUIRE(prim->primitive != NULL || prim->wino != NULL || prim->own != NULL,
             dnnl_invalid_arguments);
     if (plan->nsteps == plan->capacity) {
         int capacity = plan->capacity ? 2 * plan->capacity : 8;
@@ -862,7 +885,7 @@ int mmx_plan_finalize(mmx_plan *plan) {
                     plan->engine, plan->scratch, step->args[1].memory));
             continue;
         }
-        if (step->prim->dw8) continue;   /* its run takes plan->scratch */
+        if (step->prim->own) continue;   /* its run takes plan->scratch */
         const_dnnl_memory_desc_t md = dnnl_primitive_desc_query_md(
                 step->prim->pd, dnnl_query_scratchpad_md, 0);
         if (dnnl_memory_desc_get_size(md) == 0) continue;
@@ -891,7 +914,8 @@ static int run_step(mmx_plan *plan, int i, int64_t *times) {
     if (times) times[0] = now_ns();
     dnnl_status_t status = step->wino
             ? wino_step_run(step->wino, plan->stream, step->args)
-            : step->prim->dw8 ? dw8_conv_run(step->prim->dw8, plan->scratch, step->args)
+            : step->prim->own ? step->prim->own->ops->run(step->prim->own, plan->scratch,
+                    step->args)
             : dnnl_primitive_execute(step->prim->primitive, plan->stream,
                     step->nargs, step->args);
     if (status != dnnl_success) {

@@ -312,6 +312,13 @@ int mmx_wino_conv_init(mmx_prim *prim, mmx_engine *engine,
 int mmx_dw8_available(void);
 int mmx_dw8_conv_init(mmx_prim *prim, mmx_engine *engine,
         const int64_t *src_dims, int with_bias, int relu, int dst_s8);
+/* A three-channel NCHW f32 input of dims (N, 3, H, W) written NHWC (acdb) in
+ * dst_dtype, MMX_F32 or MMX_BF16 (rounded to nearest even), by minimx's
+ * kernel (nhwc_input.h). mmx_nhwc_input_available: whether this build has
+ * it (AVX-512). args: src, dst. */
+int mmx_nhwc_input_available(void);
+int mmx_nhwc_input_init(mmx_prim *prim, mmx_engine *engine, const int64_t *dims,
+        int dst_dtype);
 /* args: src, dst, scales (scales->weights must be -1). Converts the data
  * type too: dst = saturate(round(src_scale * src / dst_scale)), so a dst
  * scale quantizes f32 to s8/u8 and a src scale dequantizes. */

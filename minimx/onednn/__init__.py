@@ -38,6 +38,7 @@ from ..base import BackendError
 from ._loader import native, state
 from .convert import constant, to_layout, to_numpy
 from .depthwise import dw8_conv, dw8_supports, dw8_weights
+from .nhwc import nhwc_input, nhwc_input_supports
 from .plan import BoundRun, Plan, Slot
 from .primitives import (
     ELTWISE_ALGS,
@@ -72,7 +73,8 @@ __all__ = ["BF16_ISAS", "BFLOAT16", "BoundRun", "ELTWISE_ALGS", "FLOAT32", "FLOA
            "RnnInt8", "Slot", "available", "batch_norm", "bf16_native", "binary",
            "c_order_strides", "concat", "constant", "conv", "deconv", "dw8_conv", "dw8_supports",
            "dw8_weights", "eltwise", "engine",
-           "exact_int8", "inner_product", "isa", "layer_norm", "lrn", "matmul", "pool_output_size",
+           "exact_int8", "inner_product", "isa", "layer_norm", "lrn", "matmul", "nhwc_input",
+           "nhwc_input_supports", "pool_output_size",
            "pooling", "reduction", "reorder", "require", "resampling", "rnn", "softmax",
            "to_layout", "to_numpy", "unavailable_reason", "version", "wino_conv",
            "winograd_supports", "winograd_weights"]

@@ -34,6 +34,7 @@ import numpy as np
 
 from ..base import BackendError
 from ._loader import native
+from .nhwc import nhwc_input, nhwc_input_supports
 from .primitives import Primitive, SrcLike, reorder
 from .runtime import FLOAT32, Memory, MemoryDesc, as_dtype, check, check_array, engine
 
@@ -86,8 +87,11 @@ class Plan:
     run concurrently (each has its own stream and scratchpad).
     """
 
-    def __init__(self, name: str = "plan") -> None:
+    def __init__(self, name: str = "plan", own_kernels: bool = True) -> None:
         self.name = name
+        # Whether `reorder` may run a kernel of minimx's own where one is faster
+        # than oneDNN's (`nhwc_input`).
+        self.own_kernels = own_kernels
         self.slots: list[Slot] = []
         self.steps: list[tuple[Primitive, list[Slot]]] = []
         # What each step is part of (a graph node's name, for profiles): the
@@ -211,12 +215,15 @@ class Plan:
     def reorder(self, src: Slot, desc: SrcLike | None = None, copy: bool = False) -> Slot:
         """``src`` converted to ``desc`` (default: plain, a shape: plain of src's
         data type). Without ``copy`` a slot already in that layout is returned
-        as is."""
+        as is. A three-channel NCHW input goes to NHWC by minimx's kernel
+        (`nhwc_input`) unless the plan was made without ``own_kernels``."""
         self._own(src, "plan.reorder")
         target = (desc if isinstance(desc, MemoryDesc)
                   else MemoryDesc.plain(desc or src.shape, src.desc.dtype))
         if target == src.desc and not copy:
             return src
+        if self.own_kernels and nhwc_input_supports(src.desc, target):
+            return self.add(nhwc_input(src.shape, target.dtype), src=src)
         return self.add(reorder(src.desc, target), src=src)
 
     def view(self, slot: Slot, desc: MemoryDesc) -> Slot:

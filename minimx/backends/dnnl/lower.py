@@ -286,7 +286,7 @@ class Lowering:
         self.ranges: dict[int, np.ndarray] = {}
         self.inputs: Sequence[np.ndarray] | None = None
         self.input_pos = {g.entry_ptr[nid]: k for k, nid in enumerate(g.input_ids)}
-        self.plan = onednn.Plan(name)
+        self.plan = onednn.Plan(name, own_kernels=settings().dnnl_nhwc_input)
         self.slots: dict[int, onednn.Slot] = {}
         self.data_inputs: list[int] = []
         self.constants: list[Constant] = []
