@@ -75,18 +75,24 @@ static void interleave(const uint8_t *in, uint8_t *t, int64_t w, int64_t c) {
  * padding), stored every c bytes from out. */
 static void output_row(const dw8_conv *dc, const uint8_t *const t[3],
         const __m512i w[3], __m512 bias, __m512 factor, uint8_t *out) {
-    const __m512 lo = _mm512_set1_ps(dc->relu ? 0.f : (dc->dst_s8 ? -128.f : 0.f));
-    const __m512 hi = _mm512_set1_ps(dc->dst_s8 ? 127.f : 255.f);
+    const __m512 lo = _mm512_set1_ps(dc->relu ? 0.f : -128.f), hi = _mm512_set1_ps(127.f);
+    const __m512 zero = _mm512_setzero_ps();
     for (int64_t x = 0; x < dc->w; x++) {
         __m512i acc = _mm512_setzero_si512();
         for (int k = 0; k < 3; k++)
             if (t[k]) acc = _mm512_dpbusd_epi32(acc,
                     _mm512_load_si512((const __m512i *)(t[k] + x * VL * LANE)), w[k]);
         /* The numpy kernel's float32 steps, then saturation before rounding:
-         * the same integers as rounding first, the bounds being integers. */
+         * the same integers as rounding first, the bounds being integers.
+         * Rounding turns what int32 cannot hold into INT32_MIN, which the
+         * narrowing saturates as it should below (-inf, s8) and, read unsigned,
+         * above (+inf, u8): s8 is clamped to [lo, 127] first, u8 (relu or not)
+         * needs only max(y, 0). */
         __m512 y = _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(acc), bias), factor);
-        __m512i q = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(y, lo), hi));
-        __m128i bytes = dc->dst_s8 ? _mm512_cvtsepi32_epi8(q) : _mm512_cvtusepi32_epi8(q);
+        __m128i bytes = dc->dst_s8
+                ? _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(
+                        _mm512_min_ps(_mm512_max_ps(y, lo), hi)))
+                : _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(_mm512_max_ps(y, zero)));
         _mm_storeu_si128((__m128i *)(out + x * dc->c), bytes);
     }
 }
