@@ -1,10 +1,12 @@
 """The DNNL backend's layout and kernel choices, each on against off, in alternating rounds.
 
-Seven choices, each timed where it acts (img/s, batch / median forward time):
+Ten choices, each timed where it acts (img/s, batch / median forward time):
 - ``blocked``: depthwise networks' float32 convolutions in 16-channel blocks
-  (`conv_layout.channel_blocked_graph`) against NHWC
+  (`conv_layout.blocked_types`) against NHWC
   (MINIMX_DNNL_BLOCKED_LAYOUT=0); fp32 MobileNets, and ResNet-50, which it
   must leave alone;
+- ``blocked-bf16``: the same in bfloat16, where every convolution writes
+  whole blocks; bf16 MobileNet v1, and v2, which it must leave alone;
 - ``bf16-dw-bias``: bf16 depthwise convolutions with the bias that gets
   oneDNN's brdgmm kernel (`onednn.conv`) against a float32 bias always; bf16
   MobileNets;
@@ -18,14 +20,18 @@ Seven choices, each timed where it acts (img/s, batch / median forward time):
   nothing to split (run them with --batches 16);
 - ``depthwise-int8``: INT8 depthwise convolutions by minimx's kernel
   (`onednn.dw8_conv`) against oneDNN's (MINIMX_DNNL_DEPTHWISE_INT8=0); INT8
-  MobileNets, from the checkpoints in --dir.
+  MobileNets, from the checkpoints in --dir;
+- ``nhwc-input``, ``nhwc-input-bf16``: the three-channel input made NHWC by
+  minimx's kernel (`onednn.nhwc_input`) against oneDNN's reorder
+  (MINIMX_DNNL_NHWC_INPUT=0); INT8 and bf16 MobileNets.
 Each variant runs in a fresh process per round (the choices are made when a
 plan compiles), the two alternating, after the machine's quiet check. fp32
 and bf16 models are minimx's zoo symbols with random weights
 (`dnnl_throughput.Minimx`).
 
-Run: python benchmarks/dnnl_layouts.py [--choices blocked bf16-dw-bias first-conv
-     batch-parts batch-parts-bf16 batch-parts-int8 depthwise-int8] [--batches 1 16]
+Run: python benchmarks/dnnl_layouts.py [--choices blocked blocked-bf16 bf16-dw-bias
+     first-conv batch-parts batch-parts-bf16 batch-parts-int8 depthwise-int8
+     nhwc-input nhwc-input-bf16] [--batches 1 16]
      [--rounds 3]
      [--dir /tmp/minimx_int8_models]
 """
@@ -45,23 +51,27 @@ from dnnl_throughput import HERE, closing_check, quiet_check, wait_quiet  # noqa
 # What turns each choice off in the child: an environment variable, or a line
 # run before the model is bound.
 OFF = {
-    "blocked": ({"MINIMX_DNNL_BLOCKED_LAYOUT": "0"}, ""),
+    **dict.fromkeys(["blocked", "blocked-bf16"], ({"MINIMX_DNNL_BLOCKED_LAYOUT": "0"}, "")),
     "bf16-dw-bias": ({}, "import minimx.onednn.primitives as p; p.DEPTHWISE_BF16_KERNEL = ''"),
     "first-conv": ({}, "import minimx.backends.dnnl.conv_layout as c; "
                        "c.l2_cache_bytes = lambda: 0"),
     **dict.fromkeys(["batch-parts", "batch-parts-bf16", "batch-parts-int8"],
                     ({"MINIMX_DNNL_BATCH_PARTS": "0"}, "")),
     "depthwise-int8": ({"MINIMX_DNNL_DEPTHWISE_INT8": "0"}, ""),
+    **dict.fromkeys(["nhwc-input", "nhwc-input-bf16"], ({"MINIMX_DNNL_NHWC_INPUT": "0"}, "")),
 }
 CNNS = ["mobilenet1.0", "mobilenetv2_1.0", "resnet18_v1", "resnet50_v1"]
 MODELS = {
     "blocked": ("fp32", ["mobilenet1.0", "mobilenetv2_1.0", "resnet50_v1"]),
+    "blocked-bf16": ("bf16", ["mobilenet1.0", "mobilenetv2_1.0"]),
     "bf16-dw-bias": ("bf16", ["mobilenet1.0", "mobilenetv2_1.0"]),
     "first-conv": ("int8", ["mobilenet1.0", "mobilenetv2_1.0"]),
     "batch-parts": ("fp32", CNNS),
     "batch-parts-bf16": ("bf16", ["mobilenet1.0", "resnet50_v1"]),
     "batch-parts-int8": ("int8", CNNS),
     "depthwise-int8": ("int8", ["mobilenet1.0", "mobilenetv2_1.0"]),
+    "nhwc-input": ("int8", ["mobilenet1.0", "mobilenetv2_1.0"]),
+    "nhwc-input-bf16": ("bf16", ["mobilenet1.0", "mobilenetv2_1.0"]),
 }
 
 # The child: bind `model` at `batch` in `precision`, run `iters` timed forwards,

@@ -13,8 +13,15 @@ stay in whatever layout their producer wrote. Two exceptions pay, and
   16-channel blocks (``aBcd16b``, nChw16c; channel counts such as MobileNet
   v2's 24 and 144 padded to whole blocks): oneDNN's blocked depthwise and 1x1
   kernels beat its NHWC ones there, by 7-19% over the whole network at batch
-  1 and 16 (`channel_blocked_graph` says when; MINIMX_DNNL_BLOCKED_LAYOUT=0
-  turns it off). Not dense networks: ResNet runs 1-3% slower blocked. A
+  1 and 16 in float32 (`blocked_types` says when; MINIMX_DNNL_BLOCKED_LAYOUT=0
+  turns it off). Not dense networks: ResNet runs 1-3% slower blocked. In
+  bfloat16 only without AMX (whose kernels are NHWC ones) and where every
+  convolution writes whole blocks: MobileNet v1
+  runs 2.2-2.8% faster blocked at batch 1 and 16 (its depthwise layers in
+  half the time at 14x14), MobileNet v2, whose 24- and 144-channel layers
+  run padded and whose 7x7 1x1 ones oneDNN's blocked kernel runs slower,
+  4.6% slower at batch 1 (AMD Zen 5, `avx512_core_bf16`, blocked against
+  NHWC alternating in one process). A
   convolution oneDNN has no blocked kernel of its own for (only its
   reference one) stays in the network layout; reorders then join the two.
 """
@@ -44,14 +51,20 @@ def network_layout() -> str:
     return onednn.conv((1, 64, 56, 56), (64, 64, 3, 3), pad=(1, 1)).desc("src").layout
 
 
-def channel_blocked_graph(convs: Iterable[Node]) -> bool:
-    """Whether the float32 convolutions `convs` (a graph's, each a
-    ``Convolution`` node) run in channel blocks: some is depthwise, the network
-    layout is unblocked (where it is blocked, oneDNN picks blocks anyway), and
-    the user did not say no."""
-    return (settings().dnnl_blocked_layout and network_layout().islower()
-            and any(p.num_group > 1 and p.num_group == p.num_filter
-                    for p in (node.operator()[1] for node in convs)))
+def blocked_types(convs: Iterable[Node]) -> frozenset[np.dtype]:
+    """The float types whose convolutions run in channel blocks in a graph whose
+    convolutions are `convs` (each a ``Convolution`` node): float32 where some
+    is depthwise, the network layout is unblocked (where it is blocked, oneDNN
+    picks blocks anyway), and the user did not say no; bfloat16 too where,
+    besides, every convolution writes whole blocks and the CPU has no AMX."""
+    params = [node.operator()[1] for node in convs]
+    if not (settings().dnnl_blocked_layout and network_layout().islower()
+            and any(p.num_group > 1 and p.num_group == p.num_filter for p in params)):
+        return frozenset()
+    # oneDNN's AMX kernels are NHWC ones.
+    if all(p.num_filter % BLOCK == 0 for p in params) and "amx" not in onednn.isa():
+        return frozenset({FLOAT32, onednn.BFLOAT16})
+    return frozenset({FLOAT32})
 
 
 @functools.cache
@@ -96,12 +109,13 @@ def conv_in_network_layout(shape: tuple[int, ...], weight_shape: tuple[int, ...]
 def float_conv(shape: tuple[int, ...], weight_shape: tuple[int, ...], kw: dict,
                dtype: np.dtype, blocked: bool) -> onednn.Primitive:
     """The float convolution of a DNNL subgraph: in channel blocks when `blocked`
-    (`channel_blocked_graph`) and oneDNN has a kernel of its own for that (src
+    (`blocked_types`) and oneDNN has a kernel of its own for that (src
     blocked too unless it has fewer channels than a block: a CNN's 3-channel
     input is read as oneDNN likes), else as `conv_in_network_layout`. `kw`
     holds the convolution's stride, pad, dilate, num_group, bias and post_ops."""
-    if blocked and dtype == FLOAT32 and len(shape) == 4:
-        src = onednn.MemoryDesc.with_layout(shape, BLOCKED) if shape[1] >= BLOCK else shape
+    if blocked and len(shape) == 4:
+        src = (onednn.MemoryDesc.with_layout(shape, BLOCKED, dtype) if shape[1] >= BLOCK
+               else shape)
         op = onednn.conv(src, weight_shape, dtype=dtype, dst_layout=BLOCKED, **kw)
         if not op.impl.startswith("ref"):
             return op

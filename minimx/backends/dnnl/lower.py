@@ -61,7 +61,7 @@ from .config import (
     pool_include_pad,
     range_inputs,
 )
-from .conv_layout import channel_blocked_graph, float_conv
+from .conv_layout import blocked_types, float_conv
 from .eltwise import Eltwise, eltwise_of
 from .eltwise import check_config as check_eltwise_config
 from .patterns import PATTERNS, SUM_OPS, unfusable_member
@@ -295,7 +295,8 @@ class Lowering:
         self.per_part: list[str] = []
         heads = (_Fused(n, g).first("Convolution") if n.op in FUSED_LOWERING else n
                  for n in g.nodes)
-        self.channel_blocked = compute == FLOAT32 and channel_blocked_graph(
+        # The float types whose convolutions run in 16-channel blocks (conv_layout).
+        self.blocked_types = blocked_types(
             [n for n in heads if n is not None and n.op == "Convolution"])
         readers: list[list[Node]] = [[] for _ in range(g.num_entries)]
         for nid, node in enumerate(g.nodes):
@@ -604,7 +605,7 @@ class Lowering:
             op = onednn.wino_conv(x.shape, weight_shape, pad=kw["pad"],
                                 bias=kw["bias"], post_ops=post)
         else:
-            op = float_conv(x.shape, weight_shape, kw, dtype, self.channel_blocked)
+            op = float_conv(x.shape, weight_shape, kw, dtype, dtype in self.blocked_types)
         args = {"src": self.plan.reorder(x, op.desc("src"))}
         w = self.source(weight, f"{conv.label} weight")
         b = None if bias is None else self.source(bias, f"{conv.label} bias")

@@ -6,6 +6,7 @@ network runs its float32 convolutions in 16-channel blocks (padded where its
 channel counts are not whole blocks). The values do not change."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -57,11 +58,20 @@ def run(sym: mx.sym.Symbol, dtype: str = "float32") -> list:
     got = [o.asnumpy() for o in ex.forward()]
     if dtype == "float32":
         assert_close(got, outputs(sym, args, aux))
+    else:
+        assert_bf16_close(got, outputs(sym, args, aux))
     steps = plan_steps(ex)
     kinds = [op.kind for op in steps]
     first = kinds.index("conv")
     assert "reorder" not in kinds[first:kinds.index("conv", first + 1)]
     return [op for op in steps if op.kind == "conv"]
+
+
+def assert_bf16_close(actual: list, expected: list) -> None:
+    """Within a few bfloat16 steps (2**-8 each) of the output's scale: each layer
+    rounds its result once."""
+    for a, e in zip(actual, expected, strict=True):
+        np.testing.assert_allclose(a, e, rtol=0, atol=2.0 ** -5 * float(np.abs(e).max()))
 
 
 def plan_steps(ex) -> list:
@@ -116,22 +126,33 @@ def test_dense_network_keeps_the_network_layout(monkeypatch):
 
 
 @layout_choice
-def test_bfloat16_keeps_the_network_layout():
-    """No channel blocks in bfloat16, and the first convolution writes the
-    network layout though its output fits in the L2 cache (`run` checks that
-    nothing is reordered after it)."""
+def test_bfloat16_runs_in_channel_blocks_where_every_block_is_whole():
+    """In bfloat16 too, where every convolution writes whole 16-channel blocks
+    (`run` checks that nothing is reordered after the first)."""
     if not onednn.bf16_native():
         pytest.skip(f"oneDNN's ISA here ({onednn.isa()}) has no bfloat16")
-    assert BLOCKED not in {op.desc("dst").layout for op in run(stem(), "bfloat16")}
+    convs = run(stem(32), "bfloat16")
+    assert [op.desc("dst").layout for op in convs] == [BLOCKED] * 3
+    assert not any("ref" in op.impl for op in convs)
+    assert {op.desc("dst").dtype for op in convs} == {onednn.BFLOAT16}
+
+
+@layout_choice
+def test_bfloat16_with_channels_off_the_blocks_keeps_the_network_layout():
+    """24 channels: no channel blocks in bfloat16, and the first convolution
+    writes the network layout though its output fits in the L2 cache."""
+    if not onednn.bf16_native():
+        pytest.skip(f"oneDNN's ISA here ({onednn.isa()}) has no bfloat16")
+    assert BLOCKED not in {op.desc("dst").layout for op in run(stem(24), "bfloat16")}
 
 
 @st.composite
-def depthwise_networks(draw) -> mx.sym.Symbol:
+def depthwise_networks(draw, widths: tuple[int, ...] = (8, 16, 24, 40, 48)) -> mx.sym.Symbol:
     """A random depthwise CNN: a stem convolution and a depthwise one, then
     steps among depthwise (stride 1 or 2), pointwise, residual add, channel
-    concat, pooling and BatchNorm, with channel counts that fill 16-channel blocks or not; global
-    pooling and a classifier at the end."""
-    channels = draw(st.sampled_from([8, 16, 24, 40]))
+    concat, pooling and BatchNorm, with channel counts among `widths` (which fill
+    16-channel blocks or not); global pooling and a classifier at the end."""
+    channels = draw(st.sampled_from(widths))
     x = mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=channels, name="stem")
     x = mx.sym.Convolution(x, kernel=(3, 3), pad=(1, 1), num_filter=channels,
                            num_group=channels, name="dw")
@@ -143,7 +164,7 @@ def depthwise_networks(draw) -> mx.sym.Symbol:
             x = mx.sym.Convolution(x, kernel=(3, 3), pad=(1, 1), stride=(stride, stride),
                                    num_filter=channels, num_group=channels, name=name)
         elif kind == "pw":
-            channels = draw(st.sampled_from([8, 16, 24, 40, 48]))
+            channels = draw(st.sampled_from(widths))
             x = mx.sym.Convolution(x, kernel=(1, 1), num_filter=channels, name=name)
         elif kind == "add":
             y = mx.sym.Convolution(x, kernel=(1, 1), num_filter=channels, name=name)
@@ -159,6 +180,22 @@ def depthwise_networks(draw) -> mx.sym.Symbol:
             x = mx.sym.clip(mx.sym.BatchNorm(x, fix_gamma=False, name=name), a_min=0, a_max=6)
     x = mx.sym.Pooling(x, kernel=(1, 1), global_pool=True, pool_type="avg")
     return mx.sym.FullyConnected(mx.sym.Flatten(x), num_hidden=10, name="fc")
+
+
+@given(depthwise_networks(widths=(16, 32, 48)))
+@settings(max_examples=15, deadline=None)
+def test_bfloat16_depthwise_networks_in_channel_blocks_keep_to_the_numpy_values(sym):
+    if not onednn.bf16_native():
+        pytest.skip(f"oneDNN's ISA here ({onednn.isa()}) has no bfloat16")
+    shapes = {"data": (2, 3, 12, 12)}
+    args, aux = random_arrays(sym, shapes)
+    for name, w in args.items():   # activations of O(1) through the layers
+        if name.endswith("weight"):
+            args[name] = (w / np.sqrt(np.prod(w.shape[1:]))).astype(np.float32)
+    ex = bind(sym.optimize_for("DNNL", args, aux, dtype="bfloat16"), args, aux)
+    assert_bf16_close([o.asnumpy() for o in ex.forward()], outputs(sym, args, aux))
+    if UNBLOCKED:
+        assert BLOCKED in {op.desc("dst").layout for op in plan_steps(ex) if op.kind == "conv"}
 
 
 @given(depthwise_networks())
