@@ -52,6 +52,7 @@ PEER_NAMES = {"ort": "ONNX Runtime", "openvino": "OpenVINO"}
 HERE = Path(__file__).parent
 WORKER = HERE / "dnnl_mxnet_worker.py"
 WARMUP = 3
+SETTLE = 0.1   # seconds between one path's forwards and the next path's
 MODELS = ["resnet50_v1", "resnet18_v1", "mobilenet1.0", "mobilenetv2_1.0"]
 
 
@@ -267,6 +268,10 @@ def alternate(paths: dict, batch: int, rounds: int, iters: int,
     for _ in range(rounds):
         wait_quiet()
         for name, path in paths.items():
+            # The path before may leave OpenMP threads spinning for milliseconds
+            # after its last forward (libgomp's default wait policy): let them
+            # sleep, so that they take no core from this one.
+            time.sleep(SETTLE)
             # Untimed forwards first: a path that sat idle while the others ran
             # runs slowly for a while (threads asleep, caches cold, vCPU clocks).
             path.run(1 if name in slow else WARMUP)
