@@ -1,6 +1,6 @@
 """The DNNL backend's layout and kernel choices, each on against off, in alternating rounds.
 
-Ten choices, each timed where it acts (img/s, batch / median forward time):
+Eleven choices, each timed where it acts (img/s, batch / median forward time):
 - ``blocked``: depthwise networks' float32 convolutions in 16-channel blocks
   (`conv_layout.blocked_types`) against NHWC
   (MINIMX_DNNL_BLOCKED_LAYOUT=0); fp32 MobileNets, and ResNet-50, which it
@@ -23,7 +23,10 @@ Ten choices, each timed where it acts (img/s, batch / median forward time):
   MobileNets, from the checkpoints in --dir;
 - ``nhwc-input``, ``nhwc-input-bf16``: the three-channel input made NHWC by
   minimx's kernel (`onednn.nhwc_input`) against oneDNN's reorder
-  (MINIMX_DNNL_NHWC_INPUT=0); INT8 and bf16 MobileNets.
+  (MINIMX_DNNL_NHWC_INPUT=0); INT8 and bf16 MobileNets;
+- ``first-conv-int8``: an INT8 graph's float32 first convolution and its
+  quantizing by minimx's kernel (`onednn.first_conv`) against oneDNN's three
+  steps (MINIMX_DNNL_FIRST_CONV_INT8=0); INT8 MobileNets.
 Each variant runs in a fresh process per round (the choices are made when a
 plan compiles), the two alternating, after the machine's quiet check. fp32
 and bf16 models are minimx's zoo symbols with random weights
@@ -31,7 +34,7 @@ and bf16 models are minimx's zoo symbols with random weights
 
 Run: python benchmarks/dnnl_layouts.py [--choices blocked blocked-bf16 bf16-dw-bias
      first-conv batch-parts batch-parts-bf16 batch-parts-int8 depthwise-int8
-     nhwc-input nhwc-input-bf16] [--batches 1 16]
+     nhwc-input nhwc-input-bf16 first-conv-int8] [--batches 1 16]
      [--rounds 3]
      [--dir /tmp/minimx_int8_models]
 """
@@ -59,6 +62,7 @@ OFF = {
                     ({"MINIMX_DNNL_BATCH_PARTS": "0"}, "")),
     "depthwise-int8": ({"MINIMX_DNNL_DEPTHWISE_INT8": "0"}, ""),
     **dict.fromkeys(["nhwc-input", "nhwc-input-bf16"], ({"MINIMX_DNNL_NHWC_INPUT": "0"}, "")),
+    "first-conv-int8": ({"MINIMX_DNNL_FIRST_CONV_INT8": "0"}, ""),
 }
 CNNS = ["mobilenet1.0", "mobilenetv2_1.0", "resnet18_v1", "resnet50_v1"]
 MODELS = {
@@ -72,6 +76,7 @@ MODELS = {
     "depthwise-int8": ("int8", ["mobilenet1.0", "mobilenetv2_1.0"]),
     "nhwc-input": ("int8", ["mobilenet1.0", "mobilenetv2_1.0"]),
     "nhwc-input-bf16": ("bf16", ["mobilenet1.0", "mobilenetv2_1.0"]),
+    "first-conv-int8": ("int8", ["mobilenet1.0", "mobilenetv2_1.0"]),
 }
 
 # The child: bind `model` at `batch` in `precision`, run `iters` timed forwards,

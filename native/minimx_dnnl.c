@@ -9,7 +9,8 @@
  * Python turns into a BackendError (shim.h). Every handle a story creates
  * lives on the object being built, so an early return leaks nothing.
  * Winograd convolutions are built and run by winograd.c, and the kernels
- * of minimx's own (own_kernel.h: depthwise_u8.c, nhwc_input.c) by theirs;
+ * of minimx's own (own_kernel.h: depthwise_u8.c, nhwc_input.c,
+ * first_conv.c) by theirs;
  * here each is one more kind of primitive and of plan step.
  */
 #include <stdio.h>
@@ -26,6 +27,7 @@
 #include "own_kernel.h"
 #include "depthwise_u8.h"
 #include "nhwc_input.h"
+#include "first_conv.h"
 
 /* ---- errors ---- */
 
@@ -731,6 +733,17 @@ int mmx_nhwc_input_init(mmx_prim *prim, mmx_engine *engine, const int64_t *dims,
         int dst_dtype) {
     (void)engine;
     PASS(nhwc_input_create(&prim->own, dims, (dnnl_data_type_t)dst_dtype));
+    return adopt_own(prim);
+}
+
+int mmx_first_conv_available(void) {
+    return first_conv_available();
+}
+
+int mmx_first_conv_init(mmx_prim *prim, mmx_engine *engine, const int64_t *src_dims,
+        int64_t oc, float lo, float hi, float scale, int dst_s8) {
+    (void)engine;
+    PASS(first_conv_create(&prim->own, src_dims, oc, lo, hi, scale, dst_s8));
     return adopt_own(prim);
 }
 

@@ -319,6 +319,14 @@ int mmx_dw8_conv_init(mmx_prim *prim, mmx_engine *engine,
 int mmx_nhwc_input_available(void);
 int mmx_nhwc_input_init(mmx_prim *prim, mmx_engine *engine, const int64_t *dims,
         int dst_dtype);
+/* A first convolution quantized on the way out (first_conv.h): 3x3, stride 2,
+ * padding 1, from (N, 3, H, W) f32 NCHW to oc channels (a multiple of 16)
+ * of u8 (s8 with dst_s8) NHWC: saturate(rint(min(max(conv + bias, lo), hi)
+ * * scale)). mmx_first_conv_available: whether this build has it (AVX-512).
+ * args: src, weights (27, oc) f32 (tap-major), bias (oc) f32, dst. */
+int mmx_first_conv_available(void);
+int mmx_first_conv_init(mmx_prim *prim, mmx_engine *engine, const int64_t *src_dims,
+        int64_t oc, float lo, float hi, float scale, int dst_s8);
 /* args: src, dst, scales (scales->weights must be -1). Converts the data
  * type too: dst = saturate(round(src_scale * src / dst_scale)), so a dst
  * scale quantizes f32 to s8/u8 and a src scale dequantizes. */

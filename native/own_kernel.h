@@ -1,6 +1,7 @@
 /* A plan step computed by a kernel of minimx's own instead of a oneDNN
- * primitive: the INT8 depthwise convolution (depthwise_u8.h) and the
- * conversion of a three-channel NCHW input to NHWC (nhwc_input.h).
+ * primitive: the INT8 depthwise convolution (depthwise_u8.h), the
+ * conversion of a three-channel NCHW input to NHWC (nhwc_input.h), and a
+ * first convolution quantized on the way out (first_conv.h).
  * (Winograd, winograd.h, is a kind apart: it wraps a oneDNN matmul that each
  * plan step binds.)
  *

@@ -66,13 +66,15 @@ from .primitives import (
     softmax,
 )
 from .runtime import BFLOAT16, FLOAT32, Memory, MemoryDesc, c_order_strides, engine
+from .stem import first_conv, first_conv_supports, first_conv_weights
 from .winograd import wino_conv, winograd_supports, winograd_weights
 
 __all__ = ["BF16_ISAS", "BFLOAT16", "BoundRun", "ELTWISE_ALGS", "FLOAT32", "FLOATS",
            "BackendError", "Int8", "Memory", "MemoryDesc", "Plan", "PostOp", "Primitive",
            "RnnInt8", "Slot", "available", "batch_norm", "bf16_native", "binary",
            "c_order_strides", "concat", "constant", "conv", "deconv", "dw8_conv", "dw8_supports",
-           "dw8_weights", "eltwise", "engine",
+           "dw8_weights", "eltwise", "engine", "first_conv", "first_conv_supports",
+           "first_conv_weights",
            "exact_int8", "inner_product", "isa", "layer_norm", "lrn", "matmul", "nhwc_input",
            "nhwc_input_supports", "pool_output_size",
            "pooling", "reduction", "reorder", "require", "resampling", "rnn", "softmax",

@@ -74,6 +74,7 @@ from .quantized import (
     quantized_concat,
     quantized_conv,
     quantized_fc,
+    quantized_first_conv,
     requantize,
 )
 from .recurrent import rnn
@@ -162,11 +163,12 @@ class Compiled:
                  ranges: dict[int, float], data_inputs: list[int],
                  constants: list[Constant], out_shapes: list[tuple[int, ...]],
                  memory: MemoryPlan, winograd: list[str], own_depthwise: list[str],
-                 per_part: list[str]) -> None:
+                 own_first_conv: list[str], per_part: list[str]) -> None:
         self.plan = plan
         self.memory = memory  # where the plan's temporaries live
         self.winograd = winograd  # the convolutions run as Winograd, by name
         self.own_depthwise = own_depthwise  # INT8 depthwise ones run by dw8_conv, by name
+        self.own_first_conv = own_first_conv  # float ones quantized by first_conv, by name
         self.per_part = per_part  # the operators run once per part of the batch, by name
         self.in_shapes = in_shapes
         self.in_dtypes = in_dtypes
@@ -292,6 +294,7 @@ class Lowering:
         self.constants: list[Constant] = []
         self.winograd: list[str] = []
         self.own_depthwise: list[str] = []
+        self.own_first_conv: list[str] = []
         self.per_part: list[str] = []
         heads = (_Fused(n, g).first("Convolution") if n.op in FUSED_LOWERING else n
                  for n in g.nodes)
@@ -302,6 +305,9 @@ class Lowering:
         for nid, node in enumerate(g.nodes):
             for e in g.input_entry_ids(nid):
                 readers[e].append(node)
+        self.readers = readers
+        # Nodes lowered with the node they read (by node id: that one's), skipped after.
+        self.lowered_ahead: dict[int, int] = {}
         # Views that keep the batch axis and are read only by flattening operators
         # (or by no one: the output is reshaped by `Compiled.run`) keep their
         # producer's slot; the others are lowered as views of a plain copy (`reshape`).
@@ -471,6 +477,13 @@ class Lowering:
         batched = self.plan.permute(split, (1, 2, 0, 3))
         return self.plan.part(batched, (b, heads, t, d), (0, 0, 0, part * d))
 
+    def sole_reader(self, nid: int) -> Node | None:
+        """The one node reading node `nid`'s (first) output, where it is the only
+        reader and the output is no output of the graph."""
+        out = self.g.entry_ptr[nid]
+        readers = self.readers[out]
+        return readers[0] if len(readers) == 1 and out not in self.g.head_entry_ids() else None
+
     def eltwise_post(self, node: Node | None) -> list[onednn.PostOp]:
         return [] if node is None else [onednn.PostOp.eltwise(*_eltwise(node))]
 
@@ -502,7 +515,8 @@ class Lowering:
             op = node.op
             # A variable, its producer's slot (views, identities), the weight cache's,
             # or a cast (made where it is read).
-            if op is None or nid in self.passed_on or nid in self.folded.nodes or op in CASTS:
+            if (op is None or nid in self.passed_on or nid in self.folded.nodes or op in CASTS
+                    or nid in self.lowered_ahead):
                 continue
             ins = g.input_entry_ids(nid)
             out = g.entry_ptr[nid]
@@ -532,7 +546,8 @@ class Lowering:
         return Compiled(self.plan, self.in_shapes, in_dtypes, ranges,
                         self.data_inputs, self.constants,
                         [self.shape(e) for e in heads], compile_planned(self.plan),
-                        self.winograd, self.own_depthwise, self.per_part)
+                        self.winograd, self.own_depthwise, self.own_first_conv,
+                        self.per_part)
 
     # -- the loop over parts of the batch ----------------------------------------------
     def _open_loop(self, parts: BatchParts) -> None:
@@ -604,6 +619,10 @@ class Lowering:
             self.winograd.append(conv.name)
             op = onednn.wino_conv(x.shape, weight_shape, pad=kw["pad"],
                                 bias=kw["bias"], post_ops=post)
+        elif dtype == FLOAT32 and add is None and kw["bias"] and (
+                quantizing := quantized_first_conv(self, nid, x, weight_shape, kw)):
+            op = quantizing
+            self.own_first_conv.append(conv.name)
         else:
             op = float_conv(x.shape, weight_shape, kw, dtype, dtype in self.blocked_types)
         args = {"src": self.plan.reorder(x, op.desc("src"))}
@@ -628,7 +647,11 @@ class Lowering:
                     inputs, [b, g_, be, m, v],
                     lambda bb, gm, bt, mn, vr: fold_bias(bp, bb, gm, bt, mn, vr), op, "bias")
         dst = None if add is None else self.addend(add[0], op.desc("dst"), nid, [data])
-        return self.plan.add(op, dst=dst, **args)
+        y = self.plan.add(op, dst=dst, **args)
+        for reader, producer in self.lowered_ahead.items():
+            if producer == nid:   # the quantize lowered with it: its output is ours
+                self.slots[self.g.entry_ptr[reader]] = y
+        return y
 
     def convolution(self, node, nid, ins, inputs):
         return self._conv_like(node, self.g.entry_id, nid, inputs)
@@ -860,8 +883,9 @@ class Lowering:
 
 # The oneDNN primitives whose output image k reads input image k alone (what a
 # step of the batch loop may be; run-time INT8 ranges, say, reduce the batch).
-PER_IMAGE_STEPS = frozenset({"conv", "wino_conv", "dw8_conv", "deconv", "pooling", "eltwise",
-                             "batch_norm", "lrn", "binary", "concat", "reorder", "resampling"})
+PER_IMAGE_STEPS = frozenset({"conv", "wino_conv", "dw8_conv", "first_conv", "deconv", "pooling",
+                             "eltwise", "batch_norm", "lrn", "binary", "concat", "reorder",
+                             "resampling"})
 
 
 class SplitRefused(BackendError):

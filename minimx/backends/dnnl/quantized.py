@@ -18,7 +18,11 @@ find ranges at run time). Guarantees: the numpy kernels' numbers
   half to even and saturates, as the kernels do; a depthwise 3x3 one on
   uint8 data runs with minimx's own kernel where it pays (`_own_depthwise`,
   `onednn.dw8_conv`), which computes the same float32 steps;
-- quantize and dequantize are reorders multiplying by the kernel's scale.
+- quantize and dequantize are reorders multiplying by the kernel's scale; a
+  float32 first convolution (3x3, stride 2, on RGB data) and the quantize
+  that reads it run as one kernel of minimx's own (`quantized_first_conv`,
+  `onednn.first_conv`), whose float32 sums may differ from oneDNN's in the
+  last bit.
 Ranges found at run time (calib_mode none: `_contrib_quantize_v2` and
 `_contrib_requantize` without a calibrated range, `_contrib_dequantize` of
 such a range) are plan steps too: oneDNN's min/max reduction of the data,
@@ -53,6 +57,7 @@ if TYPE_CHECKING:
 F32 = np.float32
 FLT_MAX = float(np.finfo(F32).max)
 OWN_DEPTHWISE = "INT8 depthwise convolutions run by minimx's kernel"   # in the summary
+OWN_FIRST_CONV = "first convolutions run with their quantizing by minimx's kernel"
 
 
 def _post(node: Node | None) -> list[onednn.PostOp]:
@@ -178,14 +183,58 @@ def quantize(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs) ->
     _, p = node.operator()
     if not calibrated(p, node.op):
         return _quantize_at_run_time(low, node, nid, ins)
+    dtype, scale = _calibrated_quantize(low, node, nid)
+    x = low.value(ins[0])
+    return _scale_step(low, x, _quantized_dst(x, dtype), scale)
+
+
+def _calibrated_quantize(low: Lowering, node: Node, nid: int) -> tuple[np.dtype, np.float32]:
+    """(the output type, the scale) of calibrated `_contrib_quantize_v2` node `nid`,
+    whose range outputs it records."""
+    _, p = node.operator()
     lo, hi = p.min_calib_range, p.max_calib_range
     dtype = q.output_type(p)
     real = q.max_abs(lo, hi)
     levels = q.UINT8_LEVELS if dtype == np.uint8 else q.INT8_LEVELS
     out = low.g.entry_ptr[nid]
     low.set_range(out, *(q.range_out(lo, hi) if dtype == np.uint8 else q.range_out(-real, real)))
-    x = low.value(ins[0])
-    return _scale_step(low, x, _quantized_dst(x, dtype), F32(levels / real) if real else F32(0))
+    return dtype, F32(levels / real) if real else F32(0)
+
+
+def quantized_first_conv(low: Lowering, nid: int, x: onednn.Slot,
+                         weight_shape: tuple[int, ...], kw: dict) -> onednn.Primitive | None:
+    """minimx's quantized first convolution (`onednn.first_conv`) for float32
+    convolution `nid` with `kw` (stride, pad, dilate, num_group, post_ops), where
+    the only reader of its output is a calibrated `_contrib_quantize_v2` and the
+    kernel takes it (an activation of none, relu or clip; unless
+    MINIMX_DNNL_FIRST_CONV_INT8=0); None elsewhere. The reader is then lowered
+    with it (`Lowering.lowered_ahead`): its output is the primitive's."""
+    reader = low.sole_reader(nid)
+    if (reader is None or reader.op != "_contrib_quantize_v2" or not settings().dnnl_first_conv_int8
+            or not calibrated(reader.operator()[1], reader.op)):
+        return None
+    bounds = _act_bounds(kw["post_ops"])
+    if bounds is None or not onednn.first_conv_supports(
+            x.shape, weight_shape, stride=kw["stride"], pad=kw["pad"], dilate=kw["dilate"],
+            num_group=kw["num_group"]):
+        return None
+    rid = low.g.node_id(reader)
+    dtype, scale = _calibrated_quantize(low, reader, rid)
+    low.lowered_ahead[rid] = nid
+    return onednn.first_conv(x.shape, weight_shape[0], lo=bounds[0], hi=bounds[1],
+                             scale=float(scale), dst_dtype=dtype)
+
+
+def _act_bounds(post: Sequence[onednn.PostOp]) -> tuple[float, float] | None:
+    """The bounds that post-ops `post` clamp to: none, relu or clip; None for others."""
+    if not post:
+        return -np.inf, np.inf
+    (op,) = post if len(post) == 1 else (None,)
+    if op is not None and op.kind == "eltwise" and _is_relu(op):
+        return 0.0, np.inf
+    if op is not None and op.kind == "eltwise" and op.alg == "clip":
+        return op.alpha, op.beta
+    return None
 
 
 def quantize_asym(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 import numpy as np
 
 import minimx as mx
+from minimx.backends.dnnl.state import DnnlState
 from minimx.graph import Graph
 
 RTOL = 1e-4
@@ -66,3 +67,31 @@ def check(sym, shapes: Mapping[str, tuple], seed: int = 0):
     args, aux = random_arrays(sym, shapes, seed)
     assert_close(outputs(part, args, aux), outputs(sym, args, aux))
     return part
+
+
+def quantized_mkldnn(sym, shape: tuple[int, ...], **options) -> tuple:
+    """`sym` with random weights (BatchNorm variances positive), quantized by
+    `quantize_model_mkldnn` with naive calibration on two random batches in
+    [0, 1) and `options`, and an input a little beyond the calibration data:
+    (qsym, qargs, qaux, x)."""
+    rng = np.random.default_rng(0)
+    arg_shapes, _, aux_shapes = sym.infer_shape(data=shape)
+    args = {n: mx.nd.array(rng.normal(0, 0.3, s).astype(np.float32))
+            for n, s in zip(sym.list_arguments(), arg_shapes, strict=True) if n != "data"}
+    aux = {n: mx.nd.array((rng.random(s) + 0.5 if n.endswith("var")
+                           else rng.normal(0, 0.1, s)).astype(np.float32))
+           for n, s in zip(sym.list_auxiliary_states(), aux_shapes, strict=True)}
+    calib = [rng.uniform(0, 1, shape).astype(np.float32) for _ in range(2)]
+    qsym, qargs, qaux = mx.contrib.quantization.quantize_model_mkldnn(
+        sym, args, aux, calib_mode="naive", calib_data=calib, label_names=(), **options)
+    return qsym, qargs, qaux, rng.uniform(0, 1.2, shape).astype(np.float32)
+
+
+def forward_quantized(sym, qargs: dict, qaux: dict, x: np.ndarray) -> tuple:
+    """The first output of `sym` bound to a quantized checkpoint's arrays (their
+    dtypes kept) on `x`, and the DNNL subgraphs' states."""
+    feeds = {**qargs, "data": mx.nd.array(x)}
+    ex = sym.bind(mx.cpu(), {n: feeds[n] for n in sym.list_arguments()}, grad_req="null",
+                  aux_states=qaux)
+    out = ex.forward(is_train=False)[0].asnumpy()
+    return out, [s for s in ex._runner.operator_states().values() if isinstance(s, DnnlState)]

@@ -14,7 +14,8 @@ from minimx.backends.dnnl.quantized import OWN_DEPTHWISE
 from minimx.backends.dnnl.state import DnnlState
 from minimx.onednn import depthwise
 
-from .helpers import partitioned
+from .helpers import forward_quantized as forward
+from .helpers import partitioned, quantized_mkldnn
 
 kernel = pytest.mark.skipif(onednn.available() and not depthwise.dw8_available(),
                             reason="this CPU has no AVX512-VNNI: the build has no kernel")
@@ -48,28 +49,7 @@ def net() -> mx.sym.Symbol:
 
 @pytest.fixture(scope="module")
 def quantized():
-    sym = net()
-    rng = np.random.default_rng(0)
-    arg_shapes, _, aux_shapes = sym.infer_shape(data=SHAPE)
-    args = {n: mx.nd.array(rng.normal(0, 0.3, s).astype(np.float32))
-            for n, s in zip(sym.list_arguments(), arg_shapes, strict=True) if n != "data"}
-    aux = {n: mx.nd.array((rng.random(s) + 0.5 if n.endswith("var")
-                           else rng.normal(0, 0.1, s)).astype(np.float32))
-           for n, s in zip(sym.list_auxiliary_states(), aux_shapes, strict=True)}
-    calib = [rng.uniform(0, 1, SHAPE).astype(np.float32) for _ in range(2)]
-    qsym, qargs, qaux = mx.contrib.quantization.quantize_model_mkldnn(
-        sym, args, aux, calib_mode="naive", calib_data=calib, label_names=(),
-        quantized_dtype="auto", excluded_sym_names=["c0"])
-    x = rng.uniform(0, 1.2, SHAPE).astype(np.float32)   # a little beyond the calibration
-    return qsym, qargs, qaux, x
-
-
-def forward(sym, qargs, qaux, x):
-    feeds = {**qargs, "data": mx.nd.array(x)}
-    ex = sym.bind(mx.cpu(), {n: feeds[n] for n in sym.list_arguments()}, grad_req="null",
-                  aux_states=qaux)
-    out = ex.forward(is_train=False)[0].asnumpy()
-    return out, [s for s in ex._runner.operator_states().values() if isinstance(s, DnnlState)]
+    return quantized_mkldnn(net(), SHAPE, quantized_dtype="auto", excluded_sym_names=["c0"])
 
 
 def kernels(state: DnnlState) -> dict[str, str]:
