@@ -17,6 +17,7 @@
 #define VL 16      /* output channels per vector of float32 */
 #define STRIP 8    /* output pixels a strip keeps in registers */
 #define TAPS 27    /* 3 channels x 3 x 3 */
+#define AHEAD 4    /* output rows ahead that prefetch_rows asks for */
 
 typedef struct {
     own_kernel base;
@@ -125,9 +126,24 @@ static void strips(const first_conv *fc, const epilogue *e, const float *img,
     if (c < fc->oc) strip(fc, e, img, wt, bias, oy, ox, c, 1, out + ox * fc->oc);
 }
 
+/* Asks for the two input rows of each plane that output row oy + AHEAD reads
+ * first: an image read from memory, not cache, arrives in time (nine rows
+ * read two at a time outrun the hardware's prefetching: MobileNet v1's first
+ * layer at batch 16 took 2.2-2.9 ms without this, against 1.7 for oneDNN's
+ * reorder, convolution and quantizing steps). */
+static void prefetch_rows(const first_conv *fc, const float *img, int64_t oy) {
+    for (int64_t iy = 2 * (oy + AHEAD); iy <= 2 * (oy + AHEAD) + 1 && iy < fc->h; iy++)
+        for (int c = 0; c < 3; c++) {
+            const char *line = (const char *)(img + (c * fc->h + iy) * fc->w);
+            for (int64_t b = 0; b < fc->w * (int64_t)sizeof(float); b += 64)
+                _mm_prefetch(line + b, _MM_HINT_T0);
+        }
+}
+
 /* Output row oy of one image. */
 static void row(const first_conv *fc, const epilogue *e, const float *img, const float *wt,
         const float *bias, int64_t oy, uint8_t *out) {
+    prefetch_rows(fc, img, oy);
     /* Strips cover ox in [1, inside): from 1 (0 reads the left padding) to
      * where 2 * ox + 1 stays inside the row, the last one overlapping the one
      * before (its pixels computed twice, the same way) so that none is left. */
