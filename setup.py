@@ -21,8 +21,10 @@ if paths is None:
 else:
     print(f"minimx: building minimx._dnnl against {paths.origin} "
           f"({paths.include_dir}, {paths.library})", file=sys.stderr)
-    # A module left in the tree by `python native/build_dnnl.py` carries a
-    # suffix that Python prefers to the _dnnl.abi3.so built here.
-    for stale in (Path(__file__).resolve().parent / "minimx").glob("_dnnl.cpython-*.so"):
+    # No module from an earlier build stays in the tree: one left by `python
+    # native/build_dnnl.py` carries a suffix that Python prefers to the
+    # _dnnl.abi3.so built here, and an editable install whose compile fails
+    # (optional=True) would otherwise go on running the old one unnoticed.
+    for stale in (Path(__file__).resolve().parent / "minimx").glob("_dnnl*.so"):
         stale.unlink()
     setup(cffi_modules=["native/build_dnnl.py:ffibuilder"])
