@@ -219,6 +219,8 @@ def quantized_first_conv(low: Lowering, nid: int, x: onednn.Slot,
             num_group=kw["num_group"]):
         return None
     rid = low.g.node_id(reader)
+    if low.parts is not None and (nid < low.parts.end) != (rid < low.parts.end):
+        return None   # the batch loop ends between the two
     dtype, scale = _calibrated_quantize(low, reader, rid)
     low.lowered_ahead[rid] = nid
     return onednn.first_conv(x.shape, weight_shape[0], lo=bounds[0], hi=bounds[1],
