@@ -7,7 +7,8 @@
  * the float32 convolution, and its output quantized by a binary multiply
  * (oneDNN has no float32 convolution with an integer dst). Here each output
  * row is one task: 8 output pixels by 32 channels in 16 registers, the 27
- * taps as broadcast multiply-adds, read from the three planes directly; then
+ * taps as broadcast multiply-adds, read from the three planes directly (the
+ * rows a few output rows ahead prefetched: an image coming from memory); then
  * the activation's bounds, the quantizing scale, rounding half to even and
  * saturation, as the three steps do. The float32 sums are in tap order
  * (channel, row, column), starting from the bias: the same values as
