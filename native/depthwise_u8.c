@@ -9,8 +9,6 @@
  * Threads take (image, band of output rows, 16-channel block) tasks, the
  * channel blocks of a band in a row so that its input stays in cache.
  */
-#include <stdlib.h>
-#include <string.h>
 
 #include <omp.h>
 
@@ -163,10 +161,8 @@ static const own_kernel_ops DW8_OPS = {"dw8_u8:avx512_core_vnni", scratchpad_siz
 
 dnnl_status_t dw8_conv_create(own_kernel **kernel, const int64_t *src_dims,
         int with_bias, int relu, int dst_s8) {
-    dw8_conv *dc = calloc(1, sizeof(dw8_conv));
-    *kernel = (own_kernel *)dc;
-    REQUIRE(dc != NULL, dnnl_out_of_memory);
-    dc->base.ops = &DW8_OPS;
+    PASS(own_kernel_new(kernel, sizeof(dw8_conv), &DW8_OPS));
+    dw8_conv *dc = (dw8_conv *)*kernel;
     REQUIRE(dw8_available() && src_dims[1] % VL == 0, dnnl_unimplemented);
     dc->n = src_dims[0];
     dc->c = src_dims[1];

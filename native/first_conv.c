@@ -1,5 +1,4 @@
 /* A CNN's first convolution, quantized on the way out (see first_conv.h). */
-#include <stdlib.h>
 
 #include <omp.h>
 
@@ -188,10 +187,8 @@ static const own_kernel_ops FIRST_CONV_OPS = {"first_conv_q:avx512_core", NULL, 
 
 dnnl_status_t first_conv_create(own_kernel **kernel, const int64_t *src_dims, int64_t oc,
         float lo, float hi, float scale, int dst_s8) {
-    first_conv *fc = calloc(1, sizeof(first_conv));
-    *kernel = (own_kernel *)fc;
-    REQUIRE(fc != NULL, dnnl_out_of_memory);
-    fc->base.ops = &FIRST_CONV_OPS;
+    PASS(own_kernel_new(kernel, sizeof(first_conv), &FIRST_CONV_OPS));
+    first_conv *fc = (first_conv *)*kernel;
     REQUIRE(first_conv_available() && src_dims[1] == 3 && oc > 0 && oc % VL == 0,
             dnnl_unimplemented);
     fc->n = src_dims[0];

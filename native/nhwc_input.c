@@ -1,5 +1,4 @@
 /* Three-channel NCHW float32 to NHWC float32 or bfloat16 (see nhwc_input.h). */
-#include <stdlib.h>
 
 #include <omp.h>
 
@@ -128,10 +127,8 @@ static const own_kernel_ops NHWC_INPUT_OPS = {"nhwc_input:avx512_core", NULL, ru
 
 dnnl_status_t nhwc_input_create(own_kernel **kernel, const int64_t *dims,
         dnnl_data_type_t dst_dt) {
-    nhwc_input *t = calloc(1, sizeof(nhwc_input));
-    *kernel = (own_kernel *)t;
-    REQUIRE(t != NULL, dnnl_out_of_memory);
-    t->base.ops = &NHWC_INPUT_OPS;
+    PASS(own_kernel_new(kernel, sizeof(nhwc_input), &NHWC_INPUT_OPS));
+    nhwc_input *t = (nhwc_input *)*kernel;
     REQUIRE(nhwc_input_available() && dims[1] == 3, dnnl_unimplemented);
     REQUIRE(dst_dt == dnnl_f32 || dst_dt == dnnl_bf16, dnnl_unimplemented);
     t->n = dims[0];

@@ -6,6 +6,13 @@
 #include "shim.h"
 #include "own_kernel.h"
 
+dnnl_status_t own_kernel_new(own_kernel **kernel, size_t size, const own_kernel_ops *ops) {
+    *kernel = calloc(1, size);
+    REQUIRE(*kernel != NULL, dnnl_out_of_memory);
+    (*kernel)->ops = ops;
+    return dnnl_success;
+}
+
 dnnl_status_t own_kernel_arg(own_kernel *k, int arg, int ndims,
         const int64_t *dims, dnnl_data_type_t dt, dnnl_format_tag_t tag) {
     REQUIRE(k->nargs < OWN_MAX_ARGS, dnnl_invalid_arguments);

@@ -37,6 +37,10 @@ struct own_kernel {
     dnnl_memory_desc_t mds[OWN_MAX_ARGS];     /* their layouts, owned */
 };
 
+/* A zeroed kernel struct of `size` bytes (its own_kernel first) running
+ * `ops`, set in *kernel before anything can fail, so that a failed create
+ * leaves it for own_kernel_destroy. */
+dnnl_status_t own_kernel_new(own_kernel **kernel, size_t size, const own_kernel_ops *ops);
 /* Appends argument `arg`: a dense tensor of `dims` in layout `tag`. */
 dnnl_status_t own_kernel_arg(own_kernel *k, int arg, int ndims,
         const int64_t *dims, dnnl_data_type_t dt, dnnl_format_tag_t tag);
