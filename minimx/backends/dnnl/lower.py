@@ -306,8 +306,8 @@ class Lowering:
             for e in g.input_entry_ids(nid):
                 readers[e].append(node)
         self.readers = readers
-        # Nodes lowered with the node they read (by node id: that one's), skipped after.
-        self.lowered_ahead: dict[int, int] = {}
+        # Nodes lowered with the node they read, skipped after.
+        self.lowered_ahead: set[int] = set()
         # Views that keep the batch axis and are read only by flattening operators
         # (or by no one: the output is reshaped by `Compiled.run`) keep their
         # producer's slot; the others are lowered as views of a plain copy (`reshape`).
@@ -613,6 +613,7 @@ class Lowering:
                   post_ops=post)
         weight_shape = self.shape(weight)
         dtype = self.float_type(nid)
+        quantizing = None   # (op, the entry of the quantize lowered with it)
         if conv.op == "Deconvolution":
             op = onednn.deconv(x.shape, weight_shape, adj=p.adj or None, dtype=dtype, **kw)
         elif dtype == FLOAT32 and use_winograd(x.shape, weight_shape, kw):
@@ -621,7 +622,7 @@ class Lowering:
                                 bias=kw["bias"], post_ops=post)
         elif dtype == FLOAT32 and add is None and kw["bias"] and (
                 quantizing := quantized_first_conv(self, nid, x, weight_shape, kw)):
-            op = quantizing
+            op = quantizing[0]
             self.own_first_conv.append(conv.name)
         else:
             op = float_conv(x.shape, weight_shape, kw, dtype, dtype in self.blocked_types)
@@ -648,9 +649,8 @@ class Lowering:
                     lambda bb, gm, bt, mn, vr: fold_bias(bp, bb, gm, bt, mn, vr), op, "bias")
         dst = None if add is None else self.addend(add[0], op.desc("dst"), nid, [data])
         y = self.plan.add(op, dst=dst, **args)
-        for reader, producer in self.lowered_ahead.items():
-            if producer == nid:   # the quantize lowered with it: its output is ours
-                self.slots[self.g.entry_ptr[reader]] = y
+        if quantizing is not None:   # the quantize lowered with it: its output is ours
+            self.slots[quantizing[1]] = y
         return y
 
     def convolution(self, node, nid, ins, inputs):

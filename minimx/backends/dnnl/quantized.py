@@ -202,13 +202,15 @@ def _calibrated_quantize(low: Lowering, node: Node, nid: int) -> tuple[np.dtype,
 
 
 def quantized_first_conv(low: Lowering, nid: int, x: onednn.Slot,
-                         weight_shape: tuple[int, ...], kw: dict) -> onednn.Primitive | None:
+                         weight_shape: tuple[int, ...], kw: dict
+                         ) -> tuple[onednn.Primitive, int] | None:
     """minimx's quantized first convolution (`onednn.first_conv`) for float32
-    convolution `nid` with `kw` (stride, pad, dilate, num_group, post_ops), where
-    the only reader of its output is a calibrated `_contrib_quantize_v2` and the
-    kernel takes it (an activation of none, relu or clip; unless
-    MINIMX_DNNL_FIRST_CONV_INT8=0); None elsewhere. The reader is then lowered
-    with it (`Lowering.lowered_ahead`): its output is the primitive's."""
+    convolution `nid` with `kw` (stride, pad, dilate, num_group, post_ops), and
+    the entry it writes, where the only reader of its output is a calibrated
+    `_contrib_quantize_v2` and the kernel takes it (an activation of none, relu
+    or clip; unless MINIMX_DNNL_FIRST_CONV_INT8=0); None elsewhere. The reader
+    is then lowered with it (`Lowering.lowered_ahead`): the entry is the
+    reader's output."""
     reader = low.sole_reader(nid)
     if (reader is None or reader.op != "_contrib_quantize_v2" or not settings().dnnl_first_conv_int8
             or not calibrated(reader.operator()[1], reader.op)):
@@ -222,9 +224,9 @@ def quantized_first_conv(low: Lowering, nid: int, x: onednn.Slot,
     if low.parts is not None and (nid < low.parts.end) != (rid < low.parts.end):
         return None   # the batch loop ends between the two
     dtype, scale = _calibrated_quantize(low, reader, rid)
-    low.lowered_ahead[rid] = nid
-    return onednn.first_conv(x.shape, weight_shape[0], lo=bounds[0], hi=bounds[1],
-                             scale=float(scale), dst_dtype=dtype)
+    low.lowered_ahead.add(rid)
+    return (onednn.first_conv(x.shape, weight_shape[0], lo=bounds[0], hi=bounds[1],
+                              scale=float(scale), dst_dtype=dtype), low.g.entry_ptr[rid])
 
 
 def _act_bounds(post: Sequence[onednn.PostOp]) -> tuple[float, float] | None:

@@ -24,6 +24,9 @@ SHAPE = {"data": (2, 3, 32, 32)}
 
 # The layout choices apply where oneDNN's network layout is unblocked (AVX-512).
 UNBLOCKED = network_layout().islower()
+# bfloat16 models run in float32 where oneDNN's ISA has no bf16 instructions.
+bf16_isa = pytest.mark.skipif(onednn.available() and not onednn.bf16_native(),
+                              reason="oneDNN's ISA here has no bfloat16")
 layout_choice = pytest.mark.skipif(
     not UNBLOCKED, reason=f"oneDNN runs convolutions in the blocked {network_layout()} here")
 
@@ -126,12 +129,11 @@ def test_dense_network_keeps_the_network_layout(monkeypatch):
 
 
 @layout_choice
+@bf16_isa
 def test_bfloat16_runs_in_channel_blocks_where_every_block_is_whole():
     """In bfloat16 too, where every convolution writes whole 16-channel blocks,
     unless the CPU has AMX, whose kernels are NHWC ones (`run` checks that
     nothing is reordered after the first)."""
-    if not onednn.bf16_native():
-        pytest.skip(f"oneDNN's ISA here ({onednn.isa()}) has no bfloat16")
     convs = run(stem(32), "bfloat16")
     want = network_layout() if "amx" in onednn.isa() else BLOCKED
     assert [op.desc("dst").layout for op in convs[1:]] == [want] * 2
@@ -140,11 +142,10 @@ def test_bfloat16_runs_in_channel_blocks_where_every_block_is_whole():
 
 
 @layout_choice
+@bf16_isa
 def test_bfloat16_with_channels_off_the_blocks_keeps_the_network_layout():
     """24 channels: no channel blocks in bfloat16, and the first convolution
     writes the network layout though its output fits in the L2 cache."""
-    if not onednn.bf16_native():
-        pytest.skip(f"oneDNN's ISA here ({onednn.isa()}) has no bfloat16")
     assert BLOCKED not in {op.desc("dst").layout for op in run(stem(24), "bfloat16")}
 
 
@@ -184,11 +185,10 @@ def depthwise_networks(draw, widths: tuple[int, ...] = (8, 16, 24, 40, 48)) -> m
     return mx.sym.FullyConnected(mx.sym.Flatten(x), num_hidden=10, name="fc")
 
 
+@bf16_isa
 @given(depthwise_networks(widths=(16, 32, 48)))
 @settings(max_examples=15, deadline=None)
 def test_bfloat16_depthwise_networks_in_channel_blocks_keep_to_the_numpy_values(sym):
-    if not onednn.bf16_native():
-        pytest.skip(f"oneDNN's ISA here ({onednn.isa()}) has no bfloat16")
     shapes = {"data": (2, 3, 12, 12)}
     args, aux = random_arrays(sym, shapes)
     for name, w in args.items():   # activations of O(1) through the layers
