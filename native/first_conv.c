@@ -129,7 +129,8 @@ static void strips(const first_conv *fc, const epilogue *e, const float *img,
  * first: an image read from memory, not cache, arrives in time (nine rows
  * read two at a time outrun the hardware's prefetching: MobileNet v1's first
  * layer at batch 16 took 2.2-2.9 ms without this, against 1.7 for oneDNN's
- * reorder, convolution and quantizing steps). */
+ * reorder, convolution and quantizing steps; AMD Zen 5, the plan's profile,
+ * separate runs, not alternated). */
 static void prefetch_rows(const first_conv *fc, const float *img, int64_t oy) {
     for (int64_t iy = 2 * (oy + AHEAD); iy <= 2 * (oy + AHEAD) + 1 && iy < fc->h; iy++)
         for (int c = 0; c < 3; c++) {

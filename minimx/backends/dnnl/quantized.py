@@ -75,7 +75,8 @@ def _saturated(post: list[onednn.PostOp], dst: np.dtype) -> list[onednn.PostOp]:
     """`post` without a last relu where the dst is uint8, whose conversion saturates
     what the relu would zero: the same integers, and one operation less in the
     kernel's epilogue (1-7% of the time of MobileNet's 1x1 INT8 layers, the
-    most where they have few input channels; AMD Zen 5, `avx512_core_vnni`)."""
+    most where they have few input channels; AMD Zen 5, `avx512_core_vnni`, the
+    two alternating in one process)."""
     return post[:-1] if dst == np.uint8 and post and _is_relu(post[-1]) else post
 
 
