@@ -1,6 +1,6 @@
 """The DNNL backend's layout and kernel choices, each on against off, in alternating rounds.
 
-Eleven choices, each timed where it acts (img/s, batch / median forward time):
+Twelve choices, each timed where it acts (img/s, batch / median forward time):
 - ``blocked``: depthwise networks' float32 convolutions in 16-channel blocks
   (`conv_layout.blocked_types`) against NHWC
   (MINIMX_DNNL_BLOCKED_LAYOUT=0); fp32 MobileNets, and ResNet-50, which it
@@ -26,7 +26,10 @@ Eleven choices, each timed where it acts (img/s, batch / median forward time):
   (MINIMX_DNNL_NHWC_INPUT=0); INT8 and bf16 MobileNets;
 - ``first-conv-int8``: an INT8 graph's float32 first convolution and its
   quantizing by minimx's kernel (`onednn.first_conv`) against oneDNN's three
-  steps (MINIMX_DNNL_FIRST_CONV_INT8=0); INT8 MobileNets.
+  steps (MINIMX_DNNL_FIRST_CONV_INT8=0); INT8 MobileNets;
+- ``pointwise-depthwise``: float32 1x1 convolutions and the depthwise ones
+  reading them by minimx's kernel (`onednn.pwdw_conv`) against oneDNN's two
+  primitives (MINIMX_DNNL_POINTWISE_DEPTHWISE=0); fp32 MobileNets.
 Each variant runs in a fresh process per round (the choices are made when a
 plan compiles), the two alternating, after the machine's quiet check. fp32
 and bf16 models are minimx's zoo symbols with random weights
@@ -34,7 +37,8 @@ and bf16 models are minimx's zoo symbols with random weights
 
 Run: python benchmarks/dnnl_layouts.py [--choices blocked blocked-bf16 bf16-dw-bias
      first-conv batch-parts batch-parts-bf16 batch-parts-int8 depthwise-int8
-     nhwc-input nhwc-input-bf16 first-conv-int8] [--batches 1 16]
+     nhwc-input nhwc-input-bf16 first-conv-int8 pointwise-depthwise]
+     [--batches 1 16]
      [--rounds 3]
      [--dir /tmp/minimx_int8_models]
 """
@@ -63,6 +67,7 @@ OFF = {
     "depthwise-int8": ({"MINIMX_DNNL_DEPTHWISE_INT8": "0"}, ""),
     **dict.fromkeys(["nhwc-input", "nhwc-input-bf16"], ({"MINIMX_DNNL_NHWC_INPUT": "0"}, "")),
     "first-conv-int8": ({"MINIMX_DNNL_FIRST_CONV_INT8": "0"}, ""),
+    "pointwise-depthwise": ({"MINIMX_DNNL_POINTWISE_DEPTHWISE": "0"}, ""),
 }
 CNNS = ["mobilenet1.0", "mobilenetv2_1.0", "resnet18_v1", "resnet50_v1"]
 MODELS = {
@@ -77,6 +82,7 @@ MODELS = {
     "nhwc-input": ("int8", ["mobilenet1.0", "mobilenetv2_1.0"]),
     "nhwc-input-bf16": ("bf16", ["mobilenet1.0", "mobilenetv2_1.0"]),
     "first-conv-int8": ("int8", ["mobilenet1.0", "mobilenetv2_1.0"]),
+    "pointwise-depthwise": ("fp32", ["mobilenet1.0", "mobilenetv2_1.0"]),
 }
 
 # The child: bind `model` at `batch` in `precision`, run `iters` timed forwards,

@@ -194,6 +194,7 @@ class Settings:
     dnnl_depthwise_int8: bool   # INT8 depthwise 3x3 convolutions by minimx's kernel
     dnnl_nhwc_input: bool   # a 3-channel NCHW input made NHWC by minimx's kernel
     dnnl_first_conv_int8: bool   # a float first convolution and its quantizing, minimx's
+    dnnl_pointwise_depthwise: bool   # a float 1x1 convolution and the depthwise one reading it
     dnnl_blocked_layout: bool   # depthwise networks' float convolutions in channel blocks
     dnnl_dtype: str   # what DNNL subgraphs compute in: float32, or bfloat16
     dnnl_fusions_off: frozenset[str]   # lower-cased <NAME>s of MINIMX_DNNL_FUSE_<NAME>=0
@@ -280,6 +281,7 @@ def settings() -> Settings:
         dnnl_depthwise_int8=env_flag("MINIMX_DNNL_DEPTHWISE_INT8", True),
         dnnl_nhwc_input=env_flag("MINIMX_DNNL_NHWC_INPUT", True),
         dnnl_first_conv_int8=env_flag("MINIMX_DNNL_FIRST_CONV_INT8", True),
+        dnnl_pointwise_depthwise=env_flag("MINIMX_DNNL_POINTWISE_DEPTHWISE", True),
         dnnl_blocked_layout=env_flag("MINIMX_DNNL_BLOCKED_LAYOUT", True),
         dnnl_dtype=_dnnl_dtype(env),
         dnnl_fusions_off=_fusions_off(env),

@@ -10,7 +10,7 @@
  * lives on the object being built, so an early return leaks nothing.
  * Winograd convolutions are built and run by winograd.c, and the kernels
  * of minimx's own (own_kernel.h: depthwise_u8.c, nhwc_input.c,
- * first_conv.c) by theirs;
+ * first_conv.c, pointwise_depthwise.c) by theirs;
  * here each is one more kind of primitive and of plan step.
  */
 #include <stdio.h>
@@ -28,6 +28,7 @@
 #include "depthwise_u8.h"
 #include "nhwc_input.h"
 #include "first_conv.h"
+#include "pointwise_depthwise.h"
 
 /* ---- errors ---- */
 
@@ -58,6 +59,7 @@ SAME_VALUE(MMX_ARG_SCALE, DNNL_ARG_SCALE);
 SAME_VALUE(MMX_ARG_SHIFT, DNNL_ARG_SHIFT);
 SAME_VALUE(MMX_ARG_MULTIPLE_SRC, DNNL_ARG_MULTIPLE_SRC);
 SAME_VALUE(MMX_ARG_ATTR_SCALES, DNNL_ARG_ATTR_SCALES);
+SAME_VALUE(MMX_ARG_POST_OP_DW, DNNL_ARG_ATTR_POST_OP_DW);
 SAME_VALUE(MMX_ARG_POST_OP_BASE, DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE);
 SAME_VALUE(MMX_DTYPE_UNDEF, dnnl_data_type_undef);
 SAME_VALUE(MMX_BF16, dnnl_bf16);
@@ -744,6 +746,17 @@ int mmx_first_conv_init(mmx_prim *prim, mmx_engine *engine, const int64_t *src_d
         int64_t oc, float lo, float hi, float scale, int dst_s8) {
     (void)engine;
     PASS(first_conv_create(&prim->own, src_dims, oc, lo, hi, scale, dst_s8));
+    return adopt_own(prim);
+}
+
+int mmx_pwdw_available(void) {
+    return pwdw_available();
+}
+
+int mmx_pwdw_conv_init(mmx_prim *prim, mmx_engine *engine, const int64_t *src_dims,
+        int64_t oc, int64_t stride, const float *lo, const float *hi) {
+    (void)engine;
+    PASS(pwdw_conv_create(&prim->own, src_dims, oc, stride, lo, hi));
     return adopt_own(prim);
 }
 

@@ -1,7 +1,8 @@
 /* A plan step computed by a kernel of minimx's own instead of a oneDNN
  * primitive: the INT8 depthwise convolution (depthwise_u8.h), the
- * conversion of a three-channel NCHW input to NHWC (nhwc_input.h), and a
- * first convolution quantized on the way out (first_conv.h).
+ * conversion of a three-channel NCHW input to NHWC (nhwc_input.h), a
+ * first convolution quantized on the way out (first_conv.h), and a 1x1
+ * convolution with the depthwise one that reads it (pointwise_depthwise.h).
  * (Winograd, winograd.h, is a kind apart: it wraps a oneDNN matmul that each
  * plan step binds.)
  *
@@ -28,7 +29,7 @@ typedef struct {
             const dnnl_exec_arg_t *args);
 } own_kernel_ops;
 
-#define OWN_MAX_ARGS 5
+#define OWN_MAX_ARGS 6
 
 struct own_kernel {
     const own_kernel_ops *ops;

@@ -8,6 +8,7 @@ from minimx.base import env_flag, settings
 
 FLAGS = ["MINIMX_DNNL_WINOGRAD", "MINIMX_DNNL_BATCH_PARTS", "MINIMX_DNNL_DEPTHWISE_INT8",
          "MINIMX_DNNL_NHWC_INPUT", "MINIMX_DNNL_FIRST_CONV_INT8",
+         "MINIMX_DNNL_POINTWISE_DEPTHWISE",
          "MINIMX_EXEC_ENABLE_INPLACE", "MINIMX_EXEC_BULK_EXEC_INFERENCE"]
 
 
@@ -18,7 +19,8 @@ def test_every_spelling_of_false_turns_a_flag_off(monkeypatch, text):
         monkeypatch.setenv(name, text)
     s = settings()
     assert (s.dnnl_winograd, s.dnnl_batch_parts, s.dnnl_depthwise_int8, s.dnnl_nhwc_input,
-            s.dnnl_first_conv_int8, s.exec_enable_inplace, s.exec_bulk_inference) == (False,) * 7
+            s.dnnl_first_conv_int8, s.dnnl_pointwise_depthwise, s.exec_enable_inplace,
+            s.exec_bulk_inference) == (False,) * 8
 
 
 @pytest.mark.parametrize("text", ["1", "true", "True", "on", "ON", "yes", "Yes"])

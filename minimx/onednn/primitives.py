@@ -266,6 +266,8 @@ def _arg_name(arg: int, kind: str = "") -> str:
         return f"post{arg // lib.MMX_ARG_POST_OP_BASE - 1}_src1"
     if arg & lib.MMX_ARG_ATTR_SCALES:
         return f"{_arg_name(arg & ~lib.MMX_ARG_ATTR_SCALES)}_scale"
+    if arg & lib.MMX_ARG_POST_OP_DW:   # a fused depthwise convolution's
+        return f"dw_{_arg_name(arg & ~lib.MMX_ARG_POST_OP_DW)}"
     if arg >= lib.MMX_ARG_MULTIPLE_SRC:
         return f"src{arg - lib.MMX_ARG_MULTIPLE_SRC}"
     for suffix, name in _ARG_NAMES.items():

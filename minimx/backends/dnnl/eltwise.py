@@ -10,11 +10,12 @@ a_min on both paths (see `ops.elemwise`).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from ... import onednn
 from ...base import BackendError
 from ...graph import Node
 from .config import Support
@@ -85,6 +86,23 @@ def eltwise_of(node: Node) -> Eltwise | None:
     if not isinstance(found, _Algorithm) or p is None:
         return None
     return Eltwise(found.alg, _coefficient(found.alpha, p), _coefficient(found.beta, p))
+
+
+def is_relu(op: onednn.PostOp) -> bool:
+    """Whether post-op `op` is a plain relu (no negative slope)."""
+    return op.kind == "eltwise" and op.alg == "relu" and op.alpha == 0
+
+
+def clamp_bounds(post: Sequence[onednn.PostOp]) -> tuple[float, float] | None:
+    """The bounds post-ops `post` clamp to, for the kernels of minimx's own
+    that take an activation as bounds: none, relu or clip; None for others."""
+    if not post:
+        return -np.inf, np.inf
+    if len(post) == 1 and is_relu(post[0]):
+        return 0.0, np.inf
+    if len(post) == 1 and post[0].kind == "eltwise" and post[0].alg == "clip":
+        return post[0].alpha, post[0].beta
+    return None
 
 
 def check_config(support: Support) -> None:

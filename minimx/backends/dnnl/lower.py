@@ -42,7 +42,7 @@ import numpy as np
 
 from ... import onednn, profiler
 from ...base import BackendError, settings
-from ...graph import Graph, Node, NodeEntry
+from ...graph import Graph, Node
 from ...graph.infer import infer_shapes
 from ...graph.plan_memory import MemoryPlan, Step, last_reads, plan_memory
 from ...ops.activation import length_mask
@@ -64,8 +64,11 @@ from .config import (
 from .conv_layout import blocked_types, float_conv
 from .eltwise import Eltwise, eltwise_of
 from .eltwise import check_config as check_eltwise_config
-from .patterns import PATTERNS, SUM_OPS, unfusable_member
+from .patterns import PATTERNS, ConvChain, FusedChain, conv_chain, unfusable_member
+from .pointwise_depthwise import POINTWISE_DEPTHWISE, pointwise_depthwise
 from .quantized import (
+    OWN_DEPTHWISE,
+    OWN_FIRST_CONV,
     dequantize,
     quantize,
     quantize_asym,
@@ -79,7 +82,7 @@ from .quantized import (
 )
 from .recurrent import rnn
 from .weights import FLOAT32, Constant, Folded, fold_bias, fold_weight
-from .winograd import use_winograd
+from .winograd import WINOGRAD, use_winograd
 
 VIEWS = default_support().lowered_as("view")
 # Operators that pass their input on unchanged at inference (Dropout): they keep
@@ -162,13 +165,12 @@ class Compiled:
     def __init__(self, plan: onednn.Plan, in_shapes: tuple, in_dtypes: tuple,
                  ranges: dict[int, float], data_inputs: list[int],
                  constants: list[Constant], out_shapes: list[tuple[int, ...]],
-                 memory: MemoryPlan, winograd: list[str], own_depthwise: list[str],
-                 own_first_conv: list[str], per_part: list[str]) -> None:
+                 memory: MemoryPlan, kernels: dict[str, list[str]], per_part: list[str]) -> None:
         self.plan = plan
         self.memory = memory  # where the plan's temporaries live
-        self.winograd = winograd  # the convolutions run as Winograd, by name
-        self.own_depthwise = own_depthwise  # INT8 depthwise ones run by dw8_conv, by name
-        self.own_first_conv = own_first_conv  # float ones quantized by first_conv, by name
+        # The operators run by a kernel other than oneDNN's usual, by name, under
+        # what the partition summary calls it (Winograd, minimx's own kernels).
+        self.kernels = kernels
         self.per_part = per_part  # the operators run once per part of the batch, by name
         self.in_shapes = in_shapes
         self.in_dtypes = in_dtypes
@@ -240,30 +242,6 @@ class Compiled:
                    for o, s, b in zip(outputs, self.out_shapes, self.out_buffers, strict=True))
 
 
-class _Fused:
-    """The parts of a fused chain, read from a `_sg_dnnl_*` node's subgraph,
-    with each outside input of the chain mapped to an entry id of the DNNL graph."""
-
-    def __init__(self, node: Node, outer: Graph) -> None:
-        sub = inner_graph(node.params)
-        self.nodes = [n for n in sub.nodes if not n.is_variable]
-        self.entry = {id(sub.nodes[v]): outer.entry_id(e)
-                      for v, e in zip(sub.input_ids, node.inputs, strict=True)}
-
-    def first(self, *ops: str) -> Node | None:
-        return next((n for n in self.nodes if n.op in ops), None)
-
-    def acts(self) -> tuple[Node | None, Node | None]:
-        """The activation before the sum (or the only one) and the one after it."""
-        before, after, seen_sum = None, None, False
-        for n in self.nodes:
-            if n.op in SUM_OPS:
-                seen_sum = True
-            elif eltwise_of(n) is not None:
-                before, after = (before, n) if seen_sum else (n, after)
-        return before, after
-
-
 class Lowering:
     """Builds the plan of `graph` for `in_shapes` (one shape per input variable);
     `shapes` and `dtypes`, every entry's, when the caller has inferred them
@@ -292,11 +270,10 @@ class Lowering:
         self.slots: dict[int, onednn.Slot] = {}
         self.data_inputs: list[int] = []
         self.constants: list[Constant] = []
-        self.winograd: list[str] = []
-        self.own_depthwise: list[str] = []
-        self.own_first_conv: list[str] = []
+        self.kernels: dict[str, list[str]] = {
+            label: [] for label in (WINOGRAD, OWN_DEPTHWISE, OWN_FIRST_CONV, POINTWISE_DEPTHWISE)}
         self.per_part: list[str] = []
-        heads = (_Fused(n, g).first("Convolution") if n.op in FUSED_LOWERING else n
+        heads = (FusedChain(n, g).first("Convolution") if n.op in FUSED_LOWERING else n
                  for n in g.nodes)
         # The float types whose convolutions run in 16-channel blocks (conv_layout).
         self.blocked_types = blocked_types(
@@ -546,8 +523,7 @@ class Lowering:
         return Compiled(self.plan, self.in_shapes, in_dtypes, ranges,
                         self.data_inputs, self.constants,
                         [self.shape(e) for e in heads], compile_planned(self.plan),
-                        self.winograd, self.own_depthwise, self.own_first_conv,
-                        self.per_part)
+                        self.kernels, self.per_part)
 
     # -- the loop over parts of the batch ----------------------------------------------
     def _open_loop(self, parts: BatchParts) -> None:
@@ -596,78 +572,85 @@ class Lowering:
         return eid
 
     # -- operators -----------------------------------------------------------------
-    def _conv_like(self, conv: Node, entry: Callable[[NodeEntry], int], nid: int, inputs,
-                   bn: Node | None = None, act: Node | None = None, add: tuple | None = None,
-                   post_act: Node | None = None) -> onednn.Slot:
-        """Convolution / Deconvolution with optional folded BN, act, sum, act;
-        `entry` gives the outer entry id a node input reads."""
+    def _conv_like(self, c: ConvChain, nid: int, inputs) -> onednn.Slot:
+        """Convolution / Deconvolution with optional folded BN, act, sum, act."""
+        conv = c.conv
         _, p = conv.operator()
-        data, weight = (entry(e) for e in conv.inputs[:2])
-        bias = None if p.no_bias else entry(conv.inputs[2])
-        post = self.eltwise_post(act)
-        if add is not None:
-            post += [onednn.PostOp.sum()] + self.eltwise_post(post_act)
+        data, weight = (c.entry(e) for e in conv.inputs[:2])
+        post = self.eltwise_post(c.act)
+        if c.add is not None:
+            post += [onednn.PostOp.sum()] + self.eltwise_post(c.post_act)
         x = self.value(data)
         kw = dict(stride=p.stride or None, pad=p.pad or None, dilate=p.dilate or None,
-                  num_group=p.num_group, bias=bias is not None or bn is not None,
+                  num_group=p.num_group, bias=not p.no_bias or c.bn is not None,
                   post_ops=post)
         weight_shape = self.shape(weight)
         dtype = self.float_type(nid)
-        quantizing = None   # (op, the entry of the quantize lowered with it)
+        ahead = None        # the output entry of a node lowered with this one
+        reader = None       # the depthwise convolution lowered with this one
         if conv.op == "Deconvolution":
             op = onednn.deconv(x.shape, weight_shape, adj=p.adj or None, dtype=dtype, **kw)
         elif dtype == FLOAT32 and use_winograd(x.shape, weight_shape, kw):
-            self.winograd.append(conv.name)
+            self.kernels[WINOGRAD].append(conv.name)
             op = onednn.wino_conv(x.shape, weight_shape, pad=kw["pad"],
                                 bias=kw["bias"], post_ops=post)
-        elif dtype == FLOAT32 and add is None and kw["bias"] and (
+        elif dtype == FLOAT32 and c.add is None and kw["bias"] and (
                 quantizing := quantized_first_conv(self, nid, x, weight_shape, kw)):
-            op = quantizing[0]
-            self.own_first_conv.append(conv.name)
+            op, ahead = quantizing
+            self.kernels[OWN_FIRST_CONV].append(conv.name)
+        elif dtype == FLOAT32 and c.add is None and (
+                pair := pointwise_depthwise(self, nid, x, weight_shape, kw)):
+            op, reader, ahead = pair
+            self.kernels[POINTWISE_DEPTHWISE].append(conv.name)
         else:
             op = float_conv(x.shape, weight_shape, kw, dtype, dtype in self.blocked_types)
-        args = {"src": self.plan.reorder(x, op.desc("src"))}
-        w = self.source(weight, f"{conv.label} weight")
-        b = None if bias is None else self.source(bias, f"{conv.label} bias")
-        if bn is None:
-            args["weights"] = self.constant(inputs, [w], lambda a: a, op, "weights")
-            if b is not None:
-                args["bias"] = self.constant(inputs, [b], lambda a: a, op, "bias")
-        else:
-            g_, be, m, v = (self.source(entry(e), f"{bn.label} parameters")
-                            for e in bn.inputs[1:5])
-            _, bp = bn.operator()
-            args["weights"] = self.constant(
-                inputs, [w, g_, v], lambda a, gm, vr: fold_weight(bp, a, gm, vr), op, "weights")
-            if b is None:
-                args["bias"] = self.constant(
-                    inputs, [g_, be, m, v],
-                    lambda gm, bt, mn, vr: fold_bias(bp, None, gm, bt, mn, vr), op, "bias")
-            else:
-                args["bias"] = self.constant(
-                    inputs, [b, g_, be, m, v],
-                    lambda bb, gm, bt, mn, vr: fold_bias(bp, bb, gm, bt, mn, vr), op, "bias")
-        dst = None if add is None else self.addend(add[0], op.desc("dst"), nid, [data])
+        args = {"src": self.plan.reorder(x, op.desc("src")),
+                **self._conv_constants(c, op, inputs, weight_shape[0])}
+        if reader is not None:
+            args.update(self._conv_constants(reader, op, inputs, weight_shape[0], "dw_"))
+        dst = None if c.add is None else self.addend(c.add, op.desc("dst"), nid, [data])
         y = self.plan.add(op, dst=dst, **args)
-        if quantizing is not None:   # the quantize lowered with it: its output is ours
-            self.slots[quantizing[1]] = y
+        if ahead is not None:   # the node lowered with it: its output is ours
+            self.slots[ahead] = y
         return y
 
-    def convolution(self, node, nid, ins, inputs):
-        return self._conv_like(node, self.g.entry_id, nid, inputs)
+    def _conv_constants(self, c: ConvChain, op: onednn.Primitive, inputs, channels: int,
+                        prefix: str = "") -> dict[str, onednn.Slot]:
+        """The weights and bias of convolution chain `c` (`channels` outputs) as
+        arguments `<prefix>weights` and `<prefix>bias` of `op`, BatchNorm folded
+        in; a zero bias where `op` takes one and the chain has none."""
+        conv = c.conv
+        _, p = conv.operator()
+        weights, bias = f"{prefix}weights", f"{prefix}bias"
+        w = self.source(c.entry(conv.inputs[1]), f"{conv.label} weight")
+        b = None if p.no_bias else self.source(c.entry(conv.inputs[2]), f"{conv.label} bias")
+        if c.bn is None:
+            args = {weights: self.constant(inputs, [w], lambda a: a, op, weights)}
+            if b is not None:
+                args[bias] = self.constant(inputs, [b], lambda a: a, op, bias)
+            elif bias in op.descs:
+                args[bias] = self.constant(inputs, [w], lambda a: np.zeros(channels, FLOAT32),
+                                           op, bias, shape=(channels,))
+            return args
+        g_, be, m, v = (self.source(c.entry(e), f"{c.bn.label} parameters")
+                        for e in c.bn.inputs[1:5])
+        _, bp = c.bn.operator()
+        args = {weights: self.constant(inputs, [w, g_, v],
+                                       lambda a, gm, vr: fold_weight(bp, a, gm, vr), op, weights)}
+        if b is None:
+            args[bias] = self.constant(
+                inputs, [g_, be, m, v],
+                lambda gm, bt, mn, vr: fold_bias(bp, None, gm, bt, mn, vr), op, bias)
+        else:
+            args[bias] = self.constant(
+                inputs, [b, g_, be, m, v],
+                lambda bb, gm, bt, mn, vr: fold_bias(bp, bb, gm, bt, mn, vr), op, bias)
+        return args
 
-    def fused_conv(self, node, nid, ins, inputs):
-        f = _Fused(node, self.g)
-        conv = f.first("Convolution", "Deconvolution")
-        entry = lambda e: f.entry[id(e.node)]  # noqa: E731  (outside inputs only)
-        add_node = f.first(*SUM_OPS)
-        add = None
-        if add_node is not None:
-            other = next(e for e in add_node.inputs if e.node.is_variable)
-            add = (entry(other),)
-        act, post_act = f.acts()
-        return self._conv_like(conv, entry, nid, inputs, f.first("BatchNorm"), act, add,
-                               post_act)
+    def convolution(self, node, nid, ins, inputs):
+        return self._conv_like(conv_chain(node, self.g), nid, inputs)
+
+    fused_conv = convolution
 
     def fully_connected(self, node, nid, ins, inputs, act: Node | None = None,
                         entry=None):
@@ -704,7 +687,7 @@ class Lowering:
         return self.plan.view(y, onednn.MemoryDesc.plain((*lead, num_hidden), y.desc.dtype))
 
     def fused_fc(self, node, nid, ins, inputs):
-        f = _Fused(node, self.g)
+        f = FusedChain(node, self.g)
         fc = f.first("FullyConnected")
         return self.fully_connected(fc, nid, ins, inputs, f.acts()[0],
                                     lambda e: f.entry[id(e.node)])
@@ -883,9 +866,9 @@ class Lowering:
 
 # The oneDNN primitives whose output image k reads input image k alone (what a
 # step of the batch loop may be; run-time INT8 ranges, say, reduce the batch).
-PER_IMAGE_STEPS = frozenset({"conv", "wino_conv", "dw8_conv", "first_conv", "deconv", "pooling",
-                             "eltwise", "batch_norm", "lrn", "binary", "concat", "reorder",
-                             "resampling"})
+PER_IMAGE_STEPS = frozenset({"conv", "wino_conv", "dw8_conv", "first_conv", "pwdw_conv",
+                             "deconv", "pooling", "eltwise", "batch_norm", "lrn", "binary",
+                             "concat", "reorder", "resampling"})
 
 
 class SplitRefused(BackendError):

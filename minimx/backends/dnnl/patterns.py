@@ -10,6 +10,7 @@ the chain's outside inputs in the order a depth-first walk of the chain
 meets them, so the order of the Symbol's variables (and so of the DNNL
 node's inputs) does not change. A lone head (a Convolution with nothing to
 absorb) stays as it is: the weight cache serves it without wrapping.
+`FusedChain` and `conv_chain` read a fused node's parts back for the lowering.
 
 The patterns are data, as MXNet's backend is an ordered list of properties
 and TVM's DNNL support a pattern table. A row starts a chain at its `head`
@@ -27,9 +28,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ...base import BackendError, settings
-from ...graph import Graph, Node
+from ...graph import Graph, Node, NodeEntry
 from ...subgraph.lift import lift
 from ...subgraph.subgraph_op import inner_graph
 from ...symbol import Symbol
@@ -228,3 +230,61 @@ def unfusable_member(node: Node) -> Node | None:
         if not any(s.accepts(member, last) for p in rows for s in p.steps):
             return member
     return None
+
+
+class FusedChain:
+    """The parts of a fused chain, read from a `_sg_dnnl_*` node's subgraph,
+    with each outside input of the chain mapped to an entry id of the DNNL graph."""
+
+    def __init__(self, node: Node, outer: Graph) -> None:
+        sub = inner_graph(node.params)
+        self.nodes = [n for n in sub.nodes if not n.is_variable]
+        self.entry = {id(sub.nodes[v]): outer.entry_id(e)
+                      for v, e in zip(sub.input_ids, node.inputs, strict=True)}
+
+    def first(self, *ops: str) -> Node | None:
+        return next((n for n in self.nodes if n.op in ops), None)
+
+    def acts(self) -> tuple[Node | None, Node | None]:
+        """The activation before the sum (or the only one) and the one after it."""
+        before, after, seen_sum = None, None, False
+        for n in self.nodes:
+            if n.op in SUM_OPS:
+                seen_sum = True
+            elif eltwise_of(n) is not None:
+                before, after = (before, n) if seen_sum else (n, after)
+        return before, after
+
+
+class ConvChain(NamedTuple):
+    """A convolution (or deconvolution) and what its chain fused with it: a
+    plain node's, or a `_sg_dnnl_conv` / `_sg_dnnl_deconv` node's parts.
+    `entry` maps an input of a member to an entry id of the DNNL graph; `add`
+    is the entry of the sum's other addend."""
+
+    conv: Node
+    entry: Callable[[NodeEntry], int]
+    bn: Node | None = None
+    act: Node | None = None
+    add: int | None = None
+    post_act: Node | None = None
+
+
+CONV_OPS = ("Convolution", "Deconvolution")
+# The operators `conv_chain` reads: the heads and their fused nodes.
+CONV_CHAIN_OPS = frozenset(CONV_OPS) | {p.fused for p in PATTERNS if p.head in CONV_OPS}
+
+
+def conv_chain(node: Node, outer: Graph) -> ConvChain:
+    """The parts of `node` (one of `CONV_CHAIN_OPS`) in DNNL graph `outer`."""
+    if node.op in CONV_OPS:
+        return ConvChain(node, outer.entry_id)
+    f = FusedChain(node, outer)
+    entry = lambda e: f.entry[id(e.node)]  # noqa: E731  (outside inputs only)
+    add_node = f.first(*SUM_OPS)
+    add = (None if add_node is None
+           else entry(next(e for e in add_node.inputs if e.node.is_variable)))
+    conv = f.first(*CONV_OPS)
+    assert conv is not None, f"{node.label}: a fused convolution without one"
+    act, post_act = f.acts()
+    return ConvChain(conv, entry, f.first("BatchNorm"), act, add, post_act)

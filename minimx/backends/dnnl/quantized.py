@@ -49,7 +49,7 @@ from ...ops import quantization as q
 from ...ops.quantized_nlp import asym_scale_shift
 from ..mkldnn_ops import QuantizedConv, QuantizedFC
 from .config import calibrated
-from .eltwise import eltwise_of
+from .eltwise import clamp_bounds, eltwise_of, is_relu
 
 if TYPE_CHECKING:
     from .lower import Lowering
@@ -67,17 +67,13 @@ def _post(node: Node | None) -> list[onednn.PostOp]:
     return [] if found is None else [onednn.PostOp.eltwise(*found)]
 
 
-def _is_relu(op: onednn.PostOp) -> bool:
-    return op.alg == "relu" and op.alpha == 0
-
-
 def _saturated(post: list[onednn.PostOp], dst: np.dtype) -> list[onednn.PostOp]:
     """`post` without a last relu where the dst is uint8, whose conversion saturates
     what the relu would zero: the same integers, and one operation less in the
     kernel's epilogue (1-7% of the time of MobileNet's 1x1 INT8 layers, the
     most where they have few input channels; AMD Zen 5, `avx512_core_vnni`, the
     two alternating in one process)."""
-    return post[:-1] if dst == np.uint8 and post and _is_relu(post[-1]) else post
+    return post[:-1] if dst == np.uint8 and post and is_relu(post[-1]) else post
 
 
 def _retyped(desc: onednn.MemoryDesc, dtype: np.dtype,
@@ -216,7 +212,7 @@ def quantized_first_conv(low: Lowering, nid: int, x: onednn.Slot,
     if (reader is None or reader.op != "_contrib_quantize_v2" or not settings().dnnl_first_conv_int8
             or not calibrated(reader.operator()[1], reader.op)):
         return None
-    bounds = _act_bounds(kw["post_ops"])
+    bounds = clamp_bounds(kw["post_ops"])
     if bounds is None or not onednn.first_conv_supports(
             x.shape, weight_shape, stride=kw["stride"], pad=kw["pad"], dilate=kw["dilate"],
             num_group=kw["num_group"]):
@@ -228,18 +224,6 @@ def quantized_first_conv(low: Lowering, nid: int, x: onednn.Slot,
     low.lowered_ahead.add(rid)
     return (onednn.first_conv(x.shape, weight_shape[0], lo=bounds[0], hi=bounds[1],
                               scale=float(scale), dst_dtype=dtype), low.g.entry_ptr[rid])
-
-
-def _act_bounds(post: Sequence[onednn.PostOp]) -> tuple[float, float] | None:
-    """The bounds that post-ops `post` clamp to: none, relu or clip; None for others."""
-    if not post:
-        return -np.inf, np.inf
-    (op,) = post if len(post) == 1 else (None,)
-    if op is not None and op.kind == "eltwise" and _is_relu(op):
-        return 0.0, np.inf
-    if op is not None and op.kind == "eltwise" and op.alg == "clip":
-        return op.alpha, op.beta
-    return None
 
 
 def quantize_asym(low: Lowering, node: Node, nid: int, ins: Sequence[int], inputs
@@ -351,7 +335,7 @@ def quantized_conv(low: Lowering, node: Node, nid: int, ins: Sequence[int], inpu
     has_bias = not c.no_bias or qc.bn is not None
     if _own_depthwise(qc, act, x, low.shape(base[1])):
         op = onednn.dw8_conv(x.shape, bias=has_bias, relu=bool(act), dst_dtype=dst_type)
-        low.own_depthwise.append(node.name)
+        low.kernels[OWN_DEPTHWISE].append(node.name)
     else:
         op = onednn.conv(x.shape, low.shape(base[1]), stride=c.stride or None,
                          pad=c.pad or None, dilate=c.dilate or None, num_group=c.num_group,
@@ -380,7 +364,7 @@ def _own_depthwise(qc: QuantizedConv, act: list[onednn.PostOp], x: onednn.Slot,
     MINIMX_DNNL_DEPTHWISE_INT8=0."""
     c = qc.conv
     return (settings().dnnl_depthwise_int8 and not qc.p.with_sum
-            and all(map(_is_relu, act))
+            and all(map(is_relu, act))
             and onednn.dw8_supports(x.shape, weight_shape, x.desc.dtype,
                                     stride=c.stride or None, pad=c.pad or None,
                                     dilate=c.dilate or None, num_group=c.num_group))

@@ -30,7 +30,6 @@ from ...ops.registry import OpContext
 from ...subgraph import subgraph_op
 from .batch_parts import BATCH_PARTS
 from .lower import Compiled, Lowering, SplitRefused
-from .quantized import OWN_DEPTHWISE, OWN_FIRST_CONV
 from .strides import unhoisted
 from .thread import on_onednn_thread, run_bound
 from .weights import StaleConstant
@@ -144,17 +143,14 @@ class DnnlState:
     @property
     def kernels(self) -> dict[str, list[str]] | None:
         """How the compiled plan runs its operators, for the partition summary:
-        the convolutions it runs as Winograd, the INT8 depthwise ones and the
-        quantized first ones it runs with minimx's kernels and the operators it
-        runs once per part of the batch, if any (None until a plan is compiled)."""
+        the convolutions it runs as Winograd (always listed), those it runs with
+        minimx's kernels and the operators it runs once per part of the batch,
+        if any (None until a plan is compiled)."""
         c = self.compiled
         if c is None:
             return None
-        found = {WINOGRAD: list(c.winograd)}
-        if c.own_depthwise:
-            found[OWN_DEPTHWISE] = list(c.own_depthwise)
-        if c.own_first_conv:
-            found[OWN_FIRST_CONV] = list(c.own_first_conv)
+        found = {WINOGRAD: list(c.kernels[WINOGRAD])}
+        found.update((label, list(names)) for label, names in c.kernels.items() if names)
         if c.per_part:
             found[BATCH_PARTS] = list(c.per_part)
         return found

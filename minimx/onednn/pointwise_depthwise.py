@@ -1,0 +1,98 @@
+"""A 1x1 convolution and the 3x3 depthwise convolution that reads it, in one
+pass, by a kernel of minimx's own (``native/pointwise_depthwise.c``).
+
+MobileNet v2's blocks expand their channels six-fold with a 1x1 convolution
+and filter the result with a depthwise one. oneDNN runs the two as
+primitives that write the expanded tensor to memory and read it back, both
+far below the FMA peak at 112x112 and 56x56 (oneDNN 3.2 fuses the pair,
+its depthwise post-op, only as its reference implementation at batch 1).
+The kernel keeps the expanded rows in cache: each task computes the three
+rows an output row reads (a ring: each row once) and filters them while
+they are there. Float32, in oneDNN's 16-channel blocks (nChw16c).
+
+Each convolution adds its bias, then clamps to its bounds (none, relu, or
+clip: relu6); the sums start from the bias and take the input channels, and
+then the taps row by row, in order.
+
+>>> pwdw_weights(np.arange(6, dtype=np.float32).reshape(3, 2, 1, 1))
+array([[0., 2., 4.],
+       [1., 3., 5.]], dtype=float32)
+>>> pwdw_dw_weights(np.arange(144, dtype=np.float32).reshape(16, 1, 3, 3))[0, :2, :3]
+array([[ 0.,  9., 18.],
+       [ 1., 10., 19.]], dtype=float32)
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ._loader import native
+from .primitives import Primitive, build_primitive, spatial_param
+from .runtime import FLOAT32, as_dims
+
+BLOCK = 16   # the expanded channels come in multiples of this (VL in pointwise_depthwise.c)
+TAPS = 9
+# The most input channels of a 1x1 convolution the kernel takes: with more, the
+# convolution is bound by its products, not by writing its output, and oneDNN's
+# kernel computes them faster than this one saves (README, Measurements).
+MAX_IN_CHANNELS = 32
+
+
+def pwdw_available() -> bool:
+    """Whether this build has the kernel: the CPU that built minimx has AVX-512."""
+    return bool(native().lib.mmx_pwdw_available())
+
+
+def pwdw_supports(src_shape: Sequence[int], weight_shape: Sequence[int],
+                  dw_weight_shape: Sequence[int], *, stride=None, pad=None, dilate=None,
+                  num_group: int = 1, dw_stride=None, dw_pad=None, dw_dilate=None,
+                  dw_num_group: int = 1) -> bool:
+    """Whether ``pwdw_conv`` runs, and pays for, a 2-D 1x1 convolution (stride
+    1, no padding or groups, at most ``MAX_IN_CHANNELS`` input channels) of
+    weights ``weight_shape`` on ``src_shape``, followed by a depthwise 3x3 one
+    of ``dw_weight_shape`` (stride 1 or 2, padding 1, one filter per channel,
+    the channels a multiple of 16), and the build has the kernel."""
+    if len(src_shape) != 4 or len(weight_shape) != 4 or len(dw_weight_shape) != 4:
+        return False
+    channels = weight_shape[0]
+    return (num_group == 1 and tuple(weight_shape[1:]) == (src_shape[1], 1, 1)
+            and src_shape[1] <= MAX_IN_CHANNELS
+            and spatial_param(stride, 2, 1, "stride", 1) == (1, 1)
+            and spatial_param(pad, 2, 0, "pad", 0) == (0, 0)
+            and spatial_param(dilate, 2, 1, "dilate", 1) == (1, 1)
+            and channels % BLOCK == 0 and dw_num_group == channels
+            and tuple(dw_weight_shape) == (channels, 1, 3, 3)
+            and spatial_param(dw_stride, 2, 1, "stride", 1) in ((1, 1), (2, 2))
+            and spatial_param(dw_pad, 2, 0, "pad", 0) == (1, 1)
+            and spatial_param(dw_dilate, 2, 1, "dilate", 1) == (1, 1)
+            and pwdw_available())
+
+
+def pwdw_weights(w: np.ndarray) -> np.ndarray:
+    """1x1 weights ``(O, C, 1, 1)`` as the kernel reads them, ``(C, O)``."""
+    return np.ascontiguousarray(w.reshape(w.shape[:2]).T, dtype=FLOAT32)
+
+
+def pwdw_dw_weights(w: np.ndarray) -> np.ndarray:
+    """Depthwise weights ``(O, 1, 3, 3)`` as the kernel reads them,
+    ``(O / 16, 9, 16)``: per block of 16 channels, tap, then channel."""
+    blocks = w.reshape(w.shape[0] // BLOCK, BLOCK, TAPS)
+    return np.ascontiguousarray(blocks.transpose(0, 2, 1), dtype=FLOAT32)
+
+
+def pwdw_conv(src_shape: Sequence[int], out_channels: int, *, stride: int,
+              bounds: tuple[tuple[float, float], tuple[float, float]]) -> Primitive:
+    """The two convolutions (see ``pwdw_supports``): src and dst float32
+    nChw16c; ``bounds`` the 1x1 convolution's (lo, hi), then the depthwise
+    one's. Arguments: src, weights (MXNet's ``(O, C, 1, 1)``), bias,
+    dw_weights (``(O, 1, 3, 3)``), dw_bias, dst."""
+    src = as_dims(src_shape, "pwdw_conv src")
+    (lo0, hi0), (lo1, hi1) = bounds
+    ffi = native().ffi
+    return build_primitive(
+        "pwdw_conv", f"src {src} out_channels {out_channels} stride {stride}",
+        native().lib.mmx_pwdw_conv_init, list(src), int(out_channels), int(stride),
+        ffi.new("float[2]", [lo0, lo1]), ffi.new("float[2]", [hi0, hi1]),
+        user={"weights": ((out_channels, src[1], 1, 1), pwdw_weights),
+              "dw_weights": ((out_channels, 1, 3, 3), pwdw_dw_weights)})

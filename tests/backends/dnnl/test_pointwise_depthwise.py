@@ -1,0 +1,134 @@
+"""MobileNet v2's expand-then-depthwise pairs, which the DNNL lowering gives to
+minimx's kernel (`onednn.pwdw_conv`) in float32: the plan runs each pair as
+one step, whole and in batch parts, with the numpy path's outputs; pairs it
+must not take stay oneDNN's."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minimx as mx
+from minimx import onednn
+from minimx.backends.dnnl import batch_parts as bp
+from minimx.backends.dnnl.pointwise_depthwise import POINTWISE_DEPTHWISE
+from minimx.backends.dnnl.state import DnnlState
+from minimx.onednn import pointwise_depthwise as pd
+
+from .helpers import assert_close, bind, outputs, partitioned, random_arrays
+from .test_conv_layouts import plan_steps
+
+kernel = pytest.mark.skipif(onednn.available() and not pd.pwdw_available(),
+                            reason="this CPU has no AVX-512: the build has no kernel")
+
+data = mx.sym.var("data")
+SHAPE = {"data": (2, 3, 32, 32)}
+
+
+def conv(x, name: str, filters: int, kernel: int = 1, stride: int = 1, group: int = 1,
+         act: str | None = "relu6", bn: bool = True) -> mx.sym.Symbol:
+    x = mx.sym.Convolution(x, kernel=(kernel, kernel), stride=(stride, stride),
+                           pad=(kernel // 2,) * 2, num_filter=filters, num_group=group,
+                           no_bias=bn, name=name)
+    if bn:
+        x = mx.sym.BatchNorm(x, fix_gamma=False, name=f"{name}_bn")
+    if act == "relu6":
+        return mx.sym.clip(x, a_min=0.0, a_max=6.0)
+    return x if act is None else mx.sym.Activation(x, act_type=act)
+
+
+def block(x, name: str, cin: int, cout: int, stride: int, expand: int = 6, **kw):
+    """An inverted residual: expand 1x1, depthwise 3x3, project 1x1 (+ x)."""
+    mid = cin * expand
+    y = conv(x, f"{name}_expand", mid, **kw)
+    y = conv(y, f"{name}_dw", mid, kernel=3, stride=stride, group=mid, **kw)
+    y = conv(y, f"{name}_project", cout, act=None)
+    return y + x if stride == 1 and cin == cout else y
+
+
+def net(**kw) -> mx.sym.Symbol:
+    x = conv(data, "first", 16, kernel=3, stride=2)
+    x = block(x, "b1", 16, 24, 2, **kw)
+    x = block(x, "b2", 24, 24, 1, **kw)
+    return mx.sym.FullyConnected(mx.sym.flatten(mx.sym.Pooling(
+        x, kernel=(1, 1), global_pool=True, pool_type="avg")), num_hidden=10, name="fc")
+
+
+def run(sym: mx.sym.Symbol, shapes=SHAPE) -> tuple[list, list, object]:
+    """`sym` in a DNNL subgraph: its outputs, the numpy path's, and the executor."""
+    args, aux = random_arrays(sym, shapes)
+    ex = bind(partitioned(sym, shapes), args, aux)
+    return [o.asnumpy() for o in ex.forward()], outputs(sym, args, aux), ex
+
+
+def subgraph_state(ex) -> DnnlState:
+    (state,) = [s for s in ex._runner._states.values() if isinstance(s, DnnlState)]
+    return state
+
+
+@kernel
+@pytest.mark.parametrize("act", ["relu6", "relu", None])
+def test_each_expand_and_depthwise_pair_runs_as_one_step(act):
+    got, want, ex = run(net(act=act))
+    assert_close(got, want)
+    kinds = [op.kind for op in plan_steps(ex)]
+    assert kinds.count("pwdw_conv") == 2 and kinds.count("conv") == 3   # first, projects
+    assert subgraph_state(ex).kernels[POINTWISE_DEPTHWISE] == ["b1_expand", "b2_expand"]
+
+
+@kernel
+def test_without_bias_or_batch_norm():
+    got, want, ex = run(net(bn=False))   # no BN: each convolution has its own bias
+    assert_close(got, want)
+    x = conv(data, "first", 16, kernel=3, stride=2)
+    y = mx.sym.Convolution(x, kernel=(1, 1), num_filter=32, no_bias=True, name="expand")
+    y = mx.sym.Convolution(mx.sym.relu(y), kernel=(3, 3), pad=(1, 1), num_filter=32,
+                           num_group=32, no_bias=True, name="dw")
+    got, want, ex = run(mx.sym.relu(y))
+    assert_close(got, want)
+    assert subgraph_state(ex).kernels[POINTWISE_DEPTHWISE] == ["expand"]
+
+
+@kernel
+def test_an_expanded_tensor_read_elsewhere_stays_onednns():
+    x = conv(data, "first", 16, kernel=3, stride=2)
+    e = conv(x, "expand", 32)
+    d = conv(e, "dw", 32, kernel=3, group=32)
+    got, want, ex = run(mx.sym.Group([d, e]))
+    assert_close(got, want)
+    assert "pwdw_conv" not in [op.kind for op in plan_steps(ex)]
+
+
+def test_wide_inputs_and_other_layouts_stay_onednns(monkeypatch):
+    x = conv(data, "first", 48, kernel=3, stride=2)   # 48 channels in: bound by its products
+    y = conv(conv(x, "expand", 96), "dw", 96, kernel=3, group=96)
+    got, want, ex = run(y)
+    assert_close(got, want)
+    assert "pwdw_conv" not in [op.kind for op in plan_steps(ex)]
+    monkeypatch.setenv("MINIMX_DNNL_BLOCKED_LAYOUT", "0")   # NHWC: the kernel reads blocks
+    got, want, ex = run(net())
+    assert_close(got, want)
+    assert "pwdw_conv" not in [op.kind for op in plan_steps(ex)]
+
+
+def test_turned_off_onednn_runs_both(monkeypatch):
+    monkeypatch.setenv("MINIMX_DNNL_POINTWISE_DEPTHWISE", "0")
+    got, want, ex = run(net())
+    assert_close(got, want)
+    assert "pwdw_conv" not in [op.kind for op in plan_steps(ex)]
+    assert POINTWISE_DEPTHWISE not in subgraph_state(ex).kernels
+
+
+@kernel
+def test_in_batch_parts_the_same_outputs(monkeypatch):
+    shapes = {"data": (3, 3, 32, 32)}
+    whole, want, _ = run(net(), shapes)
+    monkeypatch.setattr(bp, "PART_BYTES", 0)
+    monkeypatch.setattr(bp, "MIN_PIXELS", 0)
+    monkeypatch.setattr(bp, "ACTIVATION_TO_WEIGHT", 0)
+    got, _, ex = run(net(), shapes)
+    state = subgraph_state(ex)
+    assert state.compiled.plan.loop_count == 3
+    assert "b1_expand" in state.kernels[POINTWISE_DEPTHWISE]
+    for g, w in zip(got, whole, strict=True):
+        np.testing.assert_array_equal(g, w)   # image by image, the same sums
+    assert_close(got, want)
