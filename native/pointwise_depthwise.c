@@ -210,17 +210,20 @@ static dnnl_status_t run(const own_kernel *kk, void *scratch, const dnnl_exec_ar
     const float *src = ptr[0], *wt = ptr[1], *bias = ptr[2], *dwt = ptr[3], *dwb = ptr[4];
     float *dst = ptr[5];
     const int64_t blocks = k->oc / VL, groups = (blocks + GROUP - 1) / GROUP;
-    /* Bands of rows: two tasks a thread at least, where the rows allow. */
+    /* Bands of rows, so that the images' bands split evenly among the threads
+     * (each thread then takes whole bands, every group of each), where the
+     * rows allow bands of MIN_BAND rows: the groups of a band are unequal
+     * where the blocks are odd, and a band's first expanded rows are
+     * computed twice. */
     int64_t bands = 1;
-    while (k->n * bands * groups < 2 * k->threads && k->oh / (2 * bands) >= MIN_BAND) bands *= 2;
+    while ((k->n * bands) % k->threads != 0 && k->oh / (bands + 1) >= MIN_BAND) bands++;
     const int64_t tasks = k->n * bands * groups;
     const size_t src_image = (size_t)(k->ic + VL - 1) / VL * VL * k->h * k->w;
     const size_t dst_image = (size_t)k->oc * k->oh * k->ow;
     #pragma omp parallel num_threads(k->threads)
     {
         float *ring = (float *)scratch + omp_get_thread_num() * ring_floats(k);
-        /* Groups of a band one after the other: the threads share its input rows. */
-        #pragma omp for schedule(dynamic, 1)
+        #pragma omp for schedule(static)
         for (int64_t task = 0; task < tasks; task++) {
             const int64_t n = task / (bands * groups), s = task / groups % bands;
             const int64_t b0 = task % groups * GROUP;
