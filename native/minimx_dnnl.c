@@ -754,9 +754,9 @@ int mmx_pwdw_available(void) {
 }
 
 int mmx_pwdw_conv_init(mmx_prim *prim, mmx_engine *engine, const int64_t *src_dims,
-        int64_t oc, int64_t stride, const float *lo, const float *hi) {
+        int64_t oc, int64_t stride, int64_t pc, int sum, const float *lo, const float *hi) {
     (void)engine;
-    PASS(pwdw_conv_create(&prim->own, src_dims, oc, stride, lo, hi));
+    PASS(pwdw_conv_create(&prim->own, src_dims, oc, stride, pc, sum, lo, hi));
     return adopt_own(prim);
 }
 

@@ -328,16 +328,19 @@ int mmx_nhwc_input_init(mmx_prim *prim, mmx_engine *engine, const int64_t *dims,
 int mmx_first_conv_available(void);
 int mmx_first_conv_init(mmx_prim *prim, mmx_engine *engine, const int64_t *src_dims,
         int64_t oc, float lo, float hi, float scale, int dst_s8);
-/* A 1x1 convolution and the 3x3 depthwise convolution that reads it, in one
- * pass (pointwise_depthwise.h): f32 nChw16c src_dims (N, C, H, W) to oc
- * channels (a multiple of 16), then the depthwise one with `stride` (1 or
- * 2) and padding 1; lo[0], hi[0] and lo[1], hi[1] each one's activation
- * bounds. mmx_pwdw_available: whether this build has it (AVX-512).
- * args: src, weights (C, oc), bias (oc), MMX_ARG_POST_OP_DW | weights
- * (oc / 16, 9, 16), MMX_ARG_POST_OP_DW | bias (oc), dst (nChw16c). */
+/* A 1x1 convolution, the 3x3 depthwise convolution that reads it and,
+ * optionally, a linear 1x1 projection, in one pass (pointwise_depthwise.h):
+ * f32 nChw16c src_dims (N, C, H, W) to oc channels (a multiple of 16), then
+ * the depthwise one with `stride` (1 or 2) and padding 1, then (pc > 0) pc
+ * channels, adding src where `sum` (pc == C, stride 1); lo[0], hi[0] and
+ * lo[1], hi[1] the first two's activation bounds. mmx_pwdw_available:
+ * whether this build has it (AVX-512). args: src, weights (C, oc), bias
+ * (oc), MMX_ARG_POST_OP_DW | weights (oc / 16, 9, 16), MMX_ARG_POST_OP_DW |
+ * bias (oc), [post-op 1's weights (oc, PC) and bias (PC), PC = pc rounded up
+ * to a multiple of 16], dst (nChw16c). */
 int mmx_pwdw_available(void);
 int mmx_pwdw_conv_init(mmx_prim *prim, mmx_engine *engine, const int64_t *src_dims,
-        int64_t oc, int64_t stride, const float *lo, const float *hi);
+        int64_t oc, int64_t stride, int64_t pc, int sum, const float *lo, const float *hi);
 /* args: src, dst, scales (scales->weights must be -1). Converts the data
  * type too: dst = saturate(round(src_scale * src / dst_scale)), so a dst
  * scale quantizes f32 to s8/u8 and a src scale dequantizes. */

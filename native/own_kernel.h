@@ -29,7 +29,7 @@ typedef struct {
             const dnnl_exec_arg_t *args);
 } own_kernel_ops;
 
-#define OWN_MAX_ARGS 6
+#define OWN_MAX_ARGS 8
 
 struct own_kernel {
     const own_kernel_ops *ops;

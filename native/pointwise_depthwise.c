@@ -1,11 +1,13 @@
-/* A 1x1 convolution and the depthwise one that reads it (see
- * pointwise_depthwise.h).
+/* A 1x1 convolution, the depthwise one that reads it and, optionally, the 1x1
+ * projection that reads that (see pointwise_depthwise.h).
  *
- * A task is (image, band of output rows, group of GROUP 16-channel blocks
- * of the expanded tensor). It keeps a ring of three expanded rows (each
- * with a zero column on either side, the depthwise padding) and, for each
- * output row, computes the rows it lacks, then filters the three. The 1x1
- * convolution keeps PX pixels by GROUP blocks in registers and broadcasts
+ * Without the projection a task is (image, band of output rows, group of
+ * GROUP 16-channel blocks of the expanded tensor); with it, (image, band):
+ * the projection needs every expanded channel of a row. A task keeps a ring
+ * of three expanded rows (each with a zero column on either side, the
+ * depthwise padding) and, for each output row, computes the rows it lacks,
+ * then filters the three (and projects the filtered row). The 1x1
+ * convolutions keep PX pixels by GROUP blocks in registers and broadcast
  * each input value against the weights of its channel; the depthwise one
  * keeps its nine taps and DX output pixels in registers.
  */
@@ -24,7 +26,7 @@
 #endif
 
 #define VL 16       /* channels per block: float32 lanes of one AVX-512 register */
-#define GROUP 2     /* blocks of the expanded tensor a task computes together */
+#define GROUP 2     /* blocks a 1x1 register block computes together */
 #define PX 12       /* pixels of a 1x1 register block (PX x GROUP accumulators) */
 #define DX 8        /* output pixels of a depthwise register block */
 #define MIN_BAND 8  /* output rows a band has at least */
@@ -34,7 +36,9 @@ typedef struct {
     own_kernel base;
     int64_t n, ic, h, w;   /* src */
     int64_t oc, stride, oh, ow;
-    float lo[2], hi[2];    /* the 1x1 convolution's bounds, then the depthwise one's */
+    int64_t pc;            /* the projection's output channels; 0: none */
+    int sum;               /* the projection adds src (a residual) */
+    float lo[2], hi[2];    /* the bounds of the 1x1 and the depthwise convolution */
     int threads;           /* the OpenMP team size the scratchpad is sized for */
 } pwdw_conv;
 
@@ -46,19 +50,30 @@ int pwdw_available(void) {
 #endif
 }
 
+static int64_t blocks_of(int64_t channels) {
+    return (channels + VL - 1) / VL;
+}
+
 /* Floats of one block of an expanded row in the ring: W pixels and the two
  * zero columns. */
 static size_t block_floats(const pwdw_conv *k) {
     return (size_t)(k->w + 2) * VL;
 }
 
-static size_t ring_floats(const pwdw_conv *k) {
-    return 3 * GROUP * block_floats(k);
+/* The blocks of the expanded tensor a task holds: all of them where it
+ * projects, else one group. */
+static int64_t ring_blocks(const pwdw_conv *k) {
+    return k->pc ? k->oc / VL : GROUP;
+}
+
+/* A thread's scratch: the ring, then (projecting) one filtered row. */
+static size_t thread_floats(const pwdw_conv *k) {
+    return 3 * ring_blocks(k) * block_floats(k) + (k->pc ? (size_t)k->oc * k->ow : 0);
 }
 
 static size_t scratchpad_size(const own_kernel *kk) {
     const pwdw_conv *k = (const pwdw_conv *)kk;
-    return (size_t)k->threads * ring_floats(k) * sizeof(float);
+    return (size_t)k->threads * thread_floats(k) * sizeof(float);
 }
 
 #ifdef PWDW_KERNEL
@@ -70,23 +85,36 @@ INLINE __m512 clamp(__m512 y, __m512 lo, __m512 hi) {
     return _mm512_min_ps(hi, _mm512_max_ps(lo, y));
 }
 
-/* Pixels [x, x + P) of input row `row` (block 0, pixel 0 of the row; blocks
- * `plane` floats apart) through the G blocks of weights at wt (row c of
- * the weights: input channel c), into the ring at out (blocks `stride`
- * floats apart, pixel x at column x + 1). P and G are constants where it
- * is called, so that the accumulators stay in registers. */
-INLINE void pw_pixels(const pwdw_conv *k, const float *row, size_t plane, const float *wt,
-        const float *bias, float *out, size_t stride, int64_t x, int P, int G) {
+/* A 1x1 convolution's row: its input, its weights and where it goes. */
+typedef struct {
+    const float *in;     /* block 0, pixel 0 of the input row */
+    size_t in_plane;     /* floats from one input block to the next */
+    int64_t k;           /* input channels */
+    const float *wt;     /* (k, ldw): the first output block's column */
+    int64_t ldw;
+    const float *bias;   /* the first output block's */
+    const float *add;    /* a residual laid out as out, or NULL */
+    float *out;          /* block 0, pixel 0 of the output row */
+    size_t out_plane, add_plane;
+    int bounded;         /* clamp to [lo, hi] (the projection is linear) */
+    float lo, hi;
+} gemm_row;
+
+/* Pixels [x, x + P) of a 1x1 convolution's row, G output blocks: each from
+ * the bias, the input channels in order, then the residual or the bounds.
+ * P and G are constants where it is called, so that the accumulators stay
+ * in registers. */
+INLINE void gemm_pixels(const gemm_row *r, int64_t x, int P, int G) {
     __m512 acc[PX][GROUP];
     for (int g = 0; g < G; g++) {
-        const __m512 b = _mm512_loadu_ps(bias + g * VL);
+        const __m512 b = _mm512_loadu_ps(r->bias + g * VL);
         for (int p = 0; p < P; p++) acc[p][g] = b;
     }
-    for (int64_t c0 = 0; c0 < k->ic; c0 += VL) {
-        const float *in = row + (c0 / VL) * plane + x * VL;
-        const int64_t lanes = k->ic - c0 < VL ? k->ic - c0 : VL;
+    for (int64_t c0 = 0; c0 < r->k; c0 += VL) {
+        const float *in = r->in + (c0 / VL) * r->in_plane + x * VL;
+        const int64_t lanes = r->k - c0 < VL ? r->k - c0 : VL;
         for (int64_t l = 0; l < lanes; l++) {
-            const float *wc = wt + (c0 + l) * k->oc;
+            const float *wc = r->wt + (c0 + l) * r->ldw;
             __m512 wv[GROUP];
             for (int g = 0; g < G; g++) wv[g] = _mm512_loadu_ps(wc + g * VL);
             for (int p = 0; p < P; p++) {
@@ -96,10 +124,15 @@ INLINE void pw_pixels(const pwdw_conv *k, const float *row, size_t plane, const 
         }
     }
     /* The bounds made here, not kept in registers through the products. */
-    const __m512 lo = _mm512_set1_ps(k->lo[0]), hi = _mm512_set1_ps(k->hi[0]);
+    const __m512 lo = _mm512_set1_ps(r->lo), hi = _mm512_set1_ps(r->hi);
     for (int g = 0; g < G; g++)
-        for (int p = 0; p < P; p++)
-            _mm512_storeu_ps(out + g * stride + (x + p + 1) * VL, clamp(acc[p][g], lo, hi));
+        for (int p = 0; p < P; p++) {
+            __m512 y = acc[p][g];
+            if (r->add) y = _mm512_add_ps(y, _mm512_loadu_ps(r->add + g * r->add_plane
+                                                            + (x + p) * VL));
+            if (r->bounded) y = clamp(y, lo, hi);
+            _mm512_storeu_ps(r->out + g * r->out_plane + (x + p) * VL, y);
+        }
 }
 
 /* The chunks a row of `width` pixels is split into: as even as can be, each
@@ -109,22 +142,31 @@ static int64_t chunks(int64_t width, int64_t most) {
     return (width + most - 1) / most;
 }
 
-/* Expanded row r of image img, G blocks of the weights and bias at wt and
- * bias, into the ring row at out. */
-INLINE void pw_row(const pwdw_conv *k, const float *img, int64_t r, const float *wt,
-        const float *bias, float *out, int G) {
-    const size_t plane = (size_t)k->h * k->w * VL, stride = block_floats(k);
-    const float *row = img + r * k->w * VL;
-    const int64_t n = chunks(k->w, PX);
+/* A row of `width` pixels of G output blocks. */
+INLINE void gemm_blocks(const gemm_row *r, int64_t width, int G) {
+    const int64_t n = chunks(width, PX);
     for (int64_t i = 0; i < n; i++) {
-        const int64_t x = k->w * i / n;
-        switch (k->w * (i + 1) / n - x) {
-#define PW_CASE(P) \
-        case P: pw_pixels(k, row, plane, wt, bias, out, stride, x, P, G); break;
-        PW_CASE(1) PW_CASE(2) PW_CASE(3) PW_CASE(4) PW_CASE(5) PW_CASE(6)
-        PW_CASE(7) PW_CASE(8) PW_CASE(9) PW_CASE(10) PW_CASE(11) PW_CASE(12)
-#undef PW_CASE
+        const int64_t x = width * i / n;
+        switch (width * (i + 1) / n - x) {
+#define GEMM_CASE(P) case P: gemm_pixels(r, x, P, G); break;
+        GEMM_CASE(1) GEMM_CASE(2) GEMM_CASE(3) GEMM_CASE(4) GEMM_CASE(5) GEMM_CASE(6)
+        GEMM_CASE(7) GEMM_CASE(8) GEMM_CASE(9) GEMM_CASE(10) GEMM_CASE(11) GEMM_CASE(12)
+#undef GEMM_CASE
         }
+    }
+}
+
+/* Output blocks [b0, b1) of a 1x1 convolution's row, GROUP at a time. */
+static void gemm(gemm_row r, int64_t width, int64_t b0, int64_t b1) {
+    const float *wt = r.wt, *bias = r.bias, *add = r.add;
+    float *out = r.out;
+    for (int64_t b = b0; b < b1; b += GROUP) {
+        r.wt = wt + b * VL;
+        r.bias = bias + b * VL;
+        r.add = add ? add + b * r.add_plane : NULL;
+        r.out = out + (b - b0) * r.out_plane;
+        if (b1 - b >= GROUP) gemm_blocks(&r, width, GROUP);
+        else gemm_blocks(&r, width, 1);
     }
 }
 
@@ -167,15 +209,24 @@ static void dw_row(const pwdw_conv *k, const float *const t[3], const float *wt,
     }
 }
 
-/* Output rows [y0, y1) of blocks [b0, b0 + G) of one image. */
-static void band(const pwdw_conv *k, const float *img, const float *wt, const float *bias,
-        const float *dwt, const float *dwb, float *out, int64_t y0, int64_t y1,
-        int64_t b0, int G, float *ring) {
-    const size_t stride = block_floats(k), row = GROUP * stride;
-    for (int i = 0; i < 3 * GROUP; i++) {   /* the zero columns */
-        _mm512_storeu_ps(ring + i * stride, _mm512_setzero_ps());
-        _mm512_storeu_ps(ring + i * stride + (k->w + 1) * VL, _mm512_setzero_ps());
+typedef struct {
+    const float *src, *wt, *bias, *dwt, *dwb, *pwt, *pwb;
+    float *dst;
+} operands;
+
+/* Output rows [y0, y1) of blocks [b0, b1) of the expanded tensor of image n
+ * (all of them where the task projects); scratch as thread_floats says. */
+static void band(const pwdw_conv *k, const operands *o, int64_t n, int64_t y0, int64_t y1,
+        int64_t b0, int64_t b1, float *scratch) {
+    const size_t stride = block_floats(k), row = ring_blocks(k) * stride;
+    const int64_t in_blocks = blocks_of(k->ic);
+    const float *img = o->src + (size_t)n * in_blocks * VL * k->h * k->w;
+    for (int64_t i = 0; i < 3 * ring_blocks(k); i++) {   /* the zero columns */
+        _mm512_storeu_ps(scratch + i * stride, _mm512_setzero_ps());
+        _mm512_storeu_ps(scratch + i * stride + (k->w + 1) * VL, _mm512_setzero_ps());
     }
+    float *filtered = scratch + 3 * row;   /* projecting: a row of every block */
+    const size_t in_plane = (size_t)k->h * k->w * VL, out_plane = (size_t)k->oh * k->ow * VL;
     int64_t held[3] = {-1, -1, -1};   /* the expanded row in each ring slot */
     for (int64_t y = y0; y < y1; y++) {
         float *t[3];
@@ -183,20 +234,28 @@ static void band(const pwdw_conv *k, const float *img, const float *wt, const fl
             const int64_t iy = y * k->stride - 1 + r;
             t[r] = NULL;
             if (iy < 0 || iy >= k->h) continue;
-            t[r] = ring + (iy % 3) * row;
+            t[r] = scratch + (iy % 3) * row;
             if (held[iy % 3] == iy) continue;
-            if (G == GROUP)
-                pw_row(k, img, iy, wt + b0 * VL, bias + b0 * VL, t[r], GROUP);
-            else
-                pw_row(k, img, iy, wt + b0 * VL, bias + b0 * VL, t[r], 1);
+            gemm((gemm_row){img + iy * k->w * VL, in_plane, k->ic, o->wt, k->oc, o->bias,
+                            NULL, t[r] + VL, stride, 0, 1, k->lo[0], k->hi[0]},
+                 k->w, b0, b1);
             held[iy % 3] = iy;
         }
-        for (int g = 0; g < G; g++) {
-            const float *tg[3];
-            for (int r = 0; r < 3; r++) tg[r] = t[r] ? t[r] + g * stride : NULL;
-            const int64_t b = b0 + g;
-            dw_row(k, tg, dwt + b * TAPS * VL, dwb + b * VL,
-                    out + (b * k->oh + y) * k->ow * VL);
+        for (int64_t b = b0; b < b1; b++) {
+            const float *tb[3];
+            for (int r = 0; r < 3; r++) tb[r] = t[r] ? t[r] + (b - b0) * stride : NULL;
+            float *out = k->pc ? filtered + b * k->ow * VL
+                               : o->dst + (((size_t)n * (k->oc / VL) + b) * k->oh + y)
+                                          * k->ow * VL;
+            dw_row(k, tb, o->dwt + b * TAPS * VL, o->dwb + b * VL, out);
+        }
+        if (k->pc) {
+            const int64_t pblocks = blocks_of(k->pc);
+            float *out = o->dst + ((size_t)n * pblocks * k->oh + y) * k->ow * VL;
+            const float *add = k->sum ? img + y * k->w * VL : NULL;
+            gemm((gemm_row){filtered, (size_t)k->ow * VL, k->oc, o->pwt, pblocks * VL, o->pwb,
+                            add, out, out_plane, in_plane, 0, 0.f, 0.f},
+                 k->ow, 0, pblocks);
         }
     }
 }
@@ -207,9 +266,10 @@ static dnnl_status_t run(const own_kernel *kk, void *scratch, const dnnl_exec_ar
 #ifdef PWDW_KERNEL
     void *ptr[OWN_MAX_ARGS] = {NULL};
     PASS(own_kernel_handles(kk, args, ptr));
-    const float *src = ptr[0], *wt = ptr[1], *bias = ptr[2], *dwt = ptr[3], *dwb = ptr[4];
-    float *dst = ptr[5];
-    const int64_t blocks = k->oc / VL, groups = (blocks + GROUP - 1) / GROUP;
+    const int p = k->pc ? 2 : 0;   /* the projection's arguments come before dst */
+    const operands o = {ptr[0], ptr[1], ptr[2], ptr[3], ptr[4], p ? ptr[5] : NULL,
+                        p ? ptr[6] : NULL, ptr[5 + p]};
+    const int64_t blocks = k->oc / VL, groups = k->pc ? 1 : (blocks + GROUP - 1) / GROUP;
     /* Bands of rows, so that the images' bands split evenly among the threads
      * (each thread then takes whole bands, every group of each), where the
      * rows allow bands of MIN_BAND rows: the groups of a band are unequal
@@ -218,18 +278,15 @@ static dnnl_status_t run(const own_kernel *kk, void *scratch, const dnnl_exec_ar
     int64_t bands = 1;
     while ((k->n * bands) % k->threads != 0 && k->oh / (bands + 1) >= MIN_BAND) bands++;
     const int64_t tasks = k->n * bands * groups;
-    const size_t src_image = (size_t)(k->ic + VL - 1) / VL * VL * k->h * k->w;
-    const size_t dst_image = (size_t)k->oc * k->oh * k->ow;
     #pragma omp parallel num_threads(k->threads)
     {
-        float *ring = (float *)scratch + omp_get_thread_num() * ring_floats(k);
+        float *mine = (float *)scratch + omp_get_thread_num() * thread_floats(k);
         #pragma omp for schedule(static)
         for (int64_t task = 0; task < tasks; task++) {
             const int64_t n = task / (bands * groups), s = task / groups % bands;
-            const int64_t b0 = task % groups * GROUP;
-            band(k, src + n * src_image, wt, bias, dwt, dwb, dst + n * dst_image,
-                    k->oh * s / bands, k->oh * (s + 1) / bands, b0,
-                    blocks - b0 < GROUP ? (int)(blocks - b0) : GROUP, ring);
+            const int64_t b0 = k->pc ? 0 : task % groups * GROUP;
+            const int64_t b1 = k->pc ? blocks : (b0 + GROUP < blocks ? b0 + GROUP : blocks);
+            band(k, &o, n, k->oh * s / bands, k->oh * (s + 1) / bands, b0, b1, mine);
         }
     }
     return dnnl_success;
@@ -242,11 +299,12 @@ static dnnl_status_t run(const own_kernel *kk, void *scratch, const dnnl_exec_ar
 static const own_kernel_ops PWDW_OPS = {"pwdw:avx512_core", scratchpad_size, run};
 
 dnnl_status_t pwdw_conv_create(own_kernel **kernel, const int64_t *src_dims, int64_t oc,
-        int64_t stride, const float *lo, const float *hi) {
+        int64_t stride, int64_t pc, int sum, const float *lo, const float *hi) {
     PASS(own_kernel_new(kernel, sizeof(pwdw_conv), &PWDW_OPS));
     pwdw_conv *k = (pwdw_conv *)*kernel;
     REQUIRE(pwdw_available() && oc > 0 && oc % VL == 0 && (stride == 1 || stride == 2)
-            && src_dims[0] > 0 && src_dims[1] > 0 && src_dims[2] > 0 && src_dims[3] > 0,
+            && src_dims[0] > 0 && src_dims[1] > 0 && src_dims[2] > 0 && src_dims[3] > 0
+            && pc >= 0 && (!sum || (pc == src_dims[1] && stride == 1)),
             dnnl_unimplemented);
     k->n = src_dims[0];
     k->ic = src_dims[1];
@@ -256,13 +314,18 @@ dnnl_status_t pwdw_conv_create(own_kernel **kernel, const int64_t *src_dims, int
     k->stride = stride;
     k->oh = (k->h - 1) / stride + 1;   /* 3x3, padding 1 */
     k->ow = (k->w - 1) / stride + 1;
+    k->pc = pc;
+    k->sum = sum;
     for (int i = 0; i < 2; i++) {
         k->lo[i] = lo[i];
         k->hi[i] = hi[i];
     }
     k->threads = omp_get_max_threads();
-    const dnnl_dims_t src = {k->n, k->ic, k->h, k->w}, dst = {k->n, oc, k->oh, k->ow};
+    const int64_t out = pc ? pc : oc;
+    const dnnl_dims_t src = {k->n, k->ic, k->h, k->w}, dst = {k->n, out, k->oh, k->ow};
     const dnnl_dims_t weights = {k->ic, oc}, channels = {oc}, taps = {oc / VL, TAPS, VL};
+    /* The projection's columns padded to whole blocks (zeros), as dst's. */
+    const dnnl_dims_t project = {oc, blocks_of(pc) * VL}, project_bias = {blocks_of(pc) * VL};
     own_kernel *base = &k->base;
     PASS(own_kernel_arg(base, DNNL_ARG_SRC, 4, src, dnnl_f32, dnnl_aBcd16b));
     PASS(own_kernel_arg(base, DNNL_ARG_WEIGHTS, 2, weights, dnnl_f32, dnnl_ab));
@@ -271,6 +334,12 @@ dnnl_status_t pwdw_conv_create(own_kernel **kernel, const int64_t *src_dims, int
             dnnl_abc));
     PASS(own_kernel_arg(base, DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS, 1, channels, dnnl_f32,
             dnnl_a));
+    if (pc) {
+        PASS(own_kernel_arg(base, DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_WEIGHTS, 2,
+                project, dnnl_f32, dnnl_ab));
+        PASS(own_kernel_arg(base, DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_BIAS, 1,
+                project_bias, dnnl_f32, dnnl_a));
+    }
     PASS(own_kernel_arg(base, DNNL_ARG_DST, 4, dst, dnnl_f32, dnnl_aBcd16b));
     return dnnl_success;
 }

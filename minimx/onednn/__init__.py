@@ -40,7 +40,7 @@ from .convert import constant, to_layout, to_numpy
 from .depthwise import dw8_conv, dw8_supports, dw8_weights
 from .nhwc import nhwc_input, nhwc_input_supports
 from .plan import BoundRun, Plan, Slot
-from .pointwise_depthwise import pwdw_conv, pwdw_supports
+from .pointwise_depthwise import pwdw_conv, pwdw_projects, pwdw_supports
 from .primitives import (
     ELTWISE_ALGS,
     FLOATS,
@@ -77,7 +77,8 @@ __all__ = ["BF16_ISAS", "BFLOAT16", "BoundRun", "ELTWISE_ALGS", "FLOAT32", "FLOA
            "dw8_weights", "eltwise", "engine", "first_conv", "first_conv_supports",
            "first_conv_weights",
            "exact_int8", "inner_product", "isa", "layer_norm", "lrn", "matmul", "nhwc_input",
-           "nhwc_input_supports", "pool_output_size", "pooling", "pwdw_conv", "pwdw_supports",
+           "nhwc_input_supports", "pool_output_size", "pooling", "pwdw_conv", "pwdw_projects",
+           "pwdw_supports",
            "reduction", "reorder", "require", "resampling", "rnn", "softmax",
            "to_layout", "to_numpy", "unavailable_reason", "version", "wino_conv",
            "winograd_supports", "winograd_weights"]

@@ -23,10 +23,11 @@ array([[ 0.,  9., 18.],
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..base import BackendError
 from ._loader import native
 from .primitives import Primitive, build_primitive, spatial_param
 from .runtime import FLOAT32, as_dims
@@ -69,9 +70,40 @@ def pwdw_supports(src_shape: Sequence[int], weight_shape: Sequence[int],
             and pwdw_available())
 
 
+def pwdw_projects(channels: int, weight_shape: Sequence[int], *, stride=None, pad=None,
+                  dilate=None, num_group: int = 1) -> bool:
+    """Whether ``pwdw_conv`` can end with a 1x1 convolution of weights
+    ``weight_shape`` reading its ``channels`` filtered ones (stride 1, no
+    padding or groups): MobileNet v2's projection."""
+    return (len(weight_shape) == 4 and tuple(weight_shape[1:]) == (channels, 1, 1)
+            and num_group == 1 and spatial_param(stride, 2, 1, "stride", 1) == (1, 1)
+            and spatial_param(pad, 2, 0, "pad", 0) == (0, 0)
+            and spatial_param(dilate, 2, 1, "dilate", 1) == (1, 1))
+
+
 def pwdw_weights(w: np.ndarray) -> np.ndarray:
     """1x1 weights ``(O, C, 1, 1)`` as the kernel reads them, ``(C, O)``."""
     return np.ascontiguousarray(w.reshape(w.shape[:2]).T, dtype=FLOAT32)
+
+
+def _blocks(channels: int) -> int:
+    """Channels rounded up to whole blocks."""
+    return -(-channels // BLOCK) * BLOCK
+
+
+def pwdw_project_weights(w: np.ndarray) -> np.ndarray:
+    """Projection weights ``(P, C, 1, 1)`` as the kernel reads them, ``(C, P)``
+    with zero columns up to whole blocks (the dst's padding stays zero)."""
+    out = np.zeros((w.shape[1], _blocks(w.shape[0])), FLOAT32)
+    out[:, :w.shape[0]] = w.reshape(w.shape[:2]).T
+    return out
+
+
+def pwdw_project_bias(b: np.ndarray) -> np.ndarray:
+    """The projection's bias with zeros up to whole blocks."""
+    out = np.zeros(_blocks(b.shape[0]), FLOAT32)
+    out[:b.shape[0]] = b
+    return out
 
 
 def pwdw_dw_weights(w: np.ndarray) -> np.ndarray:
@@ -82,17 +114,30 @@ def pwdw_dw_weights(w: np.ndarray) -> np.ndarray:
 
 
 def pwdw_conv(src_shape: Sequence[int], out_channels: int, *, stride: int,
-              bounds: tuple[tuple[float, float], tuple[float, float]]) -> Primitive:
-    """The two convolutions (see ``pwdw_supports``): src and dst float32
+              bounds: tuple[tuple[float, float], tuple[float, float]],
+              project: int = 0, residual: bool = False) -> Primitive:
+    """The two convolutions (see ``pwdw_supports``), and with ``project`` a
+    linear 1x1 convolution to that many channels reading the depthwise one
+    (``pwdw_projects``), adding src where ``residual``: src and dst float32
     nChw16c; ``bounds`` the 1x1 convolution's (lo, hi), then the depthwise
     one's. Arguments: src, weights (MXNet's ``(O, C, 1, 1)``), bias,
-    dw_weights (``(O, 1, 3, 3)``), dw_bias, dst."""
+    dw_weights (``(O, 1, 3, 3)``), dw_bias, [post1_weights (``(P, O, 1, 1)``),
+    post1_bias], dst."""
     src = as_dims(src_shape, "pwdw_conv src")
+    if residual and (project != src[1] or stride != 1):
+        raise BackendError(f"pwdw_conv: a residual needs the projection to give the "
+                           f"input's {src[1]} channels at stride 1, not {project} at {stride}")
     (lo0, hi0), (lo1, hi1) = bounds
     ffi = native().ffi
+    user: dict[str, tuple[tuple[int, ...], Callable]] = {
+        "weights": ((out_channels, src[1], 1, 1), pwdw_weights),
+            "dw_weights": ((out_channels, 1, 3, 3), pwdw_dw_weights)}
+    if project:
+        user["post1_weights"] = ((project, out_channels, 1, 1), pwdw_project_weights)
+        user["post1_bias"] = ((project,), pwdw_project_bias)
     return build_primitive(
-        "pwdw_conv", f"src {src} out_channels {out_channels} stride {stride}",
+        "pwdw_conv", f"src {src} out_channels {out_channels} stride {stride} "
+                     f"project {project} residual {residual}",
         native().lib.mmx_pwdw_conv_init, list(src), int(out_channels), int(stride),
-        ffi.new("float[2]", [lo0, lo1]), ffi.new("float[2]", [hi0, hi1]),
-        user={"weights": ((out_channels, src[1], 1, 1), pwdw_weights),
-              "dw_weights": ((out_channels, 1, 3, 3), pwdw_dw_weights)})
+        int(project), int(residual), ffi.new("float[2]", [lo0, lo1]),
+        ffi.new("float[2]", [hi0, hi1]), user=user)

@@ -262,8 +262,9 @@ def _arg_name(arg: int, kind: str = "") -> str:
         for suffix, name in _RNN_ARG_NAMES.items():
             if arg == getattr(lib, f"MMX_ARG_{suffix}"):
                 return name
-    if arg >= lib.MMX_ARG_POST_OP_BASE:
-        return f"post{arg // lib.MMX_ARG_POST_OP_BASE - 1}_src1"
+    if arg >= lib.MMX_ARG_POST_OP_BASE:   # post-op k's argument: its src1, or weights
+        base = lib.MMX_ARG_POST_OP_BASE
+        return f"post{arg // base - 1}_{_arg_name(arg % base)}"
     if arg & lib.MMX_ARG_ATTR_SCALES:
         return f"{_arg_name(arg & ~lib.MMX_ARG_ATTR_SCALES)}_scale"
     if arg & lib.MMX_ARG_POST_OP_DW:   # a fused depthwise convolution's

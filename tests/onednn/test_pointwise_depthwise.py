@@ -1,6 +1,6 @@
-"""pwdw_conv (minimx's kernel for a 1x1 convolution and the depthwise one
-reading it): its float32 sums exactly, oneDNN's two primitives within a few
-last bits, NaN passed through, and what it takes."""
+"""pwdw_conv (minimx's kernel for a 1x1 convolution, the depthwise one reading
+it and, optionally, a projection): its float32 sums exactly, oneDNN's
+primitives within a few last bits, NaN passed through, and what it takes."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minimx import onednn
+from minimx import BackendError, onednn
 from minimx.backends.dnnl.conv_layout import BLOCKED
 from minimx.onednn import pointwise_depthwise as pd
 
@@ -32,37 +32,55 @@ def clamp(y: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
     return np.where(np.isnan(y), y, np.minimum(np.maximum(y, F32(lo)), F32(hi)))
 
 
-def expected(x, w1, b1, w2, b2, stride, bounds) -> np.ndarray:
-    """The kernel's steps in numpy: each sum from the bias, the 1x1 one over
+def expected(x, w1, b1, w2, b2, stride, bounds, w3=None, b3=None, residual=False
+             ) -> np.ndarray:
+    """The kernel's steps in numpy: each sum from the bias, the 1x1 ones over
     the input channels in order, the depthwise one over the taps row by row
-    (a padding row skipped, a padding column adding zero), then the bounds."""
-    n, c, h, wd = x.shape
-    e = np.broadcast_to(b1.reshape(1, -1, 1, 1), (n, w1.shape[0], h, wd)).astype(F32)
-    for k in range(c):
-        e = fma(e, w1[:, k, 0, 0].reshape(1, -1, 1, 1), x[:, k:k + 1])
-    e = clamp(e, bounds[0])
+    (a padding row skipped, a padding column adding zero), then the bounds;
+    the projection (`w3`) then adds the residual."""
+    e = clamp(pointwise(x, w1, b1), bounds[0])
+    n, c, h, wd = e.shape
     oh, ow = (h - 1) // stride + 1, (wd - 1) // stride + 1
-    padded = np.zeros((n, e.shape[1], h + 2, wd + 2), F32)
+    padded = np.zeros((n, c, h + 2, wd + 2), F32)
     padded[:, :, 1:h + 1, 1:wd + 1] = e
-    y = np.broadcast_to(b2.reshape(1, -1, 1, 1), (n, e.shape[1], oh, ow)).astype(F32)
+    y = np.broadcast_to(b2.reshape(1, -1, 1, 1), (n, c, oh, ow)).astype(F32)
     for r in range(3):
         rows = np.arange(oh) * stride + r        # padded row indices
         inside = ((rows >= 1) & (rows <= h)).reshape(1, 1, -1, 1)
         for col in range(3):
             taps = padded[:, :, rows][:, :, :, col:col + stride * ow:stride]
             y = np.where(inside, fma(y, w2[:, 0, r, col].reshape(1, -1, 1, 1), taps), y)
-    return clamp(y, bounds[1])
+    y = clamp(y, bounds[1])
+    if w3 is None:
+        return y
+    p = pointwise(y, w3, b3)
+    return p + x if residual else p
 
 
-def run_kernel(x, w1, b1, w2, b2, stride, bounds) -> np.ndarray:
+def pointwise(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A 1x1 convolution's sums: from the bias, one FMA per input channel in order."""
+    acc = np.broadcast_to(b.reshape(1, -1, 1, 1),
+                          (x.shape[0], w.shape[0], *x.shape[2:])).astype(F32)
+    for k in range(x.shape[1]):
+        acc = fma(acc, w[:, k, 0, 0].reshape(1, -1, 1, 1), x[:, k:k + 1])
+    return acc
+
+
+def run_kernel(x, w1, b1, w2, b2, stride, bounds, w3=None, b3=None, residual=False
+               ) -> np.ndarray:
     """pwdw_conv in a plan: plain float32 in, reordered to and from nChw16c."""
-    op = onednn.pwdw_conv(x.shape, w1.shape[0], stride=stride, bounds=bounds)
+    project = 0 if w3 is None else w3.shape[0]
+    op = onednn.pwdw_conv(x.shape, w1.shape[0], stride=stride, bounds=bounds, project=project,
+                          residual=residual)
     plan = onednn.Plan("pwdw")
-    y = plan.add(op, src=plan.reorder(plan.input(x.shape), op.desc("src")),
-                 weights=plan.constant(onednn.constant(op, "weights", w1)),
-                 bias=plan.constant(b1),
-                 dw_weights=plan.constant(onednn.constant(op, "dw_weights", w2)),
-                 dw_bias=plan.constant(b2))
+    args = dict(weights=plan.constant(onednn.constant(op, "weights", w1)),
+                bias=plan.constant(b1),
+                dw_weights=plan.constant(onednn.constant(op, "dw_weights", w2)),
+                dw_bias=plan.constant(b2))
+    if project:
+        args.update(post1_weights=plan.constant(onednn.constant(op, "post1_weights", w3)),
+                    post1_bias=plan.constant(onednn.constant(op, "post1_bias", b3)))
+    y = plan.add(op, src=plan.reorder(plan.input(x.shape), op.desc("src")), **args)
     plan.output(plan.reorder(y, onednn.MemoryDesc.plain(y.shape)))
     (out,) = plan.run([x])
     return out
@@ -87,6 +105,36 @@ def test_the_kernels_float32_sums_exactly(n, c, h, w, oc, stride, seed, bounds):
     args = case(n, c, h, w, oc, seed)
     np.testing.assert_array_equal(run_kernel(*args, stride, bounds),
                                   expected(*args, stride, bounds))
+
+
+@kernel
+@SETTINGS
+@given(n=st.integers(1, 3), c=st.integers(1, 40), h=st.integers(1, 30), w=st.integers(1, 30),
+       oc=st.sampled_from([16, 48]), stride=st.sampled_from([1, 2]),
+       project=st.sampled_from([8, 16, 24, 40]), residual=st.booleans(),
+       seed=st.integers(0, 99))
+def test_with_the_projection_its_sums_exactly(n, c, h, w, oc, stride, project, residual,
+                                              seed):
+    # Projections to part blocks (their padding must stay zero), a residual
+    # where the shapes allow one.
+    residual = residual and stride == 1
+    c = project if residual else c
+    x, w1, b1, w2, b2 = case(n, c, h, w, oc, seed)
+    rng = np.random.default_rng(seed + 1)
+    w3 = rng.normal(0, 0.5, (project, oc, 1, 1)).astype(F32)
+    b3 = rng.normal(0, 0.2, project).astype(F32)
+    args = (x, w1, b1, w2, b2, stride, (RELU6, RELU6), w3, b3, residual)
+    np.testing.assert_array_equal(run_kernel(*args), expected(*args))
+
+
+@kernel
+def test_a_residual_needs_the_inputs_shape():
+    with pytest.raises(BackendError, match="a residual needs the projection to give"):
+        onednn.pwdw_conv((1, 16, 8, 8), 32, stride=1, bounds=(NONE, NONE), project=24,
+                         residual=True)
+    with pytest.raises(BackendError, match="a residual needs"):
+        onednn.pwdw_conv((1, 16, 8, 8), 32, stride=2, bounds=(NONE, NONE), project=16,
+                         residual=True)
 
 
 @kernel
@@ -135,3 +183,8 @@ def test_supports_only_what_the_kernel_takes_and_pays_for():
     assert not pd.pwdw_supports(src, (96, 16, 3, 3), w2, **ok)
     wide = (1, pd.MAX_IN_CHANNELS + 1, 56, 56)
     assert not pd.pwdw_supports(wide, (96, wide[1], 1, 1), w2, **ok)
+    assert pd.pwdw_projects(96, (24, 96, 1, 1))
+    assert not pd.pwdw_projects(96, (24, 48, 1, 1))
+    assert not pd.pwdw_projects(96, (24, 96, 3, 3))
+    assert not pd.pwdw_projects(96, (24, 96, 1, 1), stride=(2, 2))
+    assert not pd.pwdw_projects(96, (24, 96, 1, 1), num_group=2)

@@ -587,7 +587,7 @@ class Lowering:
         weight_shape = self.shape(weight)
         dtype = self.float_type(nid)
         ahead = None        # the output entry of a node lowered with this one
-        reader = None       # the depthwise convolution lowered with this one
+        readers: list = []  # convolution chains lowered with this one, their prefixes
         if conv.op == "Deconvolution":
             op = onednn.deconv(x.shape, weight_shape, adj=p.adj or None, dtype=dtype, **kw)
         elif dtype == FLOAT32 and use_winograd(x.shape, weight_shape, kw):
@@ -599,29 +599,29 @@ class Lowering:
             op, ahead = quantizing
             self.kernels[OWN_FIRST_CONV].append(conv.name)
         elif dtype == FLOAT32 and c.add is None and (
-                pair := pointwise_depthwise(self, nid, x, weight_shape, kw)):
-            op, reader, ahead = pair
+                fused := pointwise_depthwise(self, nid, x, data, weight_shape, kw)):
+            op, readers, ahead = fused
             self.kernels[POINTWISE_DEPTHWISE].append(conv.name)
         else:
             op = float_conv(x.shape, weight_shape, kw, dtype, dtype in self.blocked_types)
-        args = {"src": self.plan.reorder(x, op.desc("src")),
-                **self._conv_constants(c, op, inputs, weight_shape[0])}
-        if reader is not None:
-            args.update(self._conv_constants(reader, op, inputs, weight_shape[0], "dw_"))
+        args = {"src": self.plan.reorder(x, op.desc("src")), **self._conv_constants(c, op, inputs)}
+        for chain, prefix in readers:
+            args.update(self._conv_constants(chain, op, inputs, prefix))
         dst = None if c.add is None else self.addend(c.add, op.desc("dst"), nid, [data])
         y = self.plan.add(op, dst=dst, **args)
         if ahead is not None:   # the node lowered with it: its output is ours
             self.slots[ahead] = y
         return y
 
-    def _conv_constants(self, c: ConvChain, op: onednn.Primitive, inputs, channels: int,
+    def _conv_constants(self, c: ConvChain, op: onednn.Primitive, inputs,
                         prefix: str = "") -> dict[str, onednn.Slot]:
-        """The weights and bias of convolution chain `c` (`channels` outputs) as
-        arguments `<prefix>weights` and `<prefix>bias` of `op`, BatchNorm folded
-        in; a zero bias where `op` takes one and the chain has none."""
+        """The weights and bias of convolution chain `c` as arguments
+        `<prefix>weights` and `<prefix>bias` of `op`, BatchNorm folded in; a
+        zero bias where `op` takes one and the chain has none."""
         conv = c.conv
         _, p = conv.operator()
         weights, bias = f"{prefix}weights", f"{prefix}bias"
+        channels = self.shape(c.entry(conv.inputs[1]))[0]
         w = self.source(c.entry(conv.inputs[1]), f"{conv.label} weight")
         b = None if p.no_bias else self.source(c.entry(conv.inputs[2]), f"{conv.label} bias")
         if c.bn is None:

@@ -1,7 +1,7 @@
-"""MobileNet v2's expand-then-depthwise pairs, which the DNNL lowering gives to
-minimx's kernel (`onednn.pwdw_conv`) in float32: the plan runs each pair as
-one step, whole and in batch parts, with the numpy path's outputs; pairs it
-must not take stay oneDNN's."""
+"""MobileNet v2's expand-then-depthwise pairs, and the projections after them,
+which the DNNL lowering gives to minimx's kernel (`onednn.pwdw_conv`) in
+float32: the plan runs each block (or pair) as one step, whole and in batch
+parts, with the numpy path's outputs; what it must not take stays oneDNN's."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,6 +10,7 @@ import pytest
 import minimx as mx
 from minimx import onednn
 from minimx.backends.dnnl import batch_parts as bp
+from minimx.backends.dnnl import pointwise_depthwise as lowering
 from minimx.backends.dnnl.pointwise_depthwise import POINTWISE_DEPTHWISE
 from minimx.backends.dnnl.state import DnnlState
 from minimx.onednn import pointwise_depthwise as pd
@@ -21,7 +22,9 @@ kernel = pytest.mark.skipif(onednn.available() and not pd.pwdw_available(),
                             reason="this CPU has no AVX-512: the build has no kernel")
 
 data = mx.sym.var("data")
-SHAPE = {"data": (2, 3, 32, 32)}
+# 32x32 after the first convolution: each block's output has the rows the
+# kernel needs to project (`PROJECT_MIN_ROWS`).
+SHAPE = {"data": (2, 3, 64, 64)}
 
 
 def conv(x, name: str, filters: int, kernel: int = 1, stride: int = 1, group: int = 1,
@@ -67,12 +70,32 @@ def subgraph_state(ex) -> DnnlState:
 
 @kernel
 @pytest.mark.parametrize("act", ["relu6", "relu", None])
-def test_each_expand_and_depthwise_pair_runs_as_one_step(act):
+def test_each_block_runs_as_one_step(act):
     got, want, ex = run(net(act=act))
     assert_close(got, want)
     kinds = [op.kind for op in plan_steps(ex)]
-    assert kinds.count("pwdw_conv") == 2 and kinds.count("conv") == 3   # first, projects
+    assert kinds.count("pwdw_conv") == 2 and kinds.count("conv") == 1   # the first
     assert subgraph_state(ex).kernels[POINTWISE_DEPTHWISE] == ["b1_expand", "b2_expand"]
+
+
+@kernel
+def test_short_outputs_leave_the_projection_to_onednn(monkeypatch):
+    monkeypatch.setattr(lowering, "PROJECT_MIN_ROWS", 64)
+    got, want, ex = run(net())
+    assert_close(got, want)
+    kinds = [op.kind for op in plan_steps(ex)]
+    assert kinds.count("pwdw_conv") == 2 and kinds.count("conv") == 3   # first, projects
+
+
+@kernel
+def test_a_projection_adding_another_tensor_stays_onednns():
+    x = conv(data, "first", 16, kernel=3, stride=2)
+    y = conv(conv(x, "expand", 32), "dw", 32, kernel=3, group=32)
+    other = conv(x, "other", 16, act=None)
+    got, want, ex = run(conv(y, "project", 16, act=None) + other)
+    assert_close(got, want)
+    steps = [op.kind for op in plan_steps(ex)]
+    assert steps.count("pwdw_conv") == 1 and steps.count("conv") == 3
 
 
 @kernel
@@ -120,7 +143,7 @@ def test_turned_off_onednn_runs_both(monkeypatch):
 
 @kernel
 def test_in_batch_parts_the_same_outputs(monkeypatch):
-    shapes = {"data": (3, 3, 32, 32)}
+    shapes = {"data": (3, 3, 64, 64)}
     whole, want, _ = run(net(), shapes)
     monkeypatch.setattr(bp, "PART_BYTES", 0)
     monkeypatch.setattr(bp, "MIN_PIXELS", 0)
