@@ -1,18 +1,21 @@
-"""A 1x1 convolution and the 3x3 depthwise convolution that reads it, in one
-pass, by a kernel of minimx's own (``native/pointwise_depthwise.c``).
+"""A 1x1 convolution, the 3x3 depthwise convolution that reads it and,
+optionally, the linear 1x1 projection that reads that, in one pass, by a
+kernel of minimx's own (``native/pointwise_depthwise.c``).
 
-MobileNet v2's blocks expand their channels six-fold with a 1x1 convolution
-and filter the result with a depthwise one. oneDNN runs the two as
-primitives that write the expanded tensor to memory and read it back, both
-far below the FMA peak at 112x112 and 56x56 (oneDNN 3.2 fuses the pair,
-its depthwise post-op, only as its reference implementation at batch 1).
-The kernel keeps the expanded rows in cache: each task computes the three
-rows an output row reads (a ring: each row once) and filters them while
-they are there. Float32, in oneDNN's 16-channel blocks (nChw16c).
+MobileNet v2's blocks expand their channels six-fold with a 1x1
+convolution, filter the result with a depthwise one and project it back.
+oneDNN runs them as primitives that write each tensor to memory and read it
+back, far below the FMA peak at 112x112 and 56x56 (oneDNN 3.2 fuses a 1x1
+and a depthwise convolution, its depthwise post-op, only as its reference
+implementation at batch 1). The kernel keeps the expanded rows in cache:
+each task computes the three rows an output row reads (a ring: each row
+once), filters them while they are there and projects the filtered row.
+Float32, in oneDNN's 16-channel blocks (nChw16c).
 
-Each convolution adds its bias, then clamps to its bounds (none, relu, or
-clip: relu6); the sums start from the bias and take the input channels, and
-then the taps row by row, in order.
+The first two convolutions add their bias, then clamp to their bounds (none,
+relu, or clip: relu6); the projection adds its bias and the residual. The
+sums start from the bias and take the input channels, and then the taps row
+by row, in order.
 
 >>> pwdw_weights(np.arange(6, dtype=np.float32).reshape(3, 2, 1, 1))
 array([[0., 2., 4.],
@@ -34,10 +37,13 @@ from .runtime import FLOAT32, as_dims
 
 BLOCK = 16   # the expanded channels come in multiples of this (VL in pointwise_depthwise.c)
 TAPS = 9
-# The most input channels of a 1x1 convolution the kernel takes: with more, the
+# The 1x1 convolutions the kernel takes: expansions (at least MIN_EXPANSION
+# times the channels) of at most MAX_IN_CHANNELS. With more input channels the
 # convolution is bound by its products, not by writing its output, and oneDNN's
-# kernel computes them faster than this one saves (README, Measurements).
+# kernel computes them faster than this one saves; at less expansion the
+# expanded tensor is not the bulk of the traffic (README, Measurements).
 MAX_IN_CHANNELS = 32
+MIN_EXPANSION = 4
 
 
 def pwdw_available() -> bool:
@@ -50,15 +56,17 @@ def pwdw_supports(src_shape: Sequence[int], weight_shape: Sequence[int],
                   num_group: int = 1, dw_stride=None, dw_pad=None, dw_dilate=None,
                   dw_num_group: int = 1) -> bool:
     """Whether ``pwdw_conv`` runs, and pays for, a 2-D 1x1 convolution (stride
-    1, no padding or groups, at most ``MAX_IN_CHANNELS`` input channels) of
-    weights ``weight_shape`` on ``src_shape``, followed by a depthwise 3x3 one
-    of ``dw_weight_shape`` (stride 1 or 2, padding 1, one filter per channel,
-    the channels a multiple of 16), and the build has the kernel."""
+    1, no padding or groups; an expansion of at most ``MAX_IN_CHANNELS``
+    channels to ``MIN_EXPANSION`` times as many or more) of weights
+    ``weight_shape`` on ``src_shape``, followed by a depthwise 3x3 one of
+    ``dw_weight_shape`` (stride 1 or 2, padding 1, one filter per channel, the
+    channels a multiple of 16), and the build has the kernel."""
     if len(src_shape) != 4 or len(weight_shape) != 4 or len(dw_weight_shape) != 4:
         return False
     channels = weight_shape[0]
     return (num_group == 1 and tuple(weight_shape[1:]) == (src_shape[1], 1, 1)
             and src_shape[1] <= MAX_IN_CHANNELS
+            and channels >= MIN_EXPANSION * src_shape[1]
             and spatial_param(stride, 2, 1, "stride", 1) == (1, 1)
             and spatial_param(pad, 2, 0, "pad", 0) == (0, 0)
             and spatial_param(dilate, 2, 1, "dilate", 1) == (1, 1)

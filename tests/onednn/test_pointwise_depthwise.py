@@ -182,7 +182,9 @@ def test_supports_only_what_the_kernel_takes_and_pays_for():
                                 **{**ok, "dw_num_group": 88})    # not whole blocks
     assert not pd.pwdw_supports(src, (96, 16, 3, 3), w2, **ok)
     wide = (1, pd.MAX_IN_CHANNELS + 1, 56, 56)
-    assert not pd.pwdw_supports(wide, (96, wide[1], 1, 1), w2, **ok)
+    assert not pd.pwdw_supports(wide, (192, wide[1], 1, 1), (192, 1, 3, 3),
+                                **{**ok, "dw_num_group": 192})
+    assert not pd.pwdw_supports((1, 32, 56, 56), (96, 32, 1, 1), w2, **ok)  # 3x: too little
     assert pd.pwdw_projects(96, (24, 96, 1, 1))
     assert not pd.pwdw_projects(96, (24, 48, 1, 1))
     assert not pd.pwdw_projects(96, (24, 96, 3, 3))

@@ -1,13 +1,14 @@
 """A float32 1x1 convolution lowered with the depthwise convolution that reads
-it, as one kernel of minimx's own (`onednn.pwdw_conv`).
+it, and the projection that reads that, as one kernel of minimx's own
+(`onednn.pwdw_conv`).
 
-MobileNet v2's blocks expand their channels with a 1x1 convolution and
-filter them with a 3x3 depthwise one; oneDNN writes the expanded tensor to
-memory between the two. The kernel keeps it in cache, row by row. Against
-oneDNN's two primitives (AMD Zen 5, `avx512_core_bf16`, batch 1, two threads,
-the two plans alternating in one process; README, Measurements) it took
-0.79-0.93 of their time at 112x112, 56x56 and 28x28 and about the same at
-14x14 and 7x7.
+MobileNet v2's blocks expand their channels with a 1x1 convolution, filter
+them with a 3x3 depthwise one and project them back with a linear 1x1 one;
+oneDNN writes the expanded and the filtered tensors to memory between the
+three. The kernel keeps them in cache, row by row. On MobileNet v2's blocks
+at 112x112 to 28x28 it took 0.57-0.81 of the time of oneDNN's three
+primitives, at batch 1 (AMD Zen 5, `avx512_core_bf16`, two threads, the plans
+alternating in one process; README, Measurements).
 """
 from __future__ import annotations
 

@@ -90,7 +90,7 @@ def test_short_outputs_leave_the_projection_to_onednn(monkeypatch):
 @kernel
 def test_a_projection_adding_another_tensor_stays_onednns():
     x = conv(data, "first", 16, kernel=3, stride=2)
-    y = conv(conv(x, "expand", 32), "dw", 32, kernel=3, group=32)
+    y = conv(conv(x, "expand", 64), "dw", 64, kernel=3, group=64)
     other = conv(x, "other", 16, act=None)
     got, want, ex = run(conv(y, "project", 16, act=None) + other)
     assert_close(got, want)
@@ -103,9 +103,9 @@ def test_without_bias_or_batch_norm():
     got, want, ex = run(net(bn=False))   # no BN: each convolution has its own bias
     assert_close(got, want)
     x = conv(data, "first", 16, kernel=3, stride=2)
-    y = mx.sym.Convolution(x, kernel=(1, 1), num_filter=32, no_bias=True, name="expand")
-    y = mx.sym.Convolution(mx.sym.relu(y), kernel=(3, 3), pad=(1, 1), num_filter=32,
-                           num_group=32, no_bias=True, name="dw")
+    y = mx.sym.Convolution(x, kernel=(1, 1), num_filter=64, no_bias=True, name="expand")
+    y = mx.sym.Convolution(mx.sym.relu(y), kernel=(3, 3), pad=(1, 1), num_filter=64,
+                           num_group=64, no_bias=True, name="dw")
     got, want, ex = run(mx.sym.relu(y))
     assert_close(got, want)
     assert subgraph_state(ex).kernels[POINTWISE_DEPTHWISE] == ["expand"]
@@ -114,17 +114,21 @@ def test_without_bias_or_batch_norm():
 @kernel
 def test_an_expanded_tensor_read_elsewhere_stays_onednns():
     x = conv(data, "first", 16, kernel=3, stride=2)
-    e = conv(x, "expand", 32)
-    d = conv(e, "dw", 32, kernel=3, group=32)
+    e = conv(x, "expand", 64)
+    d = conv(e, "dw", 64, kernel=3, group=64)
     got, want, ex = run(mx.sym.Group([d, e]))
     assert_close(got, want)
     assert "pwdw_conv" not in [op.kind for op in plan_steps(ex)]
 
 
-def test_wide_inputs_and_other_layouts_stay_onednns(monkeypatch):
+def test_wide_inputs_small_expansions_and_other_layouts_stay_onednns(monkeypatch):
     x = conv(data, "first", 48, kernel=3, stride=2)   # 48 channels in: bound by its products
-    y = conv(conv(x, "expand", 96), "dw", 96, kernel=3, group=96)
+    y = conv(conv(x, "expand", 192), "dw", 192, kernel=3, group=192)
     got, want, ex = run(y)
+    assert_close(got, want)
+    assert "pwdw_conv" not in [op.kind for op in plan_steps(ex)]
+    x = conv(data, "first", 16, kernel=3, stride=2)   # 16 to 32: no expansion to speak of
+    got, want, ex = run(conv(conv(x, "expand", 32), "dw", 32, kernel=3, group=32))
     assert_close(got, want)
     assert "pwdw_conv" not in [op.kind for op in plan_steps(ex)]
     monkeypatch.setenv("MINIMX_DNNL_BLOCKED_LAYOUT", "0")   # NHWC: the kernel reads blocks
