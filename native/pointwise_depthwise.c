@@ -101,7 +101,8 @@ typedef struct {
 } gemm_row;
 
 /* Pixels [x, x + P) of a 1x1 convolution's row, G output blocks: each from
- * the bias, the input channels in order, then the residual or the bounds.
+ * the bias, the input channels in order, then the residual or the bounds
+ * (or neither).
  * P and G are constants where it is called, so that the accumulators stay
  * in registers. */
 INLINE void gemm_pixels(const gemm_row *r, int64_t x, int P, int G) {
@@ -110,29 +111,37 @@ INLINE void gemm_pixels(const gemm_row *r, int64_t x, int P, int G) {
         const __m512 b = _mm512_loadu_ps(r->bias + g * VL);
         for (int p = 0; p < P; p++) acc[p][g] = b;
     }
-    for (int64_t c0 = 0; c0 < r->k; c0 += VL) {
-        const float *in = r->in + (c0 / VL) * r->in_plane + x * VL;
-        const int64_t lanes = r->k - c0 < VL ? r->k - c0 : VL;
-        for (int64_t l = 0; l < lanes; l++) {
-            const float *wc = r->wt + (c0 + l) * r->ldw;
-            __m512 wv[GROUP];
-            for (int g = 0; g < G; g++) wv[g] = _mm512_loadu_ps(wc + g * VL);
-            for (int p = 0; p < P; p++) {
-                const __m512 a = _mm512_set1_ps(in[p * VL + l]);
-                for (int g = 0; g < G; g++) acc[p][g] = _mm512_fmadd_ps(a, wv[g], acc[p][g]);
-            }
+    /* One loop over the channels (not blocks, then lanes): the accumulators
+     * stay in registers throughout. */
+    const float *in = r->in + x * VL, *wc = r->wt;
+    for (int64_t c = 0; c < r->k; c++, wc += r->ldw) {
+        const float *pixels = in + (c / VL) * r->in_plane + c % VL;
+        __m512 wv[GROUP];
+        for (int g = 0; g < G; g++) wv[g] = _mm512_loadu_ps(wc + g * VL);
+        for (int p = 0; p < P; p++) {
+            const __m512 a = _mm512_set1_ps(pixels[p * VL]);
+            for (int g = 0; g < G; g++) acc[p][g] = _mm512_fmadd_ps(a, wv[g], acc[p][g]);
         }
     }
-    /* The bounds made here, not kept in registers through the products. */
-    const __m512 lo = _mm512_set1_ps(r->lo), hi = _mm512_set1_ps(r->hi);
-    for (int g = 0; g < G; g++)
-        for (int p = 0; p < P; p++) {
-            __m512 y = acc[p][g];
-            if (r->add) y = _mm512_add_ps(y, _mm512_loadu_ps(r->add + g * r->add_plane
-                                                            + (x + p) * VL));
-            if (r->bounded) y = clamp(y, lo, hi);
-            _mm512_storeu_ps(r->out + g * r->out_plane + (x + p) * VL, y);
-        }
+    /* One loop for each epilogue (a branch inside would keep the
+     * accumulators in memory); the bounds made here, not kept in registers
+     * through the products. */
+    float *out = r->out + x * VL;
+    if (r->add) {
+        const float *add = r->add + x * VL;
+        for (int g = 0; g < G; g++)
+            for (int p = 0; p < P; p++)
+                _mm512_storeu_ps(out + g * r->out_plane + p * VL, _mm512_add_ps(
+                        acc[p][g], _mm512_loadu_ps(add + g * r->add_plane + p * VL)));
+    } else if (r->bounded) {
+        const __m512 lo = _mm512_set1_ps(r->lo), hi = _mm512_set1_ps(r->hi);
+        for (int g = 0; g < G; g++)
+            for (int p = 0; p < P; p++)
+                _mm512_storeu_ps(out + g * r->out_plane + p * VL, clamp(acc[p][g], lo, hi));
+    } else {
+        for (int g = 0; g < G; g++)
+            for (int p = 0; p < P; p++) _mm512_storeu_ps(out + g * r->out_plane + p * VL, acc[p][g]);
+    }
 }
 
 /* The chunks a row of `width` pixels is split into: as even as can be, each
@@ -142,18 +151,32 @@ static int64_t chunks(int64_t width, int64_t most) {
     return (width + most - 1) / most;
 }
 
-/* A row of `width` pixels of G output blocks. */
-INLINE void gemm_blocks(const gemm_row *r, int64_t width, int G) {
-    const int64_t n = chunks(width, PX);
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t x = width * i / n;
-        switch (width * (i + 1) / n - x) {
-#define GEMM_CASE(P) case P: gemm_pixels(r, x, P, G); break;
-        GEMM_CASE(1) GEMM_CASE(2) GEMM_CASE(3) GEMM_CASE(4) GEMM_CASE(5) GEMM_CASE(6)
-        GEMM_CASE(7) GEMM_CASE(8) GEMM_CASE(9) GEMM_CASE(10) GEMM_CASE(11) GEMM_CASE(12)
-#undef GEMM_CASE
-        }
+/* gemm_pixels over `count` chunks of P pixels from x, for each chunk size and
+ * block count a function of its own: one function holding them all ran out
+ * of registers (accumulators spilled). */
+typedef void (*gemm_run)(const gemm_row *r, int64_t x, int64_t count);
+#define GEMM_RUN(P, G) \
+    static __attribute__((noinline)) void gemm_run_##P##_##G(const gemm_row *r, int64_t x, \
+            int64_t count) { \
+        for (int64_t i = 0; i < count; i++) gemm_pixels(r, x + i * P, P, G); \
     }
+#define GEMM_RUNS(G) GEMM_RUN(1, G) GEMM_RUN(2, G) GEMM_RUN(3, G) GEMM_RUN(4, G) \
+    GEMM_RUN(5, G) GEMM_RUN(6, G) GEMM_RUN(7, G) GEMM_RUN(8, G) GEMM_RUN(9, G) \
+    GEMM_RUN(10, G) GEMM_RUN(11, G) GEMM_RUN(12, G)
+GEMM_RUNS(1)
+GEMM_RUNS(2)
+static const gemm_run GEMM_RUNS_BY[GROUP][PX] = {
+    {gemm_run_1_1, gemm_run_2_1, gemm_run_3_1, gemm_run_4_1, gemm_run_5_1, gemm_run_6_1,
+     gemm_run_7_1, gemm_run_8_1, gemm_run_9_1, gemm_run_10_1, gemm_run_11_1, gemm_run_12_1},
+    {gemm_run_1_2, gemm_run_2_2, gemm_run_3_2, gemm_run_4_2, gemm_run_5_2, gemm_run_6_2,
+     gemm_run_7_2, gemm_run_8_2, gemm_run_9_2, gemm_run_10_2, gemm_run_11_2, gemm_run_12_2}};
+
+/* The `runs` of a row of `width` pixels: n chunks as even as can be, the
+ * larger (one pixel more) first. */
+static void row_chunks(const gemm_run *runs, const gemm_row *r, int64_t width) {
+    const int64_t n = chunks(width, PX), p = width / n, larger = width % n;
+    if (larger) runs[p](r, 0, larger);   /* p + 1 pixels each */
+    runs[p - 1](r, larger * (p + 1), n - larger);
 }
 
 /* Output blocks [b0, b1) of a 1x1 convolution's row, GROUP at a time. */
@@ -165,8 +188,7 @@ static void gemm(gemm_row r, int64_t width, int64_t b0, int64_t b1) {
         r.bias = bias + b * VL;
         r.add = add ? add + b * r.add_plane : NULL;
         r.out = out + (b - b0) * r.out_plane;
-        if (b1 - b >= GROUP) gemm_blocks(&r, width, GROUP);
-        else gemm_blocks(&r, width, 1);
+        row_chunks(GEMM_RUNS_BY[(b1 - b >= GROUP ? GROUP : 1) - 1], &r, width);
     }
 }
 
@@ -186,27 +208,45 @@ INLINE void dw_pixels(const float *const t[3], const __m512 w[TAPS], __m512 bias
     for (int q = 0; q < Q; q++) _mm512_storeu_ps(out + (x + q) * VL, clamp(acc[q], lo, hi));
 }
 
-/* One output row of one block (weights wt: nine taps of 16 channels). */
-static void dw_row(const pwdw_conv *k, const float *const t[3], const float *wt,
-        const float *bias, float *out) {
+/* `count` chunks of Q output pixels of one block from pixel x (weights wt:
+ * nine taps of 16 channels; stride s), the taps and the bias in registers. */
+INLINE void dw_chunks(const float *const t[3], const float *wt, const float *bias,
+        __m512 lo, __m512 hi, float *out, int64_t x, int64_t count, int Q, int s) {
     __m512 w[TAPS];
     for (int i = 0; i < TAPS; i++) w[i] = _mm512_loadu_ps(wt + i * VL);
     const __m512 b = _mm512_loadu_ps(bias);
-    const __m512 lo = _mm512_set1_ps(k->lo[1]), hi = _mm512_set1_ps(k->hi[1]);
-    const int64_t n = chunks(k->ow, DX);
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t x = k->ow * i / n, q = k->ow * (i + 1) / n - x;
-#define DW_CASE(Q) \
-        case Q: \
-            if (k->stride == 1) dw_pixels(t, w, b, lo, hi, out, x, Q, 1); \
-            else dw_pixels(t, w, b, lo, hi, out, x, Q, 2); \
-            break;
-        switch (q) {
-        DW_CASE(1) DW_CASE(2) DW_CASE(3) DW_CASE(4)
-        DW_CASE(5) DW_CASE(6) DW_CASE(7) DW_CASE(8)
-        }
-#undef DW_CASE
+    for (int64_t i = 0; i < count; i++) dw_pixels(t, w, b, lo, hi, out, x + i * Q, Q, s);
+}
+
+/* dw_chunks for each chunk size and stride, each a function of its own: one
+ * function holding them all ran out of registers (the taps spilled). */
+typedef void (*dw_run)(const float *const t[3], const float *wt, const float *bias,
+        __m512 lo, __m512 hi, float *out, int64_t x, int64_t count);
+#define DW_RUN(Q, S) \
+    static __attribute__((noinline)) void dw_run_##Q##_##S(const float *const t[3], \
+            const float *wt, const float *bias, __m512 lo, __m512 hi, float *out, \
+            int64_t x, int64_t count) { \
+        dw_chunks(t, wt, bias, lo, hi, out, x, count, Q, S); \
     }
+#define DW_RUNS(S) DW_RUN(1, S) DW_RUN(2, S) DW_RUN(3, S) DW_RUN(4, S) \
+    DW_RUN(5, S) DW_RUN(6, S) DW_RUN(7, S) DW_RUN(8, S)
+DW_RUNS(1)
+DW_RUNS(2)
+static const dw_run DW_RUNS_BY[2][DX] = {
+    {dw_run_1_1, dw_run_2_1, dw_run_3_1, dw_run_4_1, dw_run_5_1, dw_run_6_1, dw_run_7_1,
+     dw_run_8_1},
+    {dw_run_1_2, dw_run_2_2, dw_run_3_2, dw_run_4_2, dw_run_5_2, dw_run_6_2, dw_run_7_2,
+     dw_run_8_2}};
+
+/* One output row of one block: n chunks as even as can be, the larger
+ * (one pixel more) first. */
+static void dw_row(const pwdw_conv *k, const float *const t[3], const float *wt,
+        const float *bias, float *out) {
+    const __m512 lo = _mm512_set1_ps(k->lo[1]), hi = _mm512_set1_ps(k->hi[1]);
+    const dw_run *runs = DW_RUNS_BY[k->stride - 1];
+    const int64_t n = chunks(k->ow, DX), q = k->ow / n, larger = k->ow % n;
+    if (larger) runs[q](t, wt, bias, lo, hi, out, 0, larger);   /* q + 1 pixels each */
+    runs[q - 1](t, wt, bias, lo, hi, out, larger * (q + 1), n - larger);
 }
 
 typedef struct {
