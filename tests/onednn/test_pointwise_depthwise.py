@@ -3,6 +3,11 @@ it and, optionally, a projection): its float32 sums exactly, oneDNN's
 primitives within a few last bits, NaN passed through, and what it takes."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -125,6 +130,32 @@ def test_with_the_projection_its_sums_exactly(n, c, h, w, oc, stride, project, r
     b3 = rng.normal(0, 0.2, project).astype(F32)
     args = (x, w1, b1, w2, b2, stride, (RELU6, RELU6), w3, b3, residual)
     np.testing.assert_array_equal(run_kernel(*args), expected(*args))
+
+
+def exact_cases() -> None:
+    """Blocks and pairs whose rows split into bands among the threads (the
+    kernel reads OpenMP's thread count), each checked bit for bit."""
+    for n, c, h, oc, stride, project in [(1, 16, 37, 96, 1, 16), (1, 24, 40, 144, 2, 32),
+                                         (2, 8, 29, 48, 1, 0), (3, 16, 50, 64, 2, 24)]:
+        x, w1, b1, w2, b2 = case(n, c, h, h, oc, 7)
+        rng = np.random.default_rng(8)
+        w3 = rng.normal(0, 0.5, (project, oc, 1, 1)).astype(F32) if project else None
+        b3 = rng.normal(0, 0.2, project).astype(F32) if project else None
+        args = (x, w1, b1, w2, b2, stride, (RELU6, RELU6), w3, b3, project == c and stride == 1)
+        np.testing.assert_array_equal(run_kernel(*args), expected(*args))
+
+
+@kernel
+@pytest.mark.parametrize("threads", [2, 3])
+def test_rows_split_among_threads_the_same_sums(threads):
+    # libgomp reads OMP_NUM_THREADS when it loads: a fresh interpreter. Three
+    # threads split an image's rows into unequal bands.
+    done = subprocess.run(
+        [sys.executable, "-c", "from tests.onednn.test_pointwise_depthwise import "
+                               "exact_cases; exact_cases()"],
+        env={**os.environ, "OMP_NUM_THREADS": str(threads)}, capture_output=True, text=True,
+        timeout=300, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr
 
 
 @kernel
