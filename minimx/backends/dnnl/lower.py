@@ -587,7 +587,7 @@ class Lowering:
         weight_shape = self.shape(weight)
         dtype = self.float_type(nid)
         ahead = None        # the output entry of a node lowered with this one
-        readers: list = []  # convolution chains lowered with this one, their prefixes
+        readers: list[tuple[ConvChain, str]] = []  # chains lowered with it, their prefixes
         if conv.op == "Deconvolution":
             op = onednn.deconv(x.shape, weight_shape, adj=p.adj or None, dtype=dtype, **kw)
         elif dtype == FLOAT32 and use_winograd(x.shape, weight_shape, kw):
