@@ -132,6 +132,12 @@ def pwdw_conv(src_shape: Sequence[int], out_channels: int, *, stride: int,
     dw_weights (``(O, 1, 3, 3)``), dw_bias, [post1_weights (``(P, O, 1, 1)``),
     post1_bias], dst."""
     src = as_dims(src_shape, "pwdw_conv src")
+    if len(src) != 4 or out_channels <= 0 or out_channels % BLOCK or stride not in (1, 2) \
+            or project < 0:
+        raise BackendError(f"pwdw_conv: needs 2-D data (N, C, H, W), out_channels a positive "
+                           f"multiple of {BLOCK}, stride 1 or 2 and project >= 0; got src "
+                           f"{src}, out_channels {out_channels}, stride {stride}, project "
+                           f"{project}")
     if residual and (project != src[1] or stride != 1):
         raise BackendError(f"pwdw_conv: a residual needs the projection to give the "
                            f"input's {src[1]} channels at stride 1, not {project} at {stride}")

@@ -159,6 +159,16 @@ def test_rows_split_among_threads_the_same_sums(threads):
 
 
 @kernel
+@pytest.mark.parametrize("src, oc, stride, project", [
+    ((1, 16, 8), 32, 1, 0), ((1, 16, 8, 8), 24, 1, 0), ((1, 16, 8, 8), 0, 1, 0),
+    ((1, 16, 8, 8), 32, 3, 0), ((1, 16, 8, 8), 32, 1, -1)])
+def test_refuses_what_it_cannot_run_naming_the_values(src, oc, stride, project):
+    with pytest.raises(BackendError, match=f"pwdw_conv: needs .* got src .*out_channels {oc}, "
+                                           f"stride {stride}, project {project}"):
+        onednn.pwdw_conv(src, oc, stride=stride, bounds=(NONE, NONE), project=project)
+
+
+@kernel
 def test_a_residual_needs_the_inputs_shape():
     with pytest.raises(BackendError, match="a residual needs the projection to give"):
         onednn.pwdw_conv((1, 16, 8, 8), 32, stride=1, bounds=(NONE, NONE), project=24,
