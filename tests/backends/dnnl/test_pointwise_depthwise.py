@@ -159,3 +159,21 @@ def test_in_batch_parts_the_same_outputs(monkeypatch):
     for g, w in zip(got, whole, strict=True):
         np.testing.assert_array_equal(g, w)   # image by image, the same sums
     assert_close(got, want)
+
+
+@kernel
+def test_new_weights_of_each_convolution_between_forwards():
+    """The weight cache refreshes the kernel's three sets of weights (BatchNorm
+    folded into each) when their sources move."""
+    sym = net()
+    args, aux = random_arrays(sym, SHAPE)
+    ex = bind(partitioned(sym, SHAPE), args, aux)
+    assert_close([o.asnumpy() for o in ex.forward()], outputs(sym, args, aux))
+    rng = np.random.default_rng(1)
+    for name in ("b2_expand_weight", "b2_dw_bn_gamma", "b2_project_weight"):
+        args[name] = rng.standard_normal(args[name].shape).astype(np.float32)
+        ex.arg_dict[name][:] = args[name]
+        assert_close([o.asnumpy() for o in ex.forward()], outputs(sym, args, aux))
+    aux["b2_project_bn_moving_var"] = aux["b2_project_bn_moving_var"] * 4
+    ex.aux_dict["b2_project_bn_moving_var"][:] = aux["b2_project_bn_moving_var"]
+    assert_close([o.asnumpy() for o in ex.forward()], outputs(sym, args, aux))
