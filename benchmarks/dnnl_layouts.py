@@ -29,7 +29,8 @@ Twelve choices, each timed where it acts (img/s, batch / median forward time):
   steps (MINIMX_DNNL_FIRST_CONV_INT8=0); INT8 MobileNets;
 - ``pointwise-depthwise``: float32 1x1 convolutions and the depthwise ones
   reading them by minimx's kernel (`onednn.pwdw_conv`) against oneDNN's two
-  primitives (MINIMX_DNNL_POINTWISE_DEPTHWISE=0); fp32 MobileNets.
+  primitives (MINIMX_DNNL_POINTWISE_DEPTHWISE=0); fp32 MobileNet v2, and v1,
+  which it must leave alone (its 1x1 convolutions expand too little).
 Each variant runs in a fresh process per round (the choices are made when a
 plan compiles), the two alternating, after the machine's quiet check. fp32
 and bf16 models are minimx's zoo symbols with random weights
