@@ -6,7 +6,7 @@ MobileNet v2's blocks expand their channels with a 1x1 convolution, filter
 them with a 3x3 depthwise one and project them back with a linear 1x1 one;
 oneDNN writes the expanded and the filtered tensors to memory between the
 three. The kernel keeps them in cache, row by row. On MobileNet v2's blocks
-at 112x112 to 28x28 it took 0.57-0.81 of the time of oneDNN's three
+at 112x112 to 28x28 it took 0.56-0.84 of the time of oneDNN's three
 primitives, at batch 1 (AMD Zen 5, `avx512_core_bf16`, two threads, the plans
 alternating in one process; README, Measurements).
 """
