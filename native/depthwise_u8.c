@@ -1,16 +1,22 @@
 /* INT8 depthwise 3x3 convolution (see depthwise_u8.h).
  *
  * For each input row the kernel first builds an interleaved copy: for
- * output column w and channel c, the 32-bit lane (x[w-1][c], x[w][c],
- * x[w+1][c], 0), zeros standing for the padding. A row's three taps are
- * then one `vpdpbusd` against the weights' (w0, w1, w2, 0) lane, three per
- * output vector of 16 channels. Each interleaved row serves the three
- * output rows that read it: a thread keeps the last three in a ring.
- * Threads take (image, band of output rows, 16-channel block) tasks, the
- * channel blocks of a band in a row so that its input stays in cache.
+ * output column x and channel c, the 32-bit lane (in[s*x-1][c], in[s*x][c],
+ * in[s*x+1][c], 0) for stride s, zeros standing for the padding. A row's
+ * three taps are then one `vpdpbusd` against the weights' (w0, w1, w2, 0)
+ * lane. A block takes 64 bytes of a row at once: 64 channels of a pixel
+ * (masked where a last block has fewer) or, at stride 1, two pixels of 32
+ * or four of 16. Byte and word unpacks of the three taps' bytes give four
+ * vectors of lanes, in the unpacks' order (unpacked_place), which the
+ * saturating packs of the four results undo. Each interleaved row serves
+ * the output rows that read it (three at stride 1, two at stride 2): a
+ * thread keeps the last three in a ring. Threads take (image, band of
+ * output rows, channel block) tasks, the channel blocks of a band in a row
+ * so that its input stays in cache.
  */
 
 #include <omp.h>
+#include <string.h>
 
 #include "oneapi/dnnl/dnnl.h"
 
@@ -24,12 +30,17 @@
 #define DW8_KERNEL 1
 #endif
 
-#define VL 16     /* channels per vector: int32 lanes of one AVX-512 register */
-#define LANE 4    /* bytes per interleaved channel: three taps and a zero */
+#define VL 16          /* channels per vector: int32 lanes of one AVX-512 register */
+#define LANE 4         /* bytes per interleaved channel: three taps and a zero */
+#define CB 64          /* bytes a block takes of a row at once */
+#define VECS (CB / VL) /* vectors per interleaved group */
 
 typedef struct {
     own_kernel base;
-    int64_t n, c, h, w;   /* output size = input size (stride 1, padding 1) */
+    int64_t n, c, ih, iw, oh, ow, stride;
+    int64_t pix, width;   /* a block takes `pix` pixels of `width` bytes at once
+                             (1 x 64 channels, or 2 x 32 or 4 x 16) */
+    int64_t groups;       /* such groups of output pixels in a row */
     int with_bias, relu, dst_s8;
     int threads;          /* the OpenMP team size the scratchpad is sized for */
 } dw8_conv;
@@ -43,7 +54,7 @@ int dw8_available(void) {
 }
 
 static size_t ring_bytes(const dw8_conv *dc) {
-    return (size_t)3 * dc->w * VL * LANE;
+    return (size_t)3 * dc->groups * CB * LANE;
 }
 
 static size_t scratchpad_size(const own_kernel *k) {
@@ -52,74 +63,171 @@ static size_t scratchpad_size(const own_kernel *k) {
 }
 
 #ifdef DW8_KERNEL
-/* Input row `in` (W pixels of C channels, from channel c0) interleaved into t. */
-static void interleave(const uint8_t *in, uint8_t *t, int64_t w, int64_t c) {
-    for (int64_t x = 0; x < w; x++) {
-        const uint8_t *p = in + x * c;
-        __m512i mid = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)p));
-        __m512i left = x > 0
-                ? _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p - c)))
-                : _mm512_setzero_si512();
-        __m512i right = x + 1 < w
-                ? _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(p + c)))
-                : _mm512_setzero_si512();
-        /* left | mid << 8 | right << 16 (0xFE: the OR of three) */
-        _mm512_store_si512((__m512i *)(t + x * VL * LANE), _mm512_ternarylogic_epi32(
-                left, _mm512_slli_epi32(mid, 8), _mm512_slli_epi32(right, 16), 0xFE));
+/* The place in a block of lane j of interleaved vector v: the unpacks work
+ * within 128-bit lanes, each holding 16 of the block's bytes. */
+static int unpacked_place(int v, int j) {
+    return VL * (j / LANE) + LANE * v + j % LANE;
+}
+
+/* Bits [a, b) of a byte mask, 0 <= a < b <= 64. */
+static __mmask64 bits(int64_t a, int64_t b) {
+    const __mmask64 below = b >= CB ? ~(__mmask64)0 : ((__mmask64)1 << b) - 1;
+    return below & ~(((__mmask64)1 << a) - 1);
+}
+
+/* The bytes of the group of `pix` pixels of `width` bytes from pixel `first`
+ * that lie inside a row of w pixels, within the block's channels. */
+static inline __mmask64 inside(int64_t first, int64_t pix, int64_t width, int64_t w,
+        __mmask64 channels) {
+    if (first >= 0 && first + pix <= w) return channels;
+    const int64_t lo = first < 0 ? -first : 0, hi = w - first < pix ? w - first : pix;
+    return hi > lo ? channels & bits(lo * width, hi * width) : 0;
+}
+
+/* One interleaved group from its taps' bytes, stored at o. */
+static inline __attribute__((always_inline)) void store_interleaved(__m512i left,
+        __m512i mid, __m512i right, __m512i *o) {
+    const __m512i zero = _mm512_setzero_si512();
+    const __m512i lm_lo = _mm512_unpacklo_epi8(left, mid), lm_hi = _mm512_unpackhi_epi8(left, mid);
+    const __m512i r_lo = _mm512_unpacklo_epi8(right, zero), r_hi = _mm512_unpackhi_epi8(right, zero);
+    _mm512_store_si512(o, _mm512_unpacklo_epi16(lm_lo, r_lo));
+    _mm512_store_si512(o + 1, _mm512_unpackhi_epi16(lm_lo, r_lo));
+    _mm512_store_si512(o + 2, _mm512_unpacklo_epi16(lm_hi, r_hi));
+    _mm512_store_si512(o + 3, _mm512_unpackhi_epi16(lm_hi, r_hi));
+}
+
+/* Input row `in` (from the block's first channel) interleaved into t at
+ * stride 1, for groups of `width`-byte pixels (a constant where inlined): a
+ * group's left and right taps are its pixels shifted by one, taken from the
+ * groups before and after it. (Sizes are locals: stores through t may alias
+ * anything a pointer reaches.) */
+static inline __attribute__((always_inline)) void interleave_s1(const dw8_conv *dc,
+        const uint8_t *in, uint8_t *t, __mmask64 channels, const int width) {
+    const int64_t pix = CB / width, w = dc->iw, c = dc->c, groups = dc->groups;
+    const __m512i zero = _mm512_setzero_si512();
+    __m512i prev = zero, mid = _mm512_maskz_loadu_epi8(inside(0, pix, width, w, channels), in);
+    for (int64_t g = 0; g < groups; g++) {
+        const int64_t x = (g + 1) * pix;   /* the next group's first pixel */
+        const __m512i next = g + 1 < groups
+                ? _mm512_maskz_loadu_epi8(inside(x, pix, width, w, channels), in + x * c) : zero;
+        store_interleaved(width == CB ? prev : _mm512_alignr_epi64(mid, prev, (CB - width) / 8),
+                mid, width == CB ? next : _mm512_alignr_epi64(next, mid, width / 8),
+                (__m512i *)(t + g * CB * LANE));
+        prev = mid;
+        mid = next;
     }
 }
 
-/* One output row of 16 channels from the interleaved rows t[0..2] (NULL:
- * padding), stored every c bytes from out. */
-static void output_row(const dw8_conv *dc, const uint8_t *const t[3],
-        const __m512i w[3], __m512 bias, __m512 factor, uint8_t *out) {
-    const __m512 lo = _mm512_set1_ps(dc->relu ? 0.f : -128.f), hi = _mm512_set1_ps(127.f);
-    const __m512 zero = _mm512_setzero_ps();
-    for (int64_t x = 0; x < dc->w; x++) {
-        __m512i acc = _mm512_setzero_si512();
-        for (int k = 0; k < 3; k++)
-            if (t[k]) acc = _mm512_dpbusd_epi32(acc,
-                    _mm512_load_si512((const __m512i *)(t[k] + x * VL * LANE)), w[k]);
-        /* The numpy kernel's float32 steps, then saturation before rounding:
-         * the same integers as rounding first, the bounds being integers.
-         * Rounding turns what int32 cannot hold into INT32_MIN, which the
-         * narrowing saturates as it should below (-inf, s8) and, read unsigned,
-         * above (+inf, u8): s8 is clamped to [lo, 127] first, u8 (relu or not)
-         * needs only max(y, 0). */
-        __m512 y = _mm512_mul_ps(_mm512_add_ps(_mm512_cvtepi32_ps(acc), bias), factor);
-        __m128i bytes = dc->dst_s8
-                ? _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(
-                        _mm512_min_ps(_mm512_max_ps(y, lo), hi)))
-                : _mm512_cvtusepi32_epi8(_mm512_cvtps_epi32(_mm512_max_ps(y, zero)));
-        _mm_storeu_si128((__m128i *)(out + x * dc->c), bytes);
+/* The same at stride 2, one pixel a group: output column x reads input
+ * pixels 2x-1, 2x and 2x+1, the first being the column before's last. */
+static void interleave_s2(const dw8_conv *dc, const uint8_t *in, uint8_t *t,
+        __mmask64 channels) {
+    const int64_t w = dc->iw, c = dc->c, groups = dc->groups;
+    __m512i left = _mm512_setzero_si512();
+    for (int64_t g = 0; g < groups; g++) {
+        const __m512i mid = _mm512_maskz_loadu_epi8(inside(2 * g, 1, CB, w, channels),
+                in + 2 * g * c);
+        const __m512i right = _mm512_maskz_loadu_epi8(inside(2 * g + 1, 1, CB, w, channels),
+                in + (2 * g + 1) * c);
+        store_interleaved(left, mid, right, (__m512i *)(t + g * CB * LANE));
+        left = right;
     }
 }
 
-/* Output rows [y0, y1) of image `img`, channels [c0, c0 + 16). */
-static void band(const dw8_conv *dc, const uint8_t *img, const int8_t *weights,
-        const float *bias, const float *factor, uint8_t *out, int64_t y0,
+static void interleave(const dw8_conv *dc, const uint8_t *in, uint8_t *t, __mmask64 channels) {
+    if (dc->stride == 2) interleave_s2(dc, in, t, channels);
+    else if (dc->width == 16) interleave_s1(dc, in, t, channels, 16);
+    else if (dc->width == 32) interleave_s1(dc, in, t, channels, 32);
+    else interleave_s1(dc, in, t, channels, CB);
+}
+
+typedef struct {              /* a block's constants, in the unpacks' order */
+    __m512i w[3][VECS];
+    __m512 bias[VECS], factor[VECS];
+    __m512 lo, hi;            /* the dst type's bounds (lo 0 where relu) */
+    __mmask64 channels;       /* the block's bytes of a pixel (all, for groups) */
+} block;
+
+/* One output row of a block from the interleaved rows t[0..2] (NULL:
+ * padding), from its first channel at out. */
+static void output_row(const dw8_conv *dc, const block *b, const uint8_t *const t[3],
+        uint8_t *out) {
+    const int64_t pix = dc->pix, width = dc->width, w = dc->ow, c = dc->c, groups = dc->groups;
+    const int s8 = dc->dst_s8;
+    const block k = *b;   /* in registers, whatever out aliases */
+    for (int64_t g = 0; g < groups; g++) {
+        __m512i q[VECS];
+        for (int v = 0; v < VECS; v++) {
+            __m512i acc = _mm512_setzero_si512();
+            for (int r = 0; r < 3; r++)
+                if (t[r]) acc = _mm512_dpbusd_epi32(acc, _mm512_load_si512(
+                        (const __m512i *)(t[r] + (g * VECS + v) * VL * LANE)), k.w[r][v]);
+            /* The numpy kernel's float32 steps, then saturation before
+             * rounding: the same integers as rounding first, the bounds being
+             * integers (NaN becomes lo, max taking its second operand then). */
+            const __m512 y = _mm512_mul_ps(
+                    _mm512_add_ps(_mm512_cvtepi32_ps(acc), k.bias[v]), k.factor[v]);
+            q[v] = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(y, k.lo), k.hi));
+        }
+        /* In range already: the packs only narrow, and restore the order. */
+        const __m512i words0 = _mm512_packs_epi32(q[0], q[1]);
+        const __m512i words1 = _mm512_packs_epi32(q[2], q[3]);
+        const int64_t x = g * pix;
+        _mm512_mask_storeu_epi8(out + x * c, inside(x, pix, width, w, k.channels), s8
+                ? _mm512_packs_epi16(words0, words1) : _mm512_packus_epi16(words0, words1));
+    }
+}
+
+/* The constants of the block from channel c0, placed as the unpacks place
+ * its bytes (zeros past the last channel). */
+static void load_block(const dw8_conv *dc, const int8_t *weights, const float *bias,
+        const float *factor, int64_t c0, block *b) {
+    int8_t w[3][VECS][VL * LANE];
+    float bs[VECS][VL], fs[VECS][VL];
+    for (int v = 0; v < VECS; v++)
+        for (int j = 0; j < VL; j++) {
+            const int64_t place = unpacked_place(v, j);
+            const int64_t ch = dc->pix > 1 ? place % dc->c : c0 + place;
+            const int in = ch < dc->c;
+            for (int k = 0; k < 3; k++) {
+                if (in) memcpy(w[k][v] + j * LANE, weights + (k * dc->c + ch) * LANE, LANE);
+                else memset(w[k][v] + j * LANE, 0, LANE);
+            }
+            bs[v][j] = in && bias ? bias[ch] : 0.f;
+            fs[v][j] = in ? factor[ch] : 0.f;
+        }
+    for (int v = 0; v < VECS; v++) {
+        for (int k = 0; k < 3; k++) b->w[k][v] = _mm512_loadu_si512(w[k][v]);
+        b->bias[v] = _mm512_loadu_ps(bs[v]);
+        b->factor[v] = _mm512_loadu_ps(fs[v]);
+    }
+    b->lo = _mm512_set1_ps(dc->relu || !dc->dst_s8 ? 0.f : -128.f);
+    b->hi = _mm512_set1_ps(dc->dst_s8 ? 127.f : 255.f);
+    b->channels = dc->pix > 1 || dc->c - c0 >= CB ? ~(__mmask64)0 : bits(0, dc->c - c0);
+}
+
+/* Output rows [y0, y1) of an image (src, dst), the block from channel c0. */
+static void band(const dw8_conv *dc, const uint8_t *src, const int8_t *weights,
+        const float *bias, const float *factor, uint8_t *dst, int64_t y0,
         int64_t y1, int64_t c0, uint8_t *ring) {
-    const size_t row = (size_t)dc->w * VL * LANE;
-    __m512i w[3];
-    for (int k = 0; k < 3; k++)
-        w[k] = _mm512_loadu_si512(weights + (k * dc->c + c0) * LANE);
-    const __m512 b = bias ? _mm512_loadu_ps(bias + c0) : _mm512_setzero_ps();
-    const __m512 f = _mm512_loadu_ps(factor + c0);
+    const size_t row = ring_bytes(dc) / 3;
+    block b;
+    load_block(dc, weights, bias, factor, c0, &b);
     int64_t held[3] = {-1, -1, -1};   /* the input row in each ring slot */
     for (int64_t y = y0; y < y1; y++) {
         const uint8_t *t[3];
         for (int k = 0; k < 3; k++) {
-            const int64_t r = y - 1 + k;
+            const int64_t r = dc->stride * y - 1 + k;
             t[k] = NULL;
-            if (r < 0 || r >= dc->h) continue;
+            if (r < 0 || r >= dc->ih) continue;
             uint8_t *slot = ring + (r % 3) * row;
             if (held[r % 3] != r) {
-                interleave(img + (r * dc->w * dc->c + c0), slot, dc->w, dc->c);
+                interleave(dc, src + (r * dc->iw * dc->c + c0), slot, b.channels);
                 held[r % 3] = r;
             }
             t[k] = slot;
         }
-        output_row(dc, t, w, b, f, out + (y * dc->w * dc->c + c0));
+        output_row(dc, &b, t, dst + (y * dc->ow * dc->c + c0));
     }
 }
 #endif
@@ -135,19 +243,21 @@ static dnnl_status_t run(const own_kernel *k, void *scratch,
     const int8_t *weights = ptr[1];
     const float *bias = b ? ptr[2] : NULL, *factor = ptr[2 + b];
     uint8_t *dst = ptr[3 + b];
-    /* Bands of rows: enough for every thread, each at least four rows. */
+    /* Bands of rows: four tasks for every thread, each band at least four rows. */
+    const int64_t blocks = dc->pix > 1 ? 1 : (dc->c + CB - 1) / CB;
     int64_t bands = 1;
-    while (dc->n * bands < dc->threads && bands * 8 <= dc->h) bands *= 2;
-    const int64_t blocks = dc->c / VL, tasks = dc->n * bands * blocks;
-    const size_t image = (size_t)dc->h * dc->w * dc->c;
+    while (dc->n * bands * blocks < 4 * dc->threads && bands * 8 <= dc->oh) bands *= 2;
+    const int64_t tasks = dc->n * bands * blocks;
+    const size_t in_image = (size_t)dc->ih * dc->iw * dc->c;
+    const size_t out_image = (size_t)dc->oh * dc->ow * dc->c;
     #pragma omp parallel num_threads(dc->threads)
     {
         uint8_t *ring = (uint8_t *)scratch + omp_get_thread_num() * ring_bytes(dc);
         #pragma omp for schedule(static)
         for (int64_t task = 0; task < tasks; task++) {
             const int64_t n = task / (bands * blocks), s = task / blocks % bands;
-            band(dc, src + n * image, weights, bias, factor, dst + n * image,
-                    dc->h * s / bands, dc->h * (s + 1) / bands, task % blocks * VL, ring);
+            band(dc, src + n * in_image, weights, bias, factor, dst + n * out_image,
+                    dc->oh * s / bands, dc->oh * (s + 1) / bands, task % blocks * CB, ring);
         }
     }
     return dnnl_success;
@@ -159,28 +269,37 @@ static dnnl_status_t run(const own_kernel *k, void *scratch,
 
 static const own_kernel_ops DW8_OPS = {"dw8_u8:avx512_core_vnni", scratchpad_size, run};
 
-dnnl_status_t dw8_conv_create(own_kernel **kernel, const int64_t *src_dims,
+dnnl_status_t dw8_conv_create(own_kernel **kernel, const int64_t *src_dims, int stride,
         int with_bias, int relu, int dst_s8) {
     PASS(own_kernel_new(kernel, sizeof(dw8_conv), &DW8_OPS));
     dw8_conv *dc = (dw8_conv *)*kernel;
-    REQUIRE(dw8_available() && src_dims[1] % VL == 0, dnnl_unimplemented);
+    const int64_t c = src_dims[1];
+    /* Stride 2 takes one pixel a group: 64 channels, or a masked block. */
+    REQUIRE(dw8_available() && c > 0 && c % VL == 0 && (stride == 1 || stride == 2)
+            && (stride == 1 || c >= CB), dnnl_unimplemented);
     dc->n = src_dims[0];
-    dc->c = src_dims[1];
-    dc->h = src_dims[2];
-    dc->w = src_dims[3];
+    dc->c = c;
+    dc->ih = src_dims[2];
+    dc->iw = src_dims[3];
+    dc->stride = stride;
+    dc->oh = (dc->ih - 1) / stride + 1;   /* 3x3, padding 1 */
+    dc->ow = (dc->iw - 1) / stride + 1;
+    dc->pix = c < CB && CB % c == 0 ? CB / c : 1;
+    dc->width = CB / dc->pix;
+    dc->groups = (dc->ow + dc->pix - 1) / dc->pix;
     dc->with_bias = with_bias;
     dc->relu = relu;
     dc->dst_s8 = dst_s8;
     dc->threads = omp_get_max_threads();
-    const dnnl_dims_t data = {dc->n, dc->c, dc->h, dc->w};
-    const dnnl_dims_t weights = {3, dc->c, LANE}, channels = {dc->c};
-    const dnnl_dims_t factor = {1, dc->c, 1, 1};
+    const dnnl_dims_t src = {dc->n, c, dc->ih, dc->iw}, dst = {dc->n, c, dc->oh, dc->ow};
+    const dnnl_dims_t weights = {3, c, LANE}, channels = {c};
+    const dnnl_dims_t factor = {1, c, 1, 1};
     own_kernel *k = &dc->base;
-    PASS(own_kernel_arg(k, DNNL_ARG_SRC, 4, data, dnnl_u8, dnnl_acdb));
+    PASS(own_kernel_arg(k, DNNL_ARG_SRC, 4, src, dnnl_u8, dnnl_acdb));
     PASS(own_kernel_arg(k, DNNL_ARG_WEIGHTS, 3, weights, dnnl_s8, dnnl_abc));
     if (with_bias) PASS(own_kernel_arg(k, DNNL_ARG_BIAS, 1, channels, dnnl_f32, dnnl_a));
     PASS(own_kernel_arg(k, DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, 4, factor,
             dnnl_f32, dnnl_acdb));
-    PASS(own_kernel_arg(k, DNNL_ARG_DST, 4, data, dst_s8 ? dnnl_s8 : dnnl_u8, dnnl_acdb));
+    PASS(own_kernel_arg(k, DNNL_ARG_DST, 4, dst, dst_s8 ? dnnl_s8 : dnnl_u8, dnnl_acdb));
     return dnnl_success;
 }

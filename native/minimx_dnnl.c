@@ -721,9 +721,9 @@ int mmx_dw8_available(void) {
 }
 
 int mmx_dw8_conv_init(mmx_prim *prim, mmx_engine *engine,
-        const int64_t *src_dims, int with_bias, int relu, int dst_s8) {
+        const int64_t *src_dims, int stride, int with_bias, int relu, int dst_s8) {
     (void)engine;   /* the kernel is minimx's: no oneDNN object to create */
-    PASS(dw8_conv_create(&prim->own, src_dims, with_bias, relu, dst_s8));
+    PASS(dw8_conv_create(&prim->own, src_dims, stride, with_bias, relu, dst_s8));
     return adopt_own(prim);
 }
 

@@ -303,16 +303,17 @@ int mmx_wino_conv_init(mmx_prim *prim, mmx_engine *engine,
         const int64_t *src_dims, int64_t oc, const int64_t *pad_l,
         const int64_t *pad_r, int with_bias, int npost,
         const mmx_post_op *post);
-/* INT8 depthwise 3x3 convolution, stride 1, padding 1 (depthwise_u8.h): u8
- * NHWC src_dims (N, C, H, W) with C a multiple of 16, weights (3, C, 4) s8
- * (a kernel row's three taps and a zero per channel), [bias] f32 (C),
- * factor f32 (1, C, 1, 1), dst u8 (or s8 with dst_s8) NHWC:
+/* INT8 depthwise 3x3 convolution, stride 1 or 2, padding 1 (depthwise_u8.h):
+ * u8 NHWC src_dims (N, C, H, W) with C a multiple of 16 (at least 64 at
+ * stride 2), weights (3, C, 4) s8 (a kernel row's three taps and a zero per
+ * channel), [bias] f32 (C), factor f32 (1, C, 1, 1), dst u8 (or s8 with
+ * dst_s8) NHWC:
  * dst = saturate(rint(relu?((float(acc) + bias) * factor))).
  * mmx_dw8_available: whether this build has it (AVX512-VNNI).
  * args: src, weights, [bias], factor (post-op 0's src1), dst. */
 int mmx_dw8_available(void);
 int mmx_dw8_conv_init(mmx_prim *prim, mmx_engine *engine,
-        const int64_t *src_dims, int with_bias, int relu, int dst_s8);
+        const int64_t *src_dims, int stride, int with_bias, int relu, int dst_s8);
 /* A three-channel NCHW f32 input of dims (N, 3, H, W) written NHWC (acdb) in
  * dst_dtype, MMX_F32 or MMX_BF16 (rounded to nearest even), by minimx's
  * kernel (nhwc_input.h). mmx_nhwc_input_available: whether this build has

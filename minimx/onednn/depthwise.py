@@ -4,14 +4,17 @@ MobileNets spend a fifth to a third of an INT8 forward in depthwise
 convolutions, which oneDNN 3.2 runs with ``brdgmm_dw`` at ~100 GMAC/s. The
 kernel here interleaves each input row so that one ``vpdpbusd`` lane
 multiplies a whole kernel row (three taps), and keeps the interleaved rows
-in cache for the three output rows that read them. Against ``brdgmm_dw``
-alone (AMD Zen 5, `avx512_core_vnni`, batch 1, a C microbenchmark, the two
-timed one after the other; README, Measurements) it took
-23-24 against 38-46 us at 112x112 (32 channels), 24-27 against 38-42 at
-56x56, 10-13 against 15-20 at 28x28 and 6-9 against 8-11 at 14x14; at 7x7,
-and at stride 2, where it would need another interleaving, it did not gain,
-so it is only for stride 1 and outputs of at least ``DW8_MIN_SIZE`` pixels a
-side.
+in cache for the output rows that read them; it takes 64 bytes of a row at
+once (64 channels, or two pixels of 32, four of 16) with byte unpacks.
+At batch 1 (AMD Zen 5, `avx512_core_vnni`, the plan's profile; README,
+Measurements, a thirteenth session) MobileNet v1's stride-1 layers took 19.8
+against 21.9 us at 112x112 (32 channels), 18.4 against 23.5 at 56x56, 10.0
+against 12.9 at 28x28 and 5.5 against 8.2 at 14x14 with the kernel's first
+version, which took 16 channels at a time (itself 0.63-0.87 of
+``brdgmm_dw``'s time at batch 16); its stride-2 layers 0.76-0.88 of
+``brdgmm_dw``'s time, MobileNet v2's 7x7 ones 0.63-0.67. Stride 2 takes one pixel a block,
+so at least ``DW8_STRIDE2_CHANNELS`` channels; below ``DW8_MIN_SIZE``
+output pixels a side nothing was measured.
 
 The integers are the numpy kernel's (``backends.mkldnn_ops.QuantizedConv``):
 uint8 data times int8 weights summed in int32, then
@@ -38,25 +41,30 @@ from .primitives import Primitive, build_primitive, spatial_param
 from .runtime import as_dims
 
 DW8_CHANNELS = 16   # channel counts must be multiples of this (VL in depthwise_u8.c)
-DW8_MIN_SIZE = 14   # output rows and columns below which oneDNN's kernel is as fast
+DW8_STRIDE2_CHANNELS = 64   # at stride 2, at least this many (a block: CB in depthwise_u8.c)
+DW8_MIN_SIZE = 7    # output rows and columns below which nothing was measured
 
 
 def dw8_supports(src_shape: Sequence[int], weight_shape: Sequence[int], src_dtype: np.dtype,
                  *, stride=None, pad=None, dilate=None, num_group: int = 1) -> bool:
     """Whether ``dw8_conv`` runs this quantized convolution, and pays: uint8 data,
-    2-D depthwise 3x3 (one filter per channel), stride 1, padding 1, channels a
-    multiple of 16, an output of at least 14x14, and a build with the kernel
-    (`dw8_available`)."""
+    2-D depthwise 3x3 (one filter per channel), stride 1 or 2, padding 1,
+    channels a multiple of 16 (at least 64 at stride 2), an output of at least
+    7x7, and a build with the kernel (`dw8_available`)."""
     if len(src_shape) != 4 or len(weight_shape) != 4:
         return False
     channels = src_shape[1]
+    strides = spatial_param(stride, 2, 1, "stride", 1)
+    s = strides[0]
     return (np.dtype(src_dtype) == np.uint8 and num_group == channels
             and tuple(weight_shape) == (channels, 1, 3, 3)
             and channels % DW8_CHANNELS == 0
-            and spatial_param(stride, 2, 1, "stride", 1) == (1, 1)
+            and strides in ((1, 1), (2, 2))
+            and (s == 1 or channels >= DW8_STRIDE2_CHANNELS)
             and spatial_param(pad, 2, 0, "pad", 0) == (1, 1)
             and spatial_param(dilate, 2, 1, "dilate", 1) == (1, 1)
-            and min(src_shape[2:]) >= DW8_MIN_SIZE and dw8_available())
+            and min((n - 1) // s + 1 for n in src_shape[2:]) >= DW8_MIN_SIZE
+            and dw8_available())
 
 
 def dw8_available() -> bool:
@@ -72,9 +80,9 @@ def dw8_weights(w: np.ndarray) -> np.ndarray:
     return rows
 
 
-def dw8_conv(src_shape: Sequence[int], *, bias: bool, relu: bool,
+def dw8_conv(src_shape: Sequence[int], *, stride: int = 1, bias: bool, relu: bool,
              dst_dtype: np.dtype) -> Primitive:
-    """A uint8 depthwise 3x3 convolution, stride 1, padding 1 (see
+    """A uint8 depthwise 3x3 convolution, stride 1 or 2, padding 1 (see
     ``dw8_supports``): src and dst NHWC (``acdb``), dst uint8 or int8; weights
     take MXNet's ``(C, 1, 3, 3)`` int8 weights, bias their int32 bias (made
     float32, as the numpy kernel adds it), ``post0_src1`` the per-channel
@@ -85,8 +93,11 @@ def dw8_conv(src_shape: Sequence[int], *, bias: bool, relu: bool,
     dst = np.dtype(dst_dtype)
     if dst not in (np.dtype(np.uint8), np.dtype(np.int8)):
         raise BackendError(f"dw8_conv: dst must be uint8 or int8, not {dst}")
+    if stride not in (1, 2) or (stride == 2 and channels < DW8_STRIDE2_CHANNELS):
+        raise BackendError(f"dw8_conv: stride {stride} with {channels} channels: the kernel "
+                           f"takes stride 1, or 2 with at least {DW8_STRIDE2_CHANNELS} channels")
     return build_primitive(
-        "dw8_conv", f"src {src} bias {bias} relu {relu} dst {dst}",
-        native().lib.mmx_dw8_conv_init, list(src), int(bias), int(relu),
+        "dw8_conv", f"src {src} stride {stride} bias {bias} relu {relu} dst {dst}",
+        native().lib.mmx_dw8_conv_init, list(src), int(stride), int(bias), int(relu),
         int(dst == np.int8),
         user={"weights": ((channels, 1, 3, 3), dw8_weights)})

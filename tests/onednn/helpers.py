@@ -1,6 +1,11 @@
 """Running one primitive on numpy arrays through a Plan, and shared settings."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 from hypothesis import HealthCheck, settings
 
@@ -40,3 +45,14 @@ def run(op: onednn.Primitive, inputs: dict[str, np.ndarray],
     plan.output(plan.add(op, dst=out, **slots))
     (result,) = plan.run(arrays)
     return result
+
+
+def run_with_threads(module: str, function: str, threads: int) -> None:
+    """Call ``function()`` of test module ``module`` in a fresh interpreter with
+    ``threads`` OpenMP threads (libgomp reads OMP_NUM_THREADS when it loads,
+    and CI runs one): for kernels of minimx's own that split work among them."""
+    done = subprocess.run(
+        [sys.executable, "-c", f"from {module} import {function}; {function}()"],
+        env={**os.environ, "OMP_NUM_THREADS": str(threads)}, capture_output=True, text=True,
+        timeout=300, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr

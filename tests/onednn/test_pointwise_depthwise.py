@@ -3,11 +3,6 @@ it and, optionally, a projection): its float32 sums exactly, oneDNN's
 primitives within a few last bits, NaN passed through, and what it takes."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import given
@@ -17,7 +12,7 @@ from minimx import BackendError, onednn
 from minimx.backends.dnnl.conv_layout import BLOCKED
 from minimx.onednn import pointwise_depthwise as pd
 
-from .helpers import SETTINGS
+from .helpers import SETTINGS, run_with_threads
 
 F32, F64 = np.float32, np.float64
 kernel = pytest.mark.skipif(onednn.available() and not pd.pwdw_available(),
@@ -148,14 +143,8 @@ def exact_cases() -> None:
 @kernel
 @pytest.mark.parametrize("threads", [2, 3])
 def test_rows_split_among_threads_the_same_sums(threads):
-    # libgomp reads OMP_NUM_THREADS when it loads: a fresh interpreter. Three
-    # threads split an image's rows into unequal bands.
-    done = subprocess.run(
-        [sys.executable, "-c", "from tests.onednn.test_pointwise_depthwise import "
-                               "exact_cases; exact_cases()"],
-        env={**os.environ, "OMP_NUM_THREADS": str(threads)}, capture_output=True, text=True,
-        timeout=300, cwd=Path(__file__).resolve().parents[2])
-    assert done.returncode == 0, done.stderr
+    # Three threads split an image's rows into unequal bands.
+    run_with_threads("tests.onednn.test_pointwise_depthwise", "exact_cases", threads)
 
 
 @kernel

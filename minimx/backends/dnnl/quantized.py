@@ -45,6 +45,7 @@ import numpy as np
 from ... import onednn
 from ...base import BackendError, DTypeError, settings
 from ...graph import Node
+from ...onednn.primitives import spatial_param
 from ...ops import quantization as q
 from ...ops.quantized_nlp import asym_scale_shift
 from ..mkldnn_ops import QuantizedConv, QuantizedFC
@@ -334,7 +335,9 @@ def quantized_conv(low: Lowering, node: Node, nid: int, ins: Sequence[int], inpu
     c = qc.conv
     has_bias = not c.no_bias or qc.bn is not None
     if _own_depthwise(qc, act, x, low.shape(base[1])):
-        op = onednn.dw8_conv(x.shape, bias=has_bias, relu=bool(act), dst_dtype=dst_type)
+        stride = spatial_param(c.stride or None, 2, 1, "stride", 1)[0]
+        op = onednn.dw8_conv(x.shape, stride=stride, bias=has_bias, relu=bool(act),
+                             dst_dtype=dst_type)
         low.kernels[OWN_DEPTHWISE].append(node.name)
     else:
         op = onednn.conv(x.shape, low.shape(base[1]), stride=c.stride or None,

@@ -1,7 +1,7 @@
-"""A quantized MobileNet-like net whose stride-1 depthwise convolutions the
-DNNL lowering gives to minimx's own kernel (`onednn.dw8_conv`): the numpy
+"""A quantized MobileNet-like net whose depthwise convolutions the DNNL
+lowering gives to minimx's own kernel (`onednn.dw8_conv`): the numpy
 kernels' integers, whole and in batch parts, and oneDNN's kernel where it
-is left to (stride 2, int8 data)."""
+is left to (stride 2 on fewer than 64 channels)."""
 from __future__ import annotations
 
 import numpy as np
@@ -29,14 +29,14 @@ def relu(x: mx.sym.Symbol) -> mx.sym.Symbol:
 
 
 def net() -> mx.sym.Symbol:
-    """conv-BN-relu, then depthwise 3x3 + pointwise pairs: stride 1 on 16 and
-    32 channels (with BN and relu; without relu, whose output is int8 when
-    calibrated `auto`), and stride 2 (oneDNN's)."""
+    """conv-BN-relu, then depthwise 3x3 + pointwise pairs: stride 1 on 16
+    channels (with BN and relu; without relu, whose output is int8 when
+    calibrated `auto`), stride 2 on 64 channels, and on 32 (oneDNN's)."""
     x = relu(mx.sym.BatchNorm(mx.sym.Convolution(
         data, kernel=(3, 3), pad=(1, 1), num_filter=16, name="c0"), fix_gamma=False,
         name="bn0"))
-    for i, (channels, stride, with_relu) in enumerate([(16, 1, True), (32, 1, False),
-                                                      (32, 2, True)]):
+    for i, (channels, stride, with_relu) in enumerate([(16, 1, True), (64, 1, False),
+                                                      (32, 2, True), (32, 2, True)]):
         x = mx.sym.Convolution(x, kernel=(3, 3), pad=(1, 1), stride=(stride, stride),
                                num_filter=x.infer_shape(data=SHAPE)[1][0][1],
                                num_group=x.infer_shape(data=SHAPE)[1][0][1], name=f"dw{i}")
@@ -58,17 +58,19 @@ def kernels(state: DnnlState) -> dict[str, str]:
 
 
 @kernel
-def test_stride_1_depthwise_runs_minimx_kernel_with_the_numpy_integers(quantized):
+def test_depthwise_runs_minimx_kernel_with_the_numpy_integers(quantized):
     qsym, qargs, qaux, x = quantized
     got, (state,) = forward(partitioned(qsym, {"data": SHAPE}), qargs, qaux, x)
     np.testing.assert_array_equal(got, forward(qsym, qargs, qaux, x)[0])
     chosen = kernels(state)
     assert chosen["quantized_sg_mkldnn_conv_bn_act_1"].startswith("dw8_conv")
     assert chosen["quantized_sg_mkldnn_conv_bn_3"].startswith("dw8_conv")   # no relu: int8 out
-    assert chosen["quantized_sg_mkldnn_conv_bn_act_5"].startswith("conv")   # stride 2
-    assert sum(name.startswith("dw8_conv") for name in chosen.values()) == 2
+    assert chosen["quantized_sg_mkldnn_conv_bn_act_5"].startswith("dw8_conv")   # stride 2
+    assert chosen["quantized_sg_mkldnn_conv_bn_act_7"].startswith("conv")   # 32 channels
+    assert sum(name.startswith("dw8_conv") for name in chosen.values()) == 3
     assert state.kernels[OWN_DEPTHWISE] == ["quantized_sg_mkldnn_conv_bn_act_1",
-                                            "quantized_sg_mkldnn_conv_bn_3"]
+                                            "quantized_sg_mkldnn_conv_bn_3",
+                                            "quantized_sg_mkldnn_conv_bn_act_5"]
 
 
 @kernel
