@@ -5,16 +5,16 @@ convolutions, which oneDNN 3.2 runs with ``brdgmm_dw`` at ~100 GMAC/s. The
 kernel here interleaves each input row so that one ``vpdpbusd`` lane
 multiplies a whole kernel row (three taps), and keeps the interleaved rows
 in cache for the output rows that read them; it takes 64 bytes of a row at
-once (64 channels, or two pixels of 32, four of 16) with byte unpacks.
-At batch 1 (AMD Zen 5, `avx512_core_vnni`, the plan's profile; README,
+once (64 channels, or two pixels of 32, four of 16) with byte unpacks. At
+batch 1 (AMD Zen 5, `avx512_core_vnni`, the plan's profile; README,
 Measurements, a thirteenth session) MobileNet v1's stride-1 layers took 19.8
 against 21.9 us at 112x112 (32 channels), 18.4 against 23.5 at 56x56, 10.0
 against 12.9 at 28x28 and 5.5 against 8.2 at 14x14 with the kernel's first
 version, which took 16 channels at a time (itself 0.63-0.87 of
-``brdgmm_dw``'s time at batch 16); its stride-2 layers 0.76-0.88 of
-``brdgmm_dw``'s time, MobileNet v2's 7x7 ones 0.63-0.67. Stride 2 takes one pixel a block,
-so at least ``DW8_STRIDE2_CHANNELS`` channels; below ``DW8_MIN_SIZE``
-output pixels a side nothing was measured.
+``brdgmm_dw``'s time at batch 16); its stride-2 layers took 0.76-0.88 of
+``brdgmm_dw``'s time, MobileNet v2's 7x7 ones 0.63-0.67. Stride 2 takes one
+pixel a block, so at least ``DW8_STRIDE2_CHANNELS`` channels; below
+``DW8_MIN_SIZE`` output pixels a side nothing was measured.
 
 The integers are the numpy kernel's (``backends.mkldnn_ops.QuantizedConv``):
 uint8 data times int8 weights summed in int32, then
