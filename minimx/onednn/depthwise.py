@@ -10,11 +10,14 @@ batch 1 (AMD Zen 5, `avx512_core_vnni`, the plan's profile; README,
 Measurements, a thirteenth session) MobileNet v1's stride-1 layers took 19.8
 against 21.9 us at 112x112 (32 channels), 18.4 against 23.5 at 56x56, 10.0
 against 12.9 at 28x28 and 5.5 against 8.2 at 14x14 with the kernel's first
-version, which took 16 channels at a time (itself 0.63-0.87 of
-``brdgmm_dw``'s time at batch 16); its stride-2 layers took 0.76-0.88 of
-``brdgmm_dw``'s time, MobileNet v2's 7x7 ones 0.63-0.67. Stride 2 takes one
-pixel a block, so at least ``DW8_STRIDE2_CHANNELS`` channels; below
-``DW8_MIN_SIZE`` output pixels a side nothing was measured.
+version, which took 16 channels at a time (the two builds in alternating
+processes); its stride-2 layers took 0.76-0.88 of ``brdgmm_dw``'s time,
+MobileNet v2's 7x7 ones 0.63-0.67 (each pair profiled one after the other
+in one process). On the whole INT8 forward the kernel on against off (fresh
+processes alternating) gives MobileNet v1 1.10x / 1.09x (batch 1 / 16), v2
+1.10x / 1.07x. Stride 2 takes one pixel a block, so at least
+``DW8_STRIDE2_CHANNELS`` channels; below ``DW8_MIN_SIZE`` output pixels a
+side nothing was measured.
 
 The integers are the numpy kernel's (``backends.mkldnn_ops.QuantizedConv``):
 uint8 data times int8 weights summed in int32, then
