@@ -212,11 +212,14 @@ def mxnet_zoo_worker(model: str, batch: int, mode: str, prefix: Path | None = No
                   env)
 
 
-def peer_worker(runtime: str, onnx: Path, batch: int, precision: str = "fp32") -> Worker:
+def peer_worker(runtime: str, onnx: Path, batch: int, precision: str = "fp32",
+                profile: str | None = None) -> Worker:
     """ONNX Runtime (``ort``) or OpenVINO (``openvino``) running `onnx` at `batch`
-    in its own venv (peer_worker.py)."""
+    in its own venv (peer_worker.py), writing its per-node profile to `profile`*
+    when it closes if asked."""
     return Worker([str(HERE / "peer_worker.py"), runtime, str(onnx), str(batch),
-                   "--precision", precision], python=PEER_PYTHON[runtime])
+                   "--precision", precision, *(["--profile", profile] if profile else [])],
+                  python=PEER_PYTHON[runtime])
 
 
 def exported(model: str, models_dir: Path) -> Path:

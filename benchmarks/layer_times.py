@@ -1,23 +1,29 @@
-"""Per layer: minimx's DNNL plan against ONNX Runtime, on the same model and weights.
+"""Per layer: minimx's DNNL plan against ONNX Runtime or OpenVINO, on the same model and weights.
 
 minimx's side is its profiler (`mx.profiler` with profile_symbolic: every
 primitive its DNNL plan runs, with the owner node and oneDNN's kernel, timed
 by the plan in C around each step. oneDNN 3.2's own ONEDNN_VERBOSE=profile_exec
 timing is not used: it added 8-18 us to each step's time, MobileNet v1 INT8
-at batch 1 summing to 1347 us against 938 timed by the plan); ONNX Runtime's
-is its profiler
-(SessionOptions.enable_profiling, in its venv through peer_worker.py). Both
-run --iters forwards after warming up, and each step's figure is the median
-over them (--statistic min: the fastest, which on a busy machine is closer to
-what the step costs undisturbed). The k-th convolution of one is set against the k-th of the other
-(a plain CNN such as MobileNet v1 or v2 runs its convolutions in the same
-order everywhere); the other steps (layout conversions, pooling, the
-classifier, ONNX Runtime's elementwise additions) are listed after,
-per kind. minimx's own convolution kernels (Winograd, the INT8 depthwise
-one) count as convolutions. Models come from dnnl_throughput.exported.
+at batch 1 summing to 1347 us against 938 timed by the plan); the peer's is
+its own profiler (ONNX Runtime's SessionOptions.enable_profiling, OpenVINO's
+PERF_COUNT), in its venv through peer_worker.py, fp32, or bf16 for OpenVINO
+with --dtype bfloat16 (minimx then runs `optimize_for(dtype="bfloat16")`).
+The two alternate in --rounds rounds of --iters forwards each (the peer's
+worker stays up between them): on a VM whose speed swings within seconds,
+a layer's figure is only comparable with one taken in the same stretch.
+Each step's figure is the median over the rounds of its --statistic over a
+round's forwards (min: the fastest, which on a busy machine is closer to
+what the step costs undisturbed). The k-th convolution of one is set
+against the k-th of the other (a plain CNN such as MobileNet v1 or v2 runs
+its convolutions in the same order everywhere); the other steps (layout
+conversions, pooling, the classifier, the peer's elementwise additions) are
+listed after, per kind. minimx's own convolution kernels (Winograd, the INT8
+depthwise one) count as convolutions. Models come from
+dnnl_throughput.exported.
 
 Run: python benchmarks/layer_times.py [--model mobilenet1.0] [--batch 1]
-     [--iters 20] [--statistic median] [--models-dir DIR]
+     [--peer ort|openvino] [--dtype float32|bfloat16] [--iters 20] [--rounds 1]
+     [--statistic median] [--models-dir DIR]
 """
 from __future__ import annotations
 
@@ -26,14 +32,13 @@ import glob
 import json
 import os
 import statistics
-import subprocess
 import tempfile
 from collections import defaultdict
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
 
-from dnnl_throughput import HERE, PEER_PYTHON, Minimx, exported  # noqa: E402
+from dnnl_throughput import Minimx, exported, peer_worker  # noqa: E402
 
 import minimx as mx  # noqa: E402
 
@@ -42,6 +47,7 @@ Step = tuple[str, str, float]   # kind, description, microseconds (STATISTIC)
 # own convolution kernels among the convolutions).
 KINDS = dict.fromkeys(["conv", "wino_conv", "dw8_conv", "first_conv", "pwdw_conv"], "convolution")
 STATISTIC = {"median": statistics.median, "min": min}
+PRECISIONS = {"float32": "fp32", "bfloat16": "bf16"}   # --dtype: the peer's name for it
 
 
 def minimx_steps(ex: mx.executor.Executor, iters: int, stat: str = "median") -> list[Step]:
@@ -124,25 +130,58 @@ def executed(line: str) -> list[str]:
     return fields[1:] if ours and fields[:1] == ["exec"] else []
 
 
-def ort_steps(onnx: Path, batch: int, iters: int, stat: str = "median") -> list[Step]:
-    """ONNX Runtime's nodes in order: (operator, node name and input shape, us)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([PEER_PYTHON["ort"], str(HERE / "peer_worker.py"), "ort", str(onnx),
-                        str(batch), "--profile", f"{tmp}/ort"],
-                       input=f"{iters}\n", capture_output=True, text=True, check=True)
-        (profile,) = glob.glob(f"{tmp}/ort*.json")
-        events = json.loads(Path(profile).read_text())
+def by_rounds(times: list[float], iters: int, rounds: int, stat: str) -> float:
+    """The median over `rounds` rounds of the `stat` of each round's `iters`
+    times, from a step's `times` in every forward (the last iters * rounds
+    are the timed ones; warm-up forwards come before them)."""
+    timed = times[len(times) - iters * rounds:]
+    return statistics.median(STATISTIC[stat](timed[r * iters:(r + 1) * iters])
+                             for r in range(rounds))
+
+
+def ort_steps(prefix: str, iters: int, rounds: int, stat: str) -> list[Step]:
+    """ONNX Runtime's nodes in order, from its profile at `prefix`: (operator,
+    node name and input shape, us)."""
+    (profile,) = glob.glob(f"{prefix}*.json")
     times: dict[str, list[float]] = defaultdict(list)
     order: dict[str, tuple[str, str]] = {}
-    for e in events:
+    for e in json.loads(Path(profile).read_text()):
         if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
             name = e["name"].removesuffix("_kernel_time")
             times[name].append(float(e["dur"]))
             shapes = [next(iter(s.values())) for s in e["args"].get("input_type_shape", [])]
             order.setdefault(name, (e["args"]["op_name"], f"{name} {shapes[:2]}"))
-    # The last `iters` runs of each node are the timed ones (2 warm-up forwards before).
-    return [(kind, what, STATISTIC[stat](times[name][-iters:]))
+    return [(kind, what, by_rounds(times[name], iters, rounds, stat))
             for name, (kind, what) in order.items()]
+
+
+def openvino_steps(prefix: str, iters: int, rounds: int, stat: str) -> list[Step]:
+    """OpenVINO's executed nodes in order, from peer_worker's profile at
+    `prefix`: (node type, name and kernel, us)."""
+    forwards = json.loads(Path(f"{prefix}.json").read_text())
+    return [(kind, f"{name} [{kernel}]",
+             by_rounds([f[k][3] for f in forwards], iters, rounds, stat))
+            for k, (name, kind, kernel, _) in enumerate(forwards[-1])]
+
+
+PEERS = {"ort": ("ONNX Runtime", ort_steps, ("Conv", "FusedConv")),
+         "openvino": ("OpenVINO", openvino_steps, ("Convolution", "GroupConvolution"))}
+
+
+def alternated(ex: mx.executor.Executor, peer: str, onnx: Path, batch: int, dtype: str,
+               iters: int, rounds: int, stat: str) -> tuple[list[Step], list[Step]]:
+    """minimx's steps and the peer's, from `rounds` alternating rounds of
+    `iters` forwards each (see the module docstring)."""
+    ours: list[list[Step]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        worker = peer_worker(peer, onnx, batch, PRECISIONS[dtype], profile=f"{tmp}/profile")
+        for _ in range(rounds):
+            ours.append(minimx_steps(ex, iters, stat))
+            worker.run(iters)
+        worker.close()
+        theirs = PEERS[peer][1](f"{tmp}/profile", iters, rounds, stat)
+    return [(kind, what, statistics.median(r[k][2] for r in ours))
+            for k, (kind, what, _) in enumerate(ours[0])], theirs
 
 
 def report(ours: list[Step], theirs: list[Step], peer: str = "ONNX Runtime",
@@ -172,19 +211,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="mobilenet1.0")
     parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--peer", choices=list(PEERS), default="ort")
+    parser.add_argument("--dtype", choices=list(PRECISIONS), default="float32")
     parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--statistic", choices=list(STATISTIC), default="median")
     parser.add_argument("--models-dir", type=Path,
                         default=Path(tempfile.gettempdir(), "minimx-peer-models"))
     args = parser.parse_args()
+    if args.dtype != "float32" and args.peer == "ort":
+        parser.error("ONNX Runtime runs float32 only here: use --peer openvino")
     prefix = exported(args.model, args.models_dir)
-    print(f"{args.model} batch {args.batch}, OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}, "
-          f"{args.statistic} of {args.iters} forwards")
-    path = Minimx("", args.batch, "DNNL", prefix)
+    print(f"{args.model} {args.dtype} batch {args.batch}, "
+          f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}, median over {args.rounds} "
+          f"alternating rounds of the {args.statistic} of {args.iters} forwards")
+    path = Minimx("", args.batch, "DNNL", prefix,
+                  **({} if args.dtype == "float32" else {"dtype": args.dtype}))
     path.run(3)
-    report(minimx_steps(path.ex, args.iters, args.statistic),
-           ort_steps(args.models_dir / f"{args.model}.onnx", args.batch, args.iters,
-                     args.statistic))
+    name, _, conv_kinds = PEERS[args.peer]
+    report(*alternated(path.ex, args.peer, args.models_dir / f"{args.model}.onnx", args.batch,
+                       args.dtype, args.iters, args.rounds, args.statistic),
+           peer=name, peer_conv_kinds=conv_kinds)
 
 
 if __name__ == "__main__":

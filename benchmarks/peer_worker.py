@@ -7,14 +7,18 @@ optimizations, OMP_NUM_THREADS intra-op threads, sequential execution;
 ``openvino``: OpenVINO on the CPU plugin, the latency hint, OMP_NUM_THREADS
 inference threads, INFERENCE_PRECISION_HINT f32 (``--precision bf16``: bf16).
 The ONNX file is read with its batch dimension set to BATCH; the input is
-uniform random until the driver sends one. ``--profile`` (ONNX Runtime only)
-writes its per-node profile to PREFIX*.json when the worker ends. Then it
-serves forwards (worker_protocol.py).
+uniform random until the driver sends one. ``--profile`` writes the per-node
+profile to PREFIX*.json when the worker ends: ONNX Runtime's own profile file;
+for OpenVINO (PERF_COUNT on), PREFIX.json holds one list per forward of its
+executed nodes, each ``[name, type, kernel, microseconds]``. Then it serves
+forwards (worker_protocol.py).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
+from pathlib import Path
 
 import numpy as np
 from worker_protocol import serve_forwards  # beside this script: one protocol for all workers
@@ -62,18 +66,24 @@ class OpenVinoSession:
 
     def __init__(self, onnx: str, batch: int, precision: str, profile: str | None) -> None:
         import openvino as ov  # only in OpenVINO's venv
-        if profile:
-            raise SystemExit("peer_worker: --profile is for ONNX Runtime")
         core = ov.Core()
         model = core.read_model(onnx)
         model.reshape([batch, 3, 224, 224])
         config = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": THREADS,
-                  "INFERENCE_PRECISION_HINT": {"fp32": "f32", "bf16": "bf16"}[precision]}
+                  "INFERENCE_PRECISION_HINT": {"fp32": "f32", "bf16": "bf16"}[precision],
+                  "PERF_COUNT": bool(profile)}
         self.request = core.compile_model(model, "CPU", config).create_infer_request()
         self.set_input(np.random.default_rng(0).random((batch, 3, 224, 224), np.float32))
+        self.profile = profile
+        self.forwards: list[list[list]] = []   # with a profile: each forward's nodes
 
     def forward(self) -> None:
         self.request.infer()
+        if self.profile:
+            self.forwards.append([[p.node_name, p.node_type, p.exec_type,
+                                   p.real_time.total_seconds() * 1e6]
+                                  for p in self.request.profiling_info
+                                  if p.status == p.Status.EXECUTED])
 
     def set_input(self, data: np.ndarray) -> None:
         self.data = np.ascontiguousarray(data, np.float32)   # the tensor shares its memory
@@ -84,7 +94,8 @@ class OpenVinoSession:
         return np.array(self.request.get_output_tensor(0).data)
 
     def close(self) -> None:
-        pass
+        if self.profile:
+            Path(f"{self.profile}.json").write_text(json.dumps(self.forwards))
 
 
 RUNTIMES = {"ort": OrtSession, "openvino": OpenVinoSession}
@@ -96,7 +107,7 @@ def main() -> None:
     parser.add_argument("onnx")
     parser.add_argument("batch", type=int)
     parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
-    parser.add_argument("--profile", help="ONNX Runtime's profile file prefix")
+    parser.add_argument("--profile", help="the per-node profile's file prefix")
     args = parser.parse_args()
     session = RUNTIMES[args.runtime](args.onnx, args.batch, args.precision, args.profile)
     try:
