@@ -8,6 +8,9 @@
  *   bfloat16 vdpbf16ps:   32 (AVX512_BF16)
  *   int8     vpdpbusd:    64 (AVX512_VNNI), u8 times s8 into s32, as oneDNN's
  *                         INT8 kernels without AMX
+ * and, where the CPU has AMX, the tile dot products oneDNN's AMX kernels run:
+ *   amx_bfloat16 tdpbf16ps: 16 x 16 x 32 = 8192 MACs per instruction
+ *   amx_int8     tdpbusd:   16 x 16 x 64 = 16384
  */
 #include <immintrin.h>
 #include <omp.h>
@@ -70,4 +73,59 @@ double peak_bfloat16(long iterations) { (void)iterations; return 0; }
 PEAK(peak_int8, __m512i, _mm512_setzero_si512(), INT8_OP, 64)
 #else
 double peak_int8(long iterations) { (void)iterations; return 0; }
+#endif
+
+#if defined(__AMX_TILE__) && defined(__AMX_INT8__) && defined(__AMX_BF16__)
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define ARCH_REQ_XCOMP_PERM 0x1023   /* Linux: ask for a state component */
+#define XFEATURE_XTILEDATA 18        /* the tiles' data */
+
+/* Palette 1: eight tiles of 16 rows of 64 bytes (the largest), laid out as
+ * LDTILECFG reads its 64 bytes. */
+typedef struct {
+    unsigned char palette, start_row, reserved[14];
+    unsigned short bytes_per_row[16];
+    unsigned char rows[16];
+} tile_config;
+
+/* Four accumulators (tiles 0-3), each updated once per iteration from two A
+ * tiles (4, 5) and two B tiles (6, 7): a dot product's latency is about
+ * three of its issue intervals, so four keep the unit busy. The operands are
+ * zeros: the rate does not depend on the values. */
+#define AMX_PEAK(NAME, OP, MACS)                                               \
+    double NAME(long iterations) {                                             \
+        if (syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA))  \
+            return 0;   /* the kernel does not let this process use tiles */   \
+        double start = seconds();                                              \
+        int threads = 1;                                                       \
+        _Pragma("omp parallel")                                                \
+        {                                                                      \
+            static const unsigned char zeros[16 * 64] __attribute__((aligned(64))); \
+            tile_config config = {.palette = 1};                               \
+            for (int t = 0; t < 8; t++) {                                      \
+                config.bytes_per_row[t] = 64;                                  \
+                config.rows[t] = 16;                                           \
+            }                                                                  \
+            _tile_loadconfig(&config);                                         \
+            _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);        \
+            _tile_loadd(4, zeros, 64); _tile_loadd(5, zeros, 64);              \
+            _tile_loadd(6, zeros, 64); _tile_loadd(7, zeros, 64);              \
+            for (long i = 0; i < iterations; i++) {                            \
+                OP(0, 4, 6); OP(1, 4, 7); OP(2, 5, 6); OP(3, 5, 7);            \
+            }                                                                  \
+            _tile_release();                                                   \
+            _Pragma("omp single") threads = omp_get_num_threads();             \
+        }                                                                      \
+        return 4.0 * (MACS) * iterations * threads / (seconds() - start) / 1e9; \
+    }
+
+#define AMX_BF16_OP(c, a, b) _tile_dpbf16ps(c, a, b)
+#define AMX_INT8_OP(c, a, b) _tile_dpbusd(c, a, b)
+AMX_PEAK(peak_amx_bfloat16, AMX_BF16_OP, 16 * 16 * 32)
+AMX_PEAK(peak_amx_int8, AMX_INT8_OP, 16 * 16 * 64)
+#else
+double peak_amx_bfloat16(long iterations) { (void)iterations; return 0; }
+double peak_amx_int8(long iterations) { (void)iterations; return 0; }
 #endif

@@ -3,7 +3,8 @@
 A CNN's time goes into its convolutions and fully connected layers, whose
 multiply-accumulates (MACs) no runtime can do faster than the CPU's vector
 units allow. `peaks` measures that rate per precision, on all OpenMP threads
-(roofline.c: float32 FMA, bfloat16 dot products, INT8 VNNI), compiled for
+(roofline.c: float32 FMA, bfloat16 dot products, INT8 VNNI, and AMX's tile
+dot products where the CPU has them), compiled for
 this CPU with cffi at first use (a C compiler with OpenMP is needed). `macs`
 counts a graph's MACs by precision: an MXNet INT8 checkpoint's quantized
 nodes in int8, the rest in the float precision it runs in. Their quotient,
@@ -15,9 +16,12 @@ runs for float32 3x3 convolutions, computes fewer and can beat the float32
 floor.) The model scripts print, beside a measured ratio, the largest ratio
 over the same peer that this floor allows (`floor_line`).
 
-Without AMX the three loops bound oneDNN's kernels; with AMX, oneDNN's INT8
-and bfloat16 kernels use tiles that these loops do not measure, and only the
-float32 bound holds (`peaks` says so).
+Where oneDNN dispatches to AMX, its INT8 and bfloat16 convolutions run on
+tiles, and the tile loops give those two precisions' peaks (its depthwise
+kernels stay on vectors, which are slower, so the floor still bounds them).
+On the Intel VM of 2026-11-29 the tile rate moved between runs minutes
+apart (INT8 2035 to 3565 GMAC/s on two threads) while float32's stayed
+within 7%; the model scripts print the rates at their start.
 
 Run: python benchmarks/roofline.py [--models resnet50_v1 ...] [--json]
 """
@@ -41,7 +45,9 @@ from minimx import onednn  # noqa: E402
 
 SOURCE = Path(__file__).with_name("roofline.c")
 PRECISIONS = ("float32", "bfloat16", "int8")
+AMX = ("amx_bfloat16", "amx_int8")   # the tile loops, standing for these precisions with AMX
 ITERATIONS = 20_000_000   # per thread and run: some 0.1 s of float32 FMAs
+AMX_ITERATIONS = ITERATIONS // 5   # each of their iterations takes about 5 times as long
 RUNS = 5                  # the best run counts: the others were interrupted
 CONV_OPS = {"Convolution", "_sg_mkldnn_conv", "_sg_dnnl_conv"}
 FC_OPS = {"FullyConnected", "_sg_mkldnn_fully_connected", "_sg_dnnl_fully_connected"}
@@ -56,7 +62,7 @@ def _compiled():
     built = list(where.glob(f"{name}*.so"))
     if not built:
         ffi = cffi.FFI()
-        ffi.cdef("".join(f"double peak_{p}(long iterations);" for p in PRECISIONS))
+        ffi.cdef("".join(f"double peak_{p}(long iterations);" for p in PRECISIONS + AMX))
         ffi.set_source(name, SOURCE.read_text(), extra_compile_args=["-O2", "-march=native",
                                                                      "-fopenmp"],
                        extra_link_args=["-fopenmp"])
@@ -68,16 +74,19 @@ def _compiled():
 
 
 def measure() -> dict[str, float]:
-    """GMAC/s per precision on this process's OpenMP threads (0: no such instruction)."""
+    """GMAC/s per loop (`PRECISIONS`, `AMX`) on this process's OpenMP threads (0:
+    no such instruction)."""
     lib = _compiled()
-    return {p: max(getattr(lib, f"peak_{p}")(ITERATIONS) for _ in range(RUNS))
-            for p in PRECISIONS}
+    return {p: max(getattr(lib, f"peak_{p}")(AMX_ITERATIONS if p in AMX else ITERATIONS)
+                   for _ in range(RUNS))
+            for p in PRECISIONS + AMX}
 
 
 def peaks() -> dict[str, float]:
-    """`measure` in a child process, so that its OpenMP threads are not the
-    caller's; INT8 and bfloat16 are left out where oneDNN uses AMX, and all
-    where the loops cannot be built (no C compiler: the reason is printed)."""
+    """GMAC/s per precision: `measure` in a child process, so that its OpenMP
+    threads are not the caller's; INT8 and bfloat16 from the tile loops where
+    oneDNN uses AMX; none where the loops cannot be built (no C compiler: the
+    reason is printed)."""
     child = subprocess.run([sys.executable, __file__, "--json"], capture_output=True,
                            text=True)
     if child.returncode:
@@ -86,8 +95,8 @@ def peaks() -> dict[str, float]:
         return {}
     rates = json.loads(child.stdout)
     if "amx" in onednn.isa():
-        rates = {"float32": rates["float32"]}
-    return {p: r for p, r in rates.items() if r > 0}
+        rates.update((p, rates[f"amx_{p}"]) for p in ("bfloat16", "int8"))
+    return {p: rates[p] for p in PRECISIONS if rates[p] > 0}
 
 
 def macs(sym: mx.sym.Symbol, data_shape: tuple[int, ...]) -> dict[str, int]:
@@ -143,8 +152,7 @@ def report(rates: dict[str, float]) -> None:
         return
     print("peak GMAC/s on " + os.environ["OMP_NUM_THREADS"] + " threads: "
           + ", ".join(f"{p} {r:.0f}" for p, r in rates.items())
-          + ("" if "amx" not in onednn.isa()
-             else " (AMX: the INT8 and bfloat16 loops do not bound oneDNN's kernels)"))
+          + (" (INT8 and bfloat16 on AMX tiles)" if "amx" in onednn.isa() else ""))
 
 
 def main() -> None:
