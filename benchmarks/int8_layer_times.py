@@ -6,7 +6,10 @@ report per-primitive times: minimx's through its profiler, each step timed
 by its plan (layer_times.minimx_steps), MXNet's oneDNN 2 through
 MKLDNN_VERBOSE=1 (its worker, dnnl_int8_mxnet_worker.py, in MXNet's venv),
 whose figures include what the verbose output costs, so they flatter MXNet.
-Each step's figure is the median over --iters forwards. The k-th
+The two alternate in --rounds rounds of --iters forwards (MXNet's worker
+stays up), as layer_times.py does, since on a VM whose speed swings within
+seconds only figures taken in the same stretch compare; each step's figure
+is the median over the rounds of its median over a round's forwards. The k-th
 convolution of one is set against the k-th of the other (MXNet runs the
 convolutions of a plain CNN in graph order, as minimx does); the other steps
 (reorders at the edges, pooling, the classifier) are summed per kind. The
@@ -14,7 +17,7 @@ wall time of a forward is printed for both, minimx's with the profiler off,
 MXNet's with its verbose output on.
 
 Run: python benchmarks/int8_layer_times.py [--model mobilenetv2_1.0] [--batch 1]
-     [--iters 20] [--dir /tmp/minimx_int8_models]
+     [--iters 20] [--rounds 1] [--dir /tmp/minimx_int8_models]
 """
 from __future__ import annotations
 
@@ -29,18 +32,40 @@ os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
 
 from dnnl_int8_models import WORKER, Minimx, export  # noqa: E402
 from dnnl_throughput import MXNET_PYTHON  # noqa: E402
-from layer_times import Step, minimx_steps, report, steps_of  # noqa: E402
+from layer_times import Step, median_steps, minimx_steps, report, steps_of  # noqa: E402
 
 
-def mxnet_steps(prefix: str, batch: int, iters: int) -> tuple[list[Step], float]:
-    """MXNet's oneDNN steps (MKLDNN_VERBOSE), and its median forward wall time (us)."""
-    env = dict(os.environ, MKLDNN_VERBOSE="1")
-    out = subprocess.run([MXNET_PYTHON, str(WORKER), "serve", prefix, str(batch)],
-                         input=f"{iters}\n", env=env, check=True, capture_output=True,
-                         text=True).stdout
-    after = out.split("ready\n", 1)[1].splitlines()
-    wall = statistics.median(json.loads(after[-1])) * 1e6
-    return steps_of(after[:-1], iters), wall
+class VerboseWorker:
+    """MXNet's INT8 worker (dnnl_int8_mxnet_worker.py serve) with MKLDNN_VERBOSE on:
+    each answer's verbose lines come before its JSON list of times."""
+
+    def __init__(self, prefix: str, batch: int) -> None:
+        env = dict(os.environ, MKLDNN_VERBOSE="1")
+        self.proc = subprocess.Popen([MXNET_PYTHON, str(WORKER), "serve", prefix, str(batch)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+                                     text=True)
+        self._lines()   # the warm-up's, up to "ready"
+
+    def _lines(self) -> tuple[list[str], list[float]]:
+        lines = []
+        for line in self.proc.stdout:
+            if line.strip() == "ready":
+                return lines, []
+            if line.startswith("["):   # the JSON list of times
+                return lines, json.loads(line)
+            lines.append(line)
+        raise RuntimeError("MXNet's worker ended early")
+
+    def steps(self, iters: int) -> tuple[list[Step], float]:
+        """MXNet's oneDNN steps over `iters` forwards, and its median forward wall time (us)."""
+        self.proc.stdin.write(f"{iters}\n")
+        self.proc.stdin.flush()
+        lines, times = self._lines()
+        return steps_of(lines, iters), statistics.median(times) * 1e6
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
 
 
 def main() -> None:
@@ -48,19 +73,26 @@ def main() -> None:
     parser.add_argument("--model", default="mobilenetv2_1.0")
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--iters", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--dir", type=Path, default=Path("/tmp/minimx_int8_models"))
     args = parser.parse_args()
     prefix = f"{export(args.model, args.dir)}-int8"
     path = Minimx(prefix, (args.batch, 3, 224, 224))
     path.run(3)
-    our_wall = statistics.median(path.run(args.iters)) * 1e6
-    ours = minimx_steps(path.ex, args.iters)
-    theirs, their_wall = mxnet_steps(prefix, args.batch, args.iters)
+    mxnet = VerboseWorker(prefix, args.batch)
+    ours, theirs, our_walls, their_walls = [], [], [], []
+    for _ in range(args.rounds):
+        our_walls.append(statistics.median(path.run(args.iters)) * 1e6)
+        ours.append(minimx_steps(path.ex, args.iters))
+        steps, wall = mxnet.steps(args.iters)
+        theirs.append(steps)
+        their_walls.append(wall)
+    mxnet.close()
     print(f"{args.model} INT8 batch {args.batch}, OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}, "
-          f"median of {args.iters} forwards")
-    report(ours, theirs, "MXNet", ("convolution",))
-    print(f"forward wall time: minimx {our_wall:.0f} us; MXNet {their_wall:.0f} us with its "
-          "verbose output on")
+          f"median over {args.rounds} alternating rounds of the median of {args.iters} forwards")
+    report(median_steps(ours), median_steps(theirs), "MXNet", ("convolution",))
+    print(f"forward wall time: minimx {statistics.median(our_walls):.0f} us; MXNet "
+          f"{statistics.median(their_walls):.0f} us with its verbose output on")
 
 
 if __name__ == "__main__":

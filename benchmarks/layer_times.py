@@ -180,8 +180,13 @@ def alternated(ex: mx.executor.Executor, peer: str, onnx: Path, batch: int, dtyp
             worker.run(iters)
         worker.close()
         theirs = PEERS[peer][1](f"{tmp}/profile", iters, rounds, stat)
-    return [(kind, what, statistics.median(r[k][2] for r in ours))
-            for k, (kind, what, _) in enumerate(ours[0])], theirs
+    return median_steps(ours), theirs
+
+
+def median_steps(rounds: list[list[Step]]) -> list[Step]:
+    """Each step's median over `rounds`, lists of the same steps in order."""
+    return [(kind, what, statistics.median(r[k][2] for r in rounds))
+            for k, (kind, what, _) in enumerate(rounds[0])]
 
 
 def report(ours: list[Step], theirs: list[Step], peer: str = "ONNX Runtime",
