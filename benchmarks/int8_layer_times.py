@@ -26,12 +26,13 @@ import json
 import os
 import statistics
 import subprocess
+import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
 
 from dnnl_int8_models import WORKER, Minimx, export  # noqa: E402
-from dnnl_throughput import MXNET_PYTHON  # noqa: E402
+from dnnl_throughput import MXNET_PYTHON, SETTLE, WARMUP  # noqa: E402
 from layer_times import Step, median_steps, minimx_steps, report, steps_of  # noqa: E402
 
 
@@ -82,8 +83,12 @@ def main() -> None:
     mxnet = VerboseWorker(prefix, args.batch)
     ours, theirs, our_walls, their_walls = [], [], [], []
     for _ in range(args.rounds):
+        # The other side's OpenMP threads spin for a while after its last forward.
+        time.sleep(SETTLE)
+        path.run(WARMUP)
         our_walls.append(statistics.median(path.run(args.iters)) * 1e6)
         ours.append(minimx_steps(path.ex, args.iters))
+        time.sleep(SETTLE)
         steps, wall = mxnet.steps(args.iters)
         theirs.append(steps)
         their_walls.append(wall)

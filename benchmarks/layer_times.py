@@ -33,12 +33,13 @@ import json
 import os
 import statistics
 import tempfile
+import time
 from collections import defaultdict
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
 
-from dnnl_throughput import Minimx, exported, peer_worker  # noqa: E402
+from dnnl_throughput import SETTLE, Minimx, exported, peer_worker  # noqa: E402
 
 import minimx as mx  # noqa: E402
 
@@ -176,7 +177,10 @@ def alternated(ex: mx.executor.Executor, peer: str, onnx: Path, batch: int, dtyp
     with tempfile.TemporaryDirectory() as tmp:
         worker = peer_worker(peer, onnx, batch, PRECISIONS[dtype], profile=f"{tmp}/profile")
         for _ in range(rounds):
+            # The other side's OpenMP threads spin for a while after its last forward.
+            time.sleep(SETTLE)
             ours.append(minimx_steps(ex, iters, stat))
+            time.sleep(SETTLE)
             worker.run(iters)
         worker.close()
         theirs = PEERS[peer][1](f"{tmp}/profile", iters, rounds, stat)
