@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
@@ -165,23 +166,41 @@ class Minimx:
 class Worker:
     """A worker process (worker_protocol.py) started by `python` (MXNet's venv's
     by default): it prints "ready", then answers each line N on stdin with a
-    JSON list of N forward times."""
+    JSON list of N forward times. What else it prints before them (oneDNN's
+    verbose lines, with MKLDNN_VERBOSE=1 in `env`) is kept for `run_logged`."""
 
     def __init__(self, argv: list[str], env: dict[str, str] | None = None,
                  python: str = MXNET_PYTHON) -> None:
         self.proc = subprocess.Popen([python, *argv], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, env=env, text=True)
-        line = self.proc.stdout.readline().strip()
-        if line != "ready":
-            raise RuntimeError(f"worker {argv} failed to start: {line!r}")
+        lines = self._until(lambda line: line == "ready\n")
+        if not lines or lines[-1] != "ready\n":
+            raise RuntimeError(f"worker {argv} failed to start: {lines[-1:]!r}")
+
+    def _until(self, last: Callable[[str], bool]) -> list[str]:
+        """The lines the worker prints up to and with the first that is `last`
+        (all it printed, if it ends first)."""
+        lines = []
+        for line in self.proc.stdout:
+            lines.append(line)
+            if last(line):
+                break
+        return lines
 
     def _ask(self, line: str) -> str:
         self.proc.stdin.write(f"{line}\n")
         self.proc.stdin.flush()
         return self.proc.stdout.readline()
 
+    def run_logged(self, n: int) -> tuple[list[str], list[float]]:
+        """The lines printed during `n` forwards, and the forwards' times."""
+        self.proc.stdin.write(f"{n}\n")
+        self.proc.stdin.flush()
+        *lines, times = self._until(lambda line: line.startswith("["))
+        return lines, json.loads(times)
+
     def run(self, n: int) -> list[float]:
-        return json.loads(self._ask(str(n)))
+        return self.run_logged(n)[1]
 
     def output(self, data: np.ndarray | dict[str, np.ndarray]) -> np.ndarray:
         """The first output of a forward on `data`, the input or the inputs by name
@@ -193,8 +212,9 @@ class Worker:
             else:
                 path = f"{tmp}/in.npy"
                 np.save(path, data)
-            for line in (f"input {path}", "1", f"output {tmp}/out.npy"):
-                self._ask(line)
+            self._ask(f"input {path}")
+            self.run(1)
+            self._ask(f"output {tmp}/out.npy")
             return np.load(f"{tmp}/out.npy")
 
     def close(self) -> None:

@@ -22,51 +22,16 @@ Run: python benchmarks/int8_layer_times.py [--model mobilenetv2_1.0] [--batch 1]
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
 
 from dnnl_int8_models import WORKER, Minimx, export  # noqa: E402
-from dnnl_throughput import MXNET_PYTHON, SETTLE, WARMUP  # noqa: E402
-from layer_times import Step, median_steps, minimx_steps, report, steps_of  # noqa: E402
-
-
-class VerboseWorker:
-    """MXNet's INT8 worker (dnnl_int8_mxnet_worker.py serve) with MKLDNN_VERBOSE on:
-    each answer's verbose lines come before its JSON list of times."""
-
-    def __init__(self, prefix: str, batch: int) -> None:
-        env = dict(os.environ, MKLDNN_VERBOSE="1")
-        self.proc = subprocess.Popen([MXNET_PYTHON, str(WORKER), "serve", prefix, str(batch)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-                                     text=True)
-        self._lines()   # the warm-up's, up to "ready"
-
-    def _lines(self) -> tuple[list[str], list[float]]:
-        lines = []
-        for line in self.proc.stdout:
-            if line.strip() == "ready":
-                return lines, []
-            if line.startswith("["):   # the JSON list of times
-                return lines, json.loads(line)
-            lines.append(line)
-        raise RuntimeError("MXNet's worker ended early")
-
-    def steps(self, iters: int) -> tuple[list[Step], float]:
-        """MXNet's oneDNN steps over `iters` forwards, and its median forward wall time (us)."""
-        self.proc.stdin.write(f"{iters}\n")
-        self.proc.stdin.flush()
-        lines, times = self._lines()
-        return steps_of(lines, iters), statistics.median(times) * 1e6
-
-    def close(self) -> None:
-        self.proc.stdin.close()
-        self.proc.wait()
+from dnnl_throughput import SETTLE, WARMUP, Worker  # noqa: E402
+from layer_times import median_steps, minimx_steps, report, steps_of  # noqa: E402
 
 
 def main() -> None:
@@ -80,7 +45,8 @@ def main() -> None:
     prefix = f"{export(args.model, args.dir)}-int8"
     path = Minimx(prefix, (args.batch, 3, 224, 224))
     path.run(3)
-    mxnet = VerboseWorker(prefix, args.batch)
+    mxnet = Worker([str(WORKER), "serve", prefix, str(args.batch)],
+                   dict(os.environ, MKLDNN_VERBOSE="1"))
     ours, theirs, our_walls, their_walls = [], [], [], []
     for _ in range(args.rounds):
         # The other side's OpenMP threads spin for a while after its last forward.
@@ -89,9 +55,9 @@ def main() -> None:
         our_walls.append(statistics.median(path.run(args.iters)) * 1e6)
         ours.append(minimx_steps(path.ex, args.iters))
         time.sleep(SETTLE)
-        steps, wall = mxnet.steps(args.iters)
-        theirs.append(steps)
-        their_walls.append(wall)
+        lines, times = mxnet.run_logged(args.iters)
+        theirs.append(steps_of(lines, args.iters))
+        their_walls.append(statistics.median(times) * 1e6)
     mxnet.close()
     print(f"{args.model} INT8 batch {args.batch}, OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}, "
           f"median over {args.rounds} alternating rounds of the median of {args.iters} forwards")

@@ -95,7 +95,7 @@ def peaks() -> dict[str, float]:
         return {}
     rates = json.loads(child.stdout)
     if "amx" in onednn.isa():
-        rates.update((p, rates[f"amx_{p}"]) for p in ("bfloat16", "int8"))
+        rates.update((p.removeprefix("amx_"), rates[p]) for p in AMX)
     return {p: rates[p] for p in PRECISIONS if rates[p] > 0}
 
 
