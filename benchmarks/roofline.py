@@ -20,8 +20,8 @@ Where oneDNN dispatches to AMX, its INT8 and bfloat16 convolutions run on
 tiles, and the tile loops give those two precisions' peaks (its depthwise
 kernels stay on vectors, which are slower, so the floor still bounds them).
 On the Intel VM of 2026-11-29 the tile rate moved between runs minutes
-apart (INT8 2035 to 3565 GMAC/s on two threads) while float32's moved by
-12% at most (156-175); the model scripts print the rates at their start.
+apart (INT8 2035 to 5408 GMAC/s on two threads) while float32's read
+150-175 but once 111; the model scripts print the rates at their start.
 
 Run: python benchmarks/roofline.py [--models resnet50_v1 ...] [--json]
 """
