@@ -254,6 +254,7 @@ struct mmx_prim {
     own_kernel *own; /* a kernel of minimx's own instead of a primitive */
     int scale_masks[3]; /* per SCALED_ARGS entry: a mask, or -1 */
     dnnl_memory_desc_t scale_mds[3];
+    char avoid[64]; /* implementations whose name contains it are passed over */
 };
 
 /* The arguments that may carry scales, in the order of mmx_scales. */
@@ -296,6 +297,23 @@ const char *mmx_prim_impl(const mmx_prim *prim) {
     const char *impl = "";
     dnnl_primitive_desc_query(prim->pd, dnnl_query_impl_info_str, 0, &impl);
     return impl;
+}
+
+int mmx_prim_avoid(mmx_prim *prim, const char *part) {
+    REQUIRE(strlen(part) < sizeof(prim->avoid), dnnl_invalid_arguments);
+    strcpy(prim->avoid, part);
+    return dnnl_success;
+}
+
+/* Moves the primitive descriptor past the implementations prim->avoid names. */
+static void pass_avoided(mmx_prim *prim) {
+    const char *impl = "";
+    while (prim->avoid[0]) {
+        dnnl_primitive_desc_query(prim->pd, dnnl_query_impl_info_str, 0, &impl);
+        if (!strstr(impl, prim->avoid)
+                || dnnl_primitive_desc_next_impl(prim->pd) != dnnl_success)
+            return;
+    }
 }
 
 size_t mmx_prim_scratchpad_size(const mmx_prim *prim) {
@@ -377,6 +395,7 @@ static dnnl_status_t make_scale_md(
  * the primitive. Binary post-op operands, then scales, are appended after
  * `args`. */
 static dnnl_status_t finish(mmx_prim *prim, int nargs, const int *args) {
+    pass_avoided(prim);
     int nextra = 0;
     int npost = prim->post_ops ? dnnl_post_ops_len(prim->post_ops) : 0;
     for (int i = 0; i < npost; i++)

@@ -214,6 +214,10 @@ int mmx_prim_arg(const mmx_prim *prim, int index);
 const mmx_md *mmx_prim_arg_md(const mmx_prim *prim, int index);
 const char *mmx_prim_impl(const mmx_prim *prim);
 size_t mmx_prim_scratchpad_size(const mmx_prim *prim);
+/* Before an *_init: the primitive takes the first implementation in
+ * oneDNN's order whose name does not contain `part` (e.g. "amx"), or the
+ * last one where every later one does. `part` (at most 63 bytes) is copied. */
+int mmx_prim_avoid(mmx_prim *prim, const char *part);
 
 /* args: src, weights, [bias], dst, then one src1 per binary post-op, then
  * the scales. weights are oihw or goihw (groups); dilates are 0-based; bias

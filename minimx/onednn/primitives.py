@@ -279,18 +279,23 @@ def _arg_name(arg: int, kind: str = "") -> str:
 
 def build_primitive(kind: str, what: str, init: Callable, *args,
                     post_ops: Sequence[PostOp] = (), user: dict | None = None,
-                    scale_masks: dict[str, int] | None = None) -> Primitive:
+                    scale_masks: dict[str, int] | None = None,
+                    avoid: str | None = None) -> Primitive:
     """Calls the C builder ``init(prim, engine, *args)`` on a new ``mmx_prim``
     and wraps the result; a failure raises BackendError naming ``kind`` and
     ``what`` (the parameters, for the message) with oneDNN's account of it.
     ``user`` maps an argument to its shape in MXNet's layout and the function
     that brings it to the primitive's logical dims (see `Primitive.logical`).
     With ``scale_masks`` (argument name to oneDNN mask: src, weights, dst),
-    the builder's last argument is the matching ``mmx_scales``."""
+    the builder's last argument is the matching ``mmx_scales``. With ``avoid``,
+    oneDNN's first implementation whose name does not contain it (its last
+    where none does; see `conv`)."""
     ffi, lib = native().ffi, native().lib
     prim = ffi.gc(lib.mmx_prim_new(), lib.mmx_prim_destroy)
     if prim == ffi.NULL:
         raise BackendError(f"{kind}: out of memory")
+    if avoid:
+        check(lib.mmx_prim_avoid(prim, avoid.encode()), f"{kind}: avoiding {avoid!r}")
     if scale_masks is not None:
         masks = ffi.new("mmx_scales *")
         masks.src, masks.weights, masks.dst = (
@@ -361,7 +366,7 @@ def post_op_args(post_ops: Sequence[PostOp], dst_shape: Sequence[int], kind: str
 def conv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, dilate=None,
          num_group: int = 1, bias: bool = False, post_ops: Sequence[PostOp] = (),
          int8: Int8 | None = None, dtype: object = FLOAT32,
-         dst_layout: str | None = None) -> Primitive:
+         dst_layout: str | None = None, avoid: str | None = None) -> Primitive:
     """Convolution (MXNet ``Convolution``): weights ``(O, C/num_group, *kernel)``,
     symmetric ``pad``, ``dilate`` 1 = dense; src, weights and dst of ``dtype``
     (float32 or bfloat16; the bias float32, or bfloat16 for a bfloat16 depthwise
@@ -369,6 +374,9 @@ def conv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, di
     ``int8``; dst in ``dst_layout`` (``acdb`` is NHWC, ``aBcd16b`` 16-channel
     blocks) rather than oneDNN's choice, src in its descriptor's layout when
     given one (oneDNN's choice for a shape).
+    With ``avoid``, oneDNN's first kernel whose name does not contain it
+    (``amx``: one for the vector units rather than AMX's tiles), unless only its
+    reference kernel is left.
     Arguments: src, weights, [bias], dst, [scales]."""
     src_d, w_dt, bias_dt, dst_dt, masks = _weighted_descs("conv", src, int8, num_group != 1,
                                                           dtype)
@@ -400,9 +408,13 @@ def conv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, di
              else MemoryDesc.with_layout((n, w[0], *out), dst_layout, dst_dt))._md,
             s, [x - 1 for x in d], p, p, *post_op_args(post_ops, (n, w[0], *out), "conv"),
             post_ops=post_ops, user={"weights": (w, lambda a: a.reshape(logical))},
-            scale_masks=masks)
+            scale_masks=masks, avoid=avoid)
 
     op = build(bias_dt)
+    if avoid and op.impl.startswith("ref"):
+        return conv(src, weight_shape, stride=stride, pad=pad, dilate=dilate,
+                    num_group=num_group, bias=bias, post_ops=post_ops, int8=int8,
+                    dtype=dtype, dst_layout=dst_layout)
     if bias and dst_dt == BFLOAT16 and int8 is None and g == c == w[0] \
             and not op.impl.startswith(DEPTHWISE_BF16_KERNEL):
         # oneDNN 3.2 runs a bf16 depthwise convolution with its fastest kernel

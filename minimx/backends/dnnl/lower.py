@@ -476,6 +476,33 @@ class Lowering:
             return slot
         return self.plan.reorder(slot, desc, copy=True)
 
+    def images_as_row(self, x: onednn.Slot, weight_shape: Sequence[int], pad: Sequence[int],
+                      dtype: np.dtype) -> onednn.Slot | None:
+        """For an unpadded 1x1 convolution of a batch of 1x1 images (a classifier
+        written as one, as MobileNet v2's): the batch as one image's row of
+        pixels, data `x` as a (1, C, 1, N) NHWC view in `dtype` (converted first
+        where it is in another layout or type, or is no temporary, which views
+        read). oneDNN's 1x1 kernels multiply an image's pixels by the weights at
+        a time, here one pixel per pass over all the weights; as a row, one
+        product of N rows (MobileNet v2's classifier at batch 16: INT8 626
+        against 57 us, float32 1454 against 258; Intel Xeon with AMX, oneDNN
+        3.2). The convolution's output, (1, O, 1, N) NHWC, is the batch's
+        (`row_as_images`). None where this does not apply."""
+        n, c, *size = x.shape
+        if n == 1 or size != [1, 1] or tuple(weight_shape[2:]) != (1, 1) or any(pad or ()):
+            return None
+        nhwc = onednn.MemoryDesc.ordered(x.shape, "acdb", dtype)
+        x = self.plan.reorder(x, nhwc)
+        if (x.base or x).kind != "temp":
+            x = self.plan.reorder(x, nhwc, copy=True)
+        return self.plan.view(x, onednn.MemoryDesc.ordered((1, c, 1, n), "acdb", dtype))
+
+    def row_as_images(self, y: onednn.Slot, batch: int) -> onednn.Slot:
+        """A convolution's (1, O, 1, N) NHWC output of `images_as_row` data as
+        the batch's (N, O, 1, 1)."""
+        return self.plan.view(y, onednn.MemoryDesc.ordered((batch, y.shape[1], 1, 1), "acdb",
+                                                           y.desc.dtype))
+
     # -- the walk ------------------------------------------------------------------
     def compile(self, inputs: Sequence[np.ndarray] | None,
                 versions: Sequence[int | None] | None) -> Compiled:
@@ -588,8 +615,15 @@ class Lowering:
         dtype = self.float_type(nid)
         ahead = None        # the output entry of a node lowered with this one
         readers: list[tuple[ConvChain, str]] = []  # chains lowered with it, their prefixes
+        # a classifier's 1x1 convolution of 1x1 images runs on the batch as a row
+        row = (self.images_as_row(x, weight_shape, kw["pad"], dtype)
+               if conv.op == "Convolution" and c.add is None else None)
         if conv.op == "Deconvolution":
             op = onednn.deconv(x.shape, weight_shape, adj=p.adj or None, dtype=dtype, **kw)
+        elif row is not None:
+            op = onednn.conv(row.desc, weight_shape, dtype=dtype, dst_layout="acdb",
+                             **{**kw, "stride": None})
+            x = row
         elif dtype == FLOAT32 and use_winograd(x.shape, weight_shape, kw):
             self.kernels[WINOGRAD].append(conv.name)
             op = onednn.wino_conv(x.shape, weight_shape, pad=kw["pad"],
@@ -611,7 +645,7 @@ class Lowering:
         y = self.plan.add(op, dst=dst, **args)
         if ahead is not None:   # the node lowered with it: its output is ours
             self.slots[ahead] = y
-        return y
+        return y if row is None else self.row_as_images(y, self.shape(data)[0])
 
     def _conv_constants(self, c: ConvChain, op: onednn.Primitive, inputs,
                         prefix: str = "") -> dict[str, onednn.Slot]:
