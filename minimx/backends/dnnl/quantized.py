@@ -59,11 +59,14 @@ F32 = np.float32
 FLT_MAX = float(np.finfo(F32).max)
 OWN_DEPTHWISE = "INT8 depthwise convolutions run by minimx's kernel"   # in the summary
 OWN_FIRST_CONV = "first convolutions run with their quantizing by minimx's kernel"
-# AMX's INT8 tiles sum over 64 input channels at a time: a convolution of fewer
-# (per group) runs them padded, and oneDNN's kernel for AVX512-VNNI runs it
-# faster (MobileNet v2's 1x1 layers of 16, 24 and 32 input channels took
-# 1.2-1.6x the time of MXNet's VNNI ones on the tiles at batch 16, 1.1-1.3x at
-# batch 1; Intel Xeon with AMX, oneDNN 3.2).
+# AMX's INT8 tiles sum over 64 input channels at a time, into 16 output
+# channels a tile: a convolution of fewer than 64 input or output channels
+# leaves much of them idle, and oneDNN's kernel for AVX512-VNNI runs it faster
+# (MobileNet v2's 1x1 layers of 16, 24 and 32 input channels took 1.2-1.6x
+# the time of MXNet's VNNI ones on the tiles at batch 16, 1.1-1.3x at batch 1;
+# on VNNI for those, the whole network 1.5% faster at batch 1 and 4-6% at
+# batch 16, and for the 24- and 32-channel outputs too, 0.5% and 1-2% more;
+# Intel Xeon with AMX, oneDNN 3.2).
 AMX_MIN_CHANNELS = 64
 
 
@@ -357,8 +360,8 @@ def quantized_conv(low: Lowering, node: Node, nid: int, ins: Sequence[int], inpu
                                           src_scale=False, weight_scales=None,
                                           dst_scale=False),
                          dst_layout=None if row is None else "acdb",
-                         avoid="amx" if c.num_group == 1 and weight_shape[1] < AMX_MIN_CHANNELS
-                         else None)
+                         avoid="amx" if c.num_group == 1
+                         and min(weight_shape[:2]) < AMX_MIN_CHANNELS else None)
     args = {"src": low.plan.reorder(row or x, op.desc("src")),
             "weights": low.constant(inputs, sources, part(0), op, "weights"),
             "post0_src1": low.constant(inputs, sources, part(2), op, "post0_src1")}

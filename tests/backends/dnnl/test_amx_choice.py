@@ -1,5 +1,5 @@
 """Which INT8 kernel a quantized convolution gets: oneDNN's AMX ones where it
-sums over 64 input channels or more, its AVX512-VNNI ones below
+has 64 input and output channels or more, its AVX512-VNNI ones below
 (`quantized.AMX_MIN_CHANNELS`), through `onednn.conv`'s `avoid`; the values
 are the numpy kernels' either way."""
 from __future__ import annotations
@@ -19,12 +19,13 @@ SHAPE = (2, 3, 16, 16)
 
 
 def net() -> mx.sym.Symbol:
-    """conv 3x3 (3 -> 32, left in float32), 1x1 32 -> 64, 1x1 64 -> 64, pooling,
-    a classifier."""
+    """conv 3x3 (3 -> 32, left in float32), 1x1 32 -> 64, 1x1 64 -> 64, 1x1
+    64 -> 32, pooling, a classifier."""
     x = mx.sym.relu(mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=32,
                                        name="c0"))
     x = mx.sym.relu(mx.sym.Convolution(x, kernel=(1, 1), num_filter=64, name="narrow"))
     x = mx.sym.relu(mx.sym.Convolution(x, kernel=(1, 1), num_filter=64, name="wide"))
+    x = mx.sym.relu(mx.sym.Convolution(x, kernel=(1, 1), num_filter=32, name="thin"))
     return mx.sym.FullyConnected(mx.sym.flatten(mx.sym.Pooling(
         x, kernel=(1, 1), global_pool=True, pool_type="avg")), num_hidden=10, name="fc")
 
@@ -61,12 +62,12 @@ def run(op: onednn.Primitive, x: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 @vnni
-def test_fewer_than_64_input_channels_run_off_the_tiles():
+def test_fewer_than_64_channels_run_off_the_tiles():
     qsym, qargs, qaux, x = quantized_mkldnn(net(), SHAPE, excluded_sym_names=["c0"])
     got, (state,) = forward_quantized(partitioned(qsym, {"data": SHAPE}), qargs, qaux, x)
     np.testing.assert_array_equal(got, forward_quantized(qsym, qargs, qaux, x)[0])
     convs = [name for owner, name in state.compiled.plan.step_names()
              if owner.startswith("quantized") and name.startswith("conv")]
-    assert len(convs) == 2 and "amx" not in convs[0]
+    assert len(convs) == 3 and "amx" not in convs[0] and "amx" not in convs[2]
     if "amx" in onednn.isa():
         assert "amx" in convs[1]
