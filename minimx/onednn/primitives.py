@@ -398,7 +398,7 @@ def conv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, di
                            f"padded input {tuple(size)}")
     logical = (g, w[0] // g, w[1], *w[2:]) if g > 1 else w
 
-    def build(bias_dt: np.dtype) -> Primitive:
+    def build(bias_dt: np.dtype, avoid: str | None = avoid) -> Primitive:
         bias_d = MemoryDesc.plain((w[0],), bias_dt) if bias else None
         return build_primitive(
             "conv", f"src {src_d} weights {w} stride {s} pad {p} dilate {d} groups {g}",
@@ -412,9 +412,7 @@ def conv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, di
 
     op = build(bias_dt)
     if avoid and op.impl.startswith("ref"):
-        return conv(src, weight_shape, stride=stride, pad=pad, dilate=dilate,
-                    num_group=num_group, bias=bias, post_ops=post_ops, int8=int8,
-                    dtype=dtype, dst_layout=dst_layout)
+        op = build(bias_dt, avoid=None)
     if bias and dst_dt == BFLOAT16 and int8 is None and g == c == w[0] \
             and not op.impl.startswith(DEPTHWISE_BF16_KERNEL):
         # oneDNN 3.2 runs a bf16 depthwise convolution with its fastest kernel

@@ -8,13 +8,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+import pytest
 
 import minimx as mx
+from minimx import onednn
 from minimx.backends.dnnl.state import DnnlState
 from minimx.graph import Graph
 
 RTOL = 1e-4
 ATOL = 1e-4
+
+# INT8 nodes (and the INT8 LSTM) run in oneDNN only where its ISA has VNNI.
+vnni = pytest.mark.skipif(not onednn.available() or not onednn.exact_int8(),
+                          reason="oneDNN's ISA here has no VNNI: INT8 nodes stay on numpy")
 
 
 def random_arrays(sym, shapes: Mapping[str, tuple], seed: int = 0) -> tuple[dict, dict]:

@@ -5,15 +5,12 @@ are the numpy kernels' either way."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 import minimx as mx
 from minimx import onednn
 
-from .helpers import forward_quantized, partitioned, quantized_mkldnn
+from .helpers import forward_quantized, partitioned, quantized_mkldnn, vnni
 
-vnni = pytest.mark.skipif(not onednn.available() or not onednn.exact_int8(),
-                          reason="oneDNN's ISA here has no VNNI: INT8 nodes stay on numpy")
 data = mx.sym.var("data")
 SHAPE = (2, 3, 16, 16)
 
@@ -48,6 +45,17 @@ def test_avoid_passes_over_the_kernels_it_names():
     np.testing.assert_array_equal(sums[0], sums[1])
     np.testing.assert_array_equal(sums[0], np.einsum("nchw,oc->nohw", x.astype(np.int64),
                                                      w[:, :, 0, 0].astype(np.int64)))
+
+
+@vnni
+def test_avoiding_every_kernel_keeps_onednns_first_choice():
+    """Where only oneDNN's reference kernel is left (every name has a colon),
+    the convolution keeps the kernel oneDNN picks first."""
+    int8 = onednn.Int8(src=np.dtype(np.uint8), dst=np.dtype(np.int32), bias=np.int32,
+                       src_scale=False, weight_scales=None, dst_scale=False)
+    src = onednn.MemoryDesc.ordered((1, 32, 4, 4), "acdb", np.uint8)
+    first = onednn.conv(src, (16, 32, 1, 1), int8=int8)
+    assert onednn.conv(src, (16, 32, 1, 1), int8=int8, avoid=":").impl == first.impl
 
 
 def run(op: onednn.Primitive, x: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import minimx as mx
-from minimx import onednn
 from minimx.backends.dnnl.state import DnnlState
 
 from .helpers import (
@@ -19,6 +18,7 @@ from .helpers import (
     partitioned,
     quantized_mkldnn,
     random_arrays,
+    vnni,
 )
 from .test_conv_layouts import assert_bf16_close, bf16_isa
 
@@ -69,8 +69,7 @@ def test_bfloat16():
     assert classifier_src(ex) == (1, 16, 1, 3)
 
 
-@pytest.mark.skipif(not onednn.available() or not onednn.exact_int8(),
-                    reason="oneDNN's ISA here has no VNNI: INT8 nodes stay on numpy")
+@vnni
 def test_int8_gives_the_numpy_integers():
     qsym, qargs, qaux, x = quantized_mkldnn(net(depthwise=True), (3, 3, 6, 6))
     got, (state,) = forward_quantized(partitioned(qsym, {"data": x.shape}), qargs, qaux, x)

@@ -20,12 +20,9 @@ from minimx.ops import get_op
 from minimx.ops.quantized_nlp import asym_scale_shift
 from minimx.ops.rnn import unpack
 
-from .helpers import dnnl_nodes, inner_ops, outer_ops, partitioned
+from .helpers import dnnl_nodes, inner_ops, outer_ops, partitioned, vnni
 
 STEPS, BATCH, WIDTH, HIDDEN = 5, 3, 6, 7
-
-vnni = pytest.mark.skipif(not onednn.available() or not onednn.exact_int8(),
-                          reason="the INT8 LSTM runs in oneDNN with VNNI only")
 
 
 def quantized_lstm(layers: int, bidirectional: bool, state_outputs: bool):
