@@ -362,3 +362,46 @@ def test_calib_mode_none_may_be_given_as_none():
         want, _, _ = quantize_fn(sym, args, auxs, calib_mode="none", quantized_dtype="uint8",
                                  excluded_op_names=["BatchNorm"], label_names=None)
         assert qsym.tojson() == want.tojson()
+
+
+def _relu_chain() -> mx.sym.Symbol:
+    """conv -> relu -> conv -> relu -> conv: each relu's output feeds a quantized
+    convolution as uint8."""
+    y = mx.sym.Variable("data")
+    for i, (kernel, filters) in enumerate([(3, 16), (3, 16), (1, 8)]):
+        y = mx.sym.Convolution(y, kernel=(kernel, kernel), pad=(kernel // 2,) * 2,
+                               num_filter=filters, name=f"c{i}")
+        if i < 2:
+            y = mx.sym.Activation(y, act_type="relu", name=f"r{i}")
+    return y
+
+
+def test_entropy_int8_gives_a_uint8_output_a_range_from_zero():
+    """Entropy calibration with quantized_dtype='int8' gives every layer a symmetric
+    range, as MXNet's; a convolution + relu still writes uint8, and a uint8 range
+    below zero is one the next quantized convolution refuses (MXNet 1.9.1 stops
+    there with "Expect int8 when data_min < 0.0"). Its range starts at zero
+    instead: the integers are the same (a uint8 output's scale is 255 over the
+    larger bound either way) and the model runs, on numpy and in DNNL alike."""
+    sym = _relu_chain()
+    rng = np.random.default_rng(0)
+    shape = (2, 3, 16, 16)
+    args = {n: mx.nd.array(rng.standard_normal(s).astype(np.float32) * 0.3)
+            for n, s in zip(sym.list_arguments(), sym.infer_shape(data=shape)[0], strict=True)
+            if n != "data"}
+    calib = mx.io.NDArrayIter(rng.uniform(-1, 1, (8, *shape[1:])).astype(np.float32),
+                              batch_size=2)
+    qsym, qargs, qauxs = quantize_model_mkldnn(
+        sym, args, {}, ctx=mx.cpu(), calib_mode="entropy", calib_data=calib,
+        num_calib_examples=8, quantized_dtype="int8", label_names=None)
+    convs = [n for n in nodes(qsym) if n["op"] == "_sg_mkldnn_conv"]
+    ranges = [(float(n["attrs"]["min_calib_range"]), float(n["attrs"]["max_calib_range"]))
+              for n in convs]
+    assert [lo == 0 for lo, _ in ranges] == [True, True, False]   # the last is linear: int8
+    assert all(hi > 0 for _, hi in ranges) and ranges[2][0] == -ranges[2][1]
+    data = rng.uniform(-1, 1, shape).astype(np.float32)
+    want = forward(qsym, qargs, qauxs, data)
+    got = forward(mx.subgraph.partition(qsym, "DNNL", shapes={"data": shape}), qargs, qauxs,
+                  data) if mx.onednn.available() else want
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(want, forward(sym, args, {}, data), atol=0.1 * np.abs(want).max())

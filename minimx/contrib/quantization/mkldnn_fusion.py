@@ -35,6 +35,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ...backends.mkldnn_ops import quantized_out_type
 from ...graph import Graph, Node, NodeEntry
 from ...graph.node import topo_order
 from ...subgraph import GraphPassProperty, register_backend, register_property
@@ -352,8 +353,15 @@ def _folds(node: Node, fused: Node) -> bool:
 
 def _fold(fused: Node, node: Node) -> None:
     if node.op == "_contrib_requantize":
-        fused.attrs.update(min_calib_range=node.attrs["min_calib_range"],
-                           max_calib_range=node.attrs["max_calib_range"])
+        lo = node.attrs["min_calib_range"]
+        fused.attrs.update(min_calib_range=lo, max_calib_range=node.attrs["max_calib_range"])
+        fused.reparse()
+        if float(lo) < 0 and quantized_out_type(fused.params) == np.uint8:
+            # Entropy calibration for int8 gives every range as (-th, th); a node
+            # writing uint8 (its activation is non-negative) scales by th either
+            # way, and its readers refuse uint8 data whose range starts below zero
+            # (as MXNet's, which stops there).
+            fused.attrs["min_calib_range"] = f"{0.0:f}"
     else:   # float output: the calibrated range has no use
         del fused.attrs["min_calib_range"], fused.attrs["max_calib_range"]
         fused.attrs["enable_float_output"] = "True"
