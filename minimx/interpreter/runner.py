@@ -211,7 +211,10 @@ class GraphRunner:
             ctx = OpContext(ctx.is_train, ctx.rng, self._versions(nid),
                             [_bound(env, e) for e in outs])
         opdef, _ = node.operator()
-        results = opdef.forward(self._state(nid), ctx, [env[e] for e in ins])
+        try:
+            results = opdef.forward(self._state(nid), ctx, [env[e] for e in ins])
+        except MinimxError as exc:
+            raise _naming(exc, node.label) from exc
         _store(env, outs, _as_list(results), (), node.label)
         if monitor is not None:
             self._report(monitor, nid, env)
@@ -373,6 +376,18 @@ def _bound(env: list[np.ndarray | None], eid: int) -> np.ndarray:
 
 def _as_list(results: Any) -> list[np.ndarray]:
     return [results] if isinstance(results, np.ndarray) else list(results)
+
+
+def _naming(exc: MinimxError, label: str) -> MinimxError:
+    """`exc` as its own class again, its message led by `label`, the node whose
+    kernel raised it (a kernel does not know its node), where it does not name
+    the node already or its class takes more than a message."""
+    if label in str(exc) or len(exc.args) != 1:
+        return exc
+    try:
+        return type(exc)(f"{label}: {exc}")
+    except TypeError:
+        return exc
 
 
 def _store(env: list, eids: Sequence[int], results: list, add_to: set[int] | tuple,

@@ -405,3 +405,29 @@ def test_entropy_int8_gives_a_uint8_output_a_range_from_zero():
                   data) if mx.onednn.available() else want
     np.testing.assert_array_equal(got, want)
     np.testing.assert_allclose(want, forward(sym, args, {}, data), atol=0.1 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("backend", [None, "DNNL"])
+def test_uint8_data_from_below_zero_is_refused_naming_the_convolution(backend):
+    """A checkpoint whose uint8 output has a range from below zero (as MXNet 1.9.1's
+    int8 + entropy calibration writes one) is refused where it is read, naming the
+    reading node, on numpy and in DNNL."""
+    if backend and not mx.onednn.available():
+        pytest.skip("the DNNL backend is not built here")
+    sym, shape = _relu_chain(), (2, 3, 16, 16)
+    rng = np.random.default_rng(1)
+    args = {n: mx.nd.array(rng.standard_normal(s).astype(np.float32) * 0.3)
+            for n, s in zip(sym.list_arguments(), sym.infer_shape(data=shape)[0], strict=True)
+            if n != "data"}
+    qsym, qargs, qauxs = quantize_model_mkldnn(
+        sym, args, {}, ctx=mx.cpu(), calib_mode="naive", num_calib_examples=2,
+        calib_data=[rng.uniform(-1, 1, shape).astype(np.float32)], label_names=None)
+    graph = json.loads(qsym.tojson())
+    first = next(n for n in graph["nodes"] if n["op"] == "_sg_mkldnn_conv")
+    first["attrs"]["min_calib_range"] = "-3.000000"
+    bad = mx.sym.load_json(json.dumps(graph))
+    if backend:
+        bad = mx.subgraph.partition(bad, backend, shapes={"data": shape})
+    with pytest.raises(MinimxError, match=r"quantized_sg_mkldnn_conv_act_1 \(_sg_mkldnn_conv\)"
+                                             r": data is uint8 with min -3\.0"):
+        forward(bad, qargs, qauxs, rng.uniform(-1, 1, shape).astype(np.float32))

@@ -318,8 +318,8 @@ def quantized_conv(low: Lowering, node: Node, nid: int, ins: Sequence[int], inpu
     x = low.value(base[0])
     d_lo, d_hi = low.range_of(extra[:2])
     if d_lo < 0 and x.desc.dtype != np.int8:   # as the kernel (and MXNet) refuses it
-        raise DTypeError(f"data is {x.desc.dtype} with min {d_lo}: a quantized convolution "
-                         "takes int8 data, or uint8 data with a range from 0")
+        raise DTypeError(f"{node.label}: data is {x.desc.dtype} with min {d_lo}: a quantized "
+                         "convolution takes int8 data, or uint8 data with a range from 0")
     data_scale = q.quantize_scale(x.desc.dtype, d_lo, d_hi)
     out_scale = q.quantize_scale(qc.out_type, p.min_calib_range, p.max_calib_range)
     n_params = 1 + (not qc.conv.no_bias) + 4 * (qc.bn is not None)

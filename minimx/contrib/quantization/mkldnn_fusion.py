@@ -23,8 +23,8 @@ next link. Convolutions are numbered in graph order, then FC layers.
 `fuse_requantize` is the pass after: a quantized fused node or sum
 (``_contrib_quantized_elemwise_add``) followed by a calibrated
 ``_contrib_requantize`` takes its range (``min_calib_range``,
-``max_calib_range``: the node writes int8, or uint8 where the range is
-non-negative); a quantized FC whose requantize feeds a ``_contrib_dequantize``
+``max_calib_range``: the node writes int8, or uint8 after a non-negative
+activation, its range then from 0); a quantized FC whose requantize feeds a ``_contrib_dequantize``
 writes float (``enable_float_output``) instead. Then `align_concat_scales`
 gives the calibrated producers of a quantized concat one joint range, so that
 the concat has nothing to rescale (MXNet's post-quantize scale alignment).
@@ -356,7 +356,7 @@ def _fold(fused: Node, node: Node) -> None:
         lo = node.attrs["min_calib_range"]
         fused.attrs.update(min_calib_range=lo, max_calib_range=node.attrs["max_calib_range"])
         fused.reparse()
-        if float(lo) < 0 and quantized_out_type(fused.params) == np.uint8:
+        if float(lo) < 0 and quantized_out_type(fused.operator()[1]) == np.uint8:
             # Entropy calibration for int8 gives every range as (-th, th); a node
             # writing uint8 (its activation is non-negative) scales by th either
             # way, and its readers refuse uint8 data whose range starts below zero
