@@ -6,7 +6,9 @@
  * three taps are then one `vpdpbusd` against the weights' (w0, w1, w2, 0)
  * lane. A block takes 64 bytes of a row at once: 64 channels of a pixel
  * (masked where a last block has fewer) or, at stride 1, two pixels of 32
- * or four of 16. Byte and word unpacks of the three taps' bytes give four
+ * or four of 16: of a tensor of as many channels, or of a last block of 32
+ * or 16 after blocks of 64 (MobileNet v2's 144), whose pixels' bytes are
+ * loaded and stored apart. Byte and word unpacks of the three taps' bytes give four
  * vectors of lanes, in the unpacks' order (unpacked_place), which the
  * saturating packs of the four results undo. Each interleaved row serves
  * the output rows that read it (three at stride 1, two at stride 2): a
@@ -41,6 +43,9 @@ typedef struct {
     int64_t pix, width;   /* a block takes `pix` pixels of `width` bytes at once
                              (1 x 64 channels, or 2 x 32 or 4 x 16) */
     int64_t groups;       /* such groups of output pixels in a row */
+    int64_t tail_pix;     /* the pixels the last block takes at once: 2 or 4
+                             where more than 64 channels end in a block of 32
+                             or 16 at stride 1 (pix elsewhere) */
     int with_bias, relu, dst_s8;
     int threads;          /* the OpenMP team size the scratchpad is sized for */
 } dw8_conv;
@@ -84,6 +89,42 @@ static inline __mmask64 inside(int64_t first, int64_t pix, int64_t width, int64_
     return hi > lo ? channels & bits(lo * width, hi * width) : 0;
 }
 
+typedef struct {              /* a block's constants, in the unpacks' order */
+    __m512i w[3][VECS];
+    __m512 bias[VECS], factor[VECS];
+    __m512 lo, hi;            /* the dst type's bounds (lo 0 where relu) */
+    __mmask64 channels;       /* the block's bytes of a pixel (all, for groups) */
+    int64_t pix, width, groups;   /* as dw8_conv's, for this block */
+} block;
+
+/* Pixels [x, x + pix) of a row whose pixels lie c bytes apart, `width`
+ * bytes of each (the block's), as one vector, zero outside the row: one
+ * load where they are contiguous, else a masked load a pixel, its address
+ * moved back so that the pixel lands in its place. */
+static inline __m512i load_group(const uint8_t *in, int64_t x, int64_t pix, int64_t width,
+        int64_t w, int64_t c, __mmask64 channels) {
+    if (pix == 1 || c == width)
+        return _mm512_maskz_loadu_epi8(inside(x, pix, width, w, channels), in + x * c);
+    __m512i v = _mm512_setzero_si512();
+    for (int64_t p = 0; p < pix; p++)
+        if (x + p >= 0 && x + p < w)
+            v = _mm512_mask_loadu_epi8(v, bits(p * width, (p + 1) * width),
+                                       in + (x + p) * c - p * width);
+    return v;
+}
+
+/* The inverse of load_group: v's pixels stored where they lie in the row. */
+static inline void store_group(uint8_t *out, int64_t x, int64_t pix, int64_t width, int64_t w,
+        int64_t c, __mmask64 channels, __m512i v) {
+    if (pix == 1 || c == width) {
+        _mm512_mask_storeu_epi8(out + x * c, inside(x, pix, width, w, channels), v);
+        return;
+    }
+    for (int64_t p = 0; p < pix && x + p < w; p++)
+        _mm512_mask_storeu_epi8(out + (x + p) * c - p * width, bits(p * width, (p + 1) * width),
+                                v);
+}
+
 /* One interleaved group from its taps' bytes, stored at o. */
 static inline __attribute__((always_inline)) void store_interleaved(__m512i left,
         __m512i mid, __m512i right, __m512i *o) {
@@ -102,14 +143,15 @@ static inline __attribute__((always_inline)) void store_interleaved(__m512i left
  * groups before and after it. (Sizes are locals: stores through t may alias
  * anything a pointer reaches.) */
 static inline __attribute__((always_inline)) void interleave_s1(const dw8_conv *dc,
-        const uint8_t *in, uint8_t *t, __mmask64 channels, const int width) {
-    const int64_t pix = CB / width, w = dc->iw, c = dc->c, groups = dc->groups;
+        const block *b, const uint8_t *in, uint8_t *t, const int width) {
+    const int64_t pix = CB / width, w = dc->iw, c = dc->c, groups = b->groups;
+    const __mmask64 channels = b->channels;
     const __m512i zero = _mm512_setzero_si512();
-    __m512i prev = zero, mid = _mm512_maskz_loadu_epi8(inside(0, pix, width, w, channels), in);
+    __m512i prev = zero, mid = load_group(in, 0, pix, width, w, c, channels);
     for (int64_t g = 0; g < groups; g++) {
         const int64_t x = (g + 1) * pix;   /* the next group's first pixel */
-        const __m512i next = g + 1 < groups
-                ? _mm512_maskz_loadu_epi8(inside(x, pix, width, w, channels), in + x * c) : zero;
+        const __m512i next = g + 1 < groups ? load_group(in, x, pix, width, w, c, channels)
+                                            : zero;
         store_interleaved(width == CB ? prev : _mm512_alignr_epi64(mid, prev, (CB - width) / 8),
                 mid, width == CB ? next : _mm512_alignr_epi64(next, mid, width / 8),
                 (__m512i *)(t + g * CB * LANE));
@@ -134,25 +176,19 @@ static void interleave_s2(const dw8_conv *dc, const uint8_t *in, uint8_t *t,
     }
 }
 
-static void interleave(const dw8_conv *dc, const uint8_t *in, uint8_t *t, __mmask64 channels) {
-    if (dc->stride == 2) interleave_s2(dc, in, t, channels);
-    else if (dc->width == 16) interleave_s1(dc, in, t, channels, 16);
-    else if (dc->width == 32) interleave_s1(dc, in, t, channels, 32);
-    else interleave_s1(dc, in, t, channels, CB);
+static void interleave(const dw8_conv *dc, const block *b, const uint8_t *in, uint8_t *t) {
+    if (dc->stride == 2) interleave_s2(dc, in, t, b->channels);
+    else if (b->width == 16) interleave_s1(dc, b, in, t, 16);
+    else if (b->width == 32) interleave_s1(dc, b, in, t, 32);
+    else interleave_s1(dc, b, in, t, CB);
 }
 
-typedef struct {              /* a block's constants, in the unpacks' order */
-    __m512i w[3][VECS];
-    __m512 bias[VECS], factor[VECS];
-    __m512 lo, hi;            /* the dst type's bounds (lo 0 where relu) */
-    __mmask64 channels;       /* the block's bytes of a pixel (all, for groups) */
-} block;
 
 /* One output row of a block from the interleaved rows t[0..2] (NULL:
  * padding), from its first channel at out. */
 static void output_row(const dw8_conv *dc, const block *b, const uint8_t *const t[3],
         uint8_t *out) {
-    const int64_t pix = dc->pix, width = dc->width, w = dc->ow, c = dc->c, groups = dc->groups;
+    const int64_t pix = b->pix, width = b->width, w = dc->ow, c = dc->c, groups = b->groups;
     const int s8 = dc->dst_s8;
     const block k = *b;   /* in registers, whatever out aliases */
     for (int64_t g = 0; g < groups; g++) {
@@ -172,8 +208,7 @@ static void output_row(const dw8_conv *dc, const block *b, const uint8_t *const 
         /* In range already: the packs only narrow, and restore the order. */
         const __m512i words0 = _mm512_packs_epi32(q[0], q[1]);
         const __m512i words1 = _mm512_packs_epi32(q[2], q[3]);
-        const int64_t x = g * pix;
-        _mm512_mask_storeu_epi8(out + x * c, inside(x, pix, width, w, k.channels), s8
+        store_group(out, g * pix, pix, width, w, c, k.channels, s8
                 ? _mm512_packs_epi16(words0, words1) : _mm512_packus_epi16(words0, words1));
     }
 }
@@ -182,12 +217,16 @@ static void output_row(const dw8_conv *dc, const block *b, const uint8_t *const 
  * its bytes (zeros past the last channel). */
 static void load_block(const dw8_conv *dc, const int8_t *weights, const float *bias,
         const float *factor, int64_t c0, block *b) {
+    /* The last block of more than 64 channels may take pixels in groups. */
+    b->pix = dc->c > CB && c0 + CB > dc->c ? dc->tail_pix : dc->pix;
+    b->width = CB / b->pix;
+    b->groups = (dc->ow + b->pix - 1) / b->pix;
     int8_t w[3][VECS][VL * LANE];
     float bs[VECS][VL], fs[VECS][VL];
     for (int v = 0; v < VECS; v++)
         for (int j = 0; j < VL; j++) {
             const int64_t place = unpacked_place(v, j);
-            const int64_t ch = dc->pix > 1 ? place % dc->c : c0 + place;
+            const int64_t ch = c0 + (b->pix > 1 ? place % b->width : place);
             const int in = ch < dc->c;
             for (int k = 0; k < 3; k++) {
                 if (in) memcpy(w[k][v] + j * LANE, weights + (k * dc->c + ch) * LANE, LANE);
@@ -203,7 +242,7 @@ static void load_block(const dw8_conv *dc, const int8_t *weights, const float *b
     }
     b->lo = _mm512_set1_ps(dc->relu || !dc->dst_s8 ? 0.f : -128.f);
     b->hi = _mm512_set1_ps(dc->dst_s8 ? 127.f : 255.f);
-    b->channels = dc->pix > 1 || dc->c - c0 >= CB ? ~(__mmask64)0 : bits(0, dc->c - c0);
+    b->channels = b->pix > 1 || dc->c - c0 >= CB ? ~(__mmask64)0 : bits(0, dc->c - c0);
 }
 
 /* Output rows [y0, y1) of an image (src, dst), the block from channel c0. */
@@ -222,7 +261,7 @@ static void band(const dw8_conv *dc, const uint8_t *src, const int8_t *weights,
             if (r < 0 || r >= dc->ih) continue;
             uint8_t *slot = ring + (r % 3) * row;
             if (held[r % 3] != r) {
-                interleave(dc, src + (r * dc->iw * dc->c + c0), slot, b.channels);
+                interleave(dc, &b, src + (r * dc->iw * dc->c + c0), slot);
                 held[r % 3] = r;
             }
             t[k] = slot;
@@ -287,6 +326,8 @@ dnnl_status_t dw8_conv_create(own_kernel **kernel, const int64_t *src_dims, int 
     dc->pix = c < CB && CB % c == 0 ? CB / c : 1;
     dc->width = CB / dc->pix;
     dc->groups = (dc->ow + dc->pix - 1) / dc->pix;
+    const int64_t tail = c % CB;
+    dc->tail_pix = stride == 1 && c > CB && (tail == 16 || tail == 32) ? CB / tail : dc->pix;
     dc->with_bias = with_bias;
     dc->relu = relu;
     dc->dst_s8 = dst_s8;

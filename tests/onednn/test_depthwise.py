@@ -105,6 +105,18 @@ def test_stride_2_any_size_batch_and_channel_count(n, vectors, h, w, seed, relu,
                                   expected(x, wt, b, factor, relu, np.dtype(dst), 2))
 
 
+@kernel
+@pytest.mark.parametrize("c, w", [(80, 17), (96, 15), (144, 14), (160, 13)])
+@pytest.mark.parametrize("dst", [np.uint8, np.int8])
+def test_a_last_block_of_16_or_32_channels_in_groups_of_pixels(c, w, dst):
+    """Past blocks of 64 channels, a last block of 16 or 32 takes four or two
+    pixels at once, each pixel's bytes loaded and stored apart; widths that
+    leave the last group short of pixels."""
+    x, wt, b, factor = case(2, c, 9, w, seed=c + w, bias=True)
+    np.testing.assert_array_equal(run_dw8(x, wt, b, factor, True, np.dtype(dst)),
+                                  expected(x, wt, b, factor, True, np.dtype(dst)))
+
+
 def exact_cases() -> None:
     """Layers whose rows split into bands among the threads (the kernel reads
     OpenMP's thread count), each checked bit for bit."""
