@@ -8,9 +8,9 @@
  * (masked where a last block has fewer) or, at stride 1, two pixels of 32
  * or four of 16: of a tensor of as many channels, or of a last block of 32
  * or 16 after blocks of 64 (MobileNet v2's 144), whose pixels' bytes are
- * loaded and stored apart. Byte and word unpacks of the three taps' bytes give four
- * vectors of lanes, in the unpacks' order (unpacked_place), which the
- * saturating packs of the four results undo. Each interleaved row serves
+ * loaded and stored apart. Byte and word unpacks of the three taps' bytes
+ * give four vectors of lanes, in the unpacks' order (unpacked_place), which
+ * the saturating packs of the four results undo. Each interleaved row serves
  * the output rows that read it (three at stride 1, two at stride 2): a
  * thread keeps the last three in a ring. Threads take (image, band of
  * output rows, channel block) tasks, the channel blocks of a band in a row
@@ -40,9 +40,9 @@
 typedef struct {
     own_kernel base;
     int64_t n, c, ih, iw, oh, ow, stride;
-    int64_t pix, width;   /* a block takes `pix` pixels of `width` bytes at once
+    int64_t pix;          /* a block takes `pix` pixels of 64 / pix bytes at once
                              (1 x 64 channels, or 2 x 32 or 4 x 16) */
-    int64_t groups;       /* such groups of output pixels in a row */
+    int64_t groups;       /* such groups of output pixels in a row (the most) */
     int64_t tail_pix;     /* the pixels the last block takes at once: 2 or 4
                              where more than 64 channels end in a block of 32
                              or 16 at stride 1 (pix elsewhere) */
@@ -94,7 +94,7 @@ typedef struct {              /* a block's constants, in the unpacks' order */
     __m512 bias[VECS], factor[VECS];
     __m512 lo, hi;            /* the dst type's bounds (lo 0 where relu) */
     __mmask64 channels;       /* the block's bytes of a pixel (all, for groups) */
-    int64_t pix, width, groups;   /* as dw8_conv's, for this block */
+    int64_t pix, width, groups;   /* pixels at once, bytes of each, groups a row */
 } block;
 
 /* Pixels [x, x + pix) of a row whose pixels lie c bytes apart, `width`
@@ -217,8 +217,7 @@ static void output_row(const dw8_conv *dc, const block *b, const uint8_t *const 
  * its bytes (zeros past the last channel). */
 static void load_block(const dw8_conv *dc, const int8_t *weights, const float *bias,
         const float *factor, int64_t c0, block *b) {
-    /* The last block of more than 64 channels may take pixels in groups. */
-    b->pix = dc->c > CB && c0 + CB > dc->c ? dc->tail_pix : dc->pix;
+    b->pix = c0 + CB > dc->c ? dc->tail_pix : dc->pix;   /* the last block's may differ */
     b->width = CB / b->pix;
     b->groups = (dc->ow + b->pix - 1) / b->pix;
     int8_t w[3][VECS][VL * LANE];
@@ -324,7 +323,6 @@ dnnl_status_t dw8_conv_create(own_kernel **kernel, const int64_t *src_dims, int 
     dc->oh = (dc->ih - 1) / stride + 1;   /* 3x3, padding 1 */
     dc->ow = (dc->iw - 1) / stride + 1;
     dc->pix = c < CB && CB % c == 0 ? CB / c : 1;
-    dc->width = CB / dc->pix;
     dc->groups = (dc->ow + dc->pix - 1) / dc->pix;
     const int64_t tail = c % CB;
     dc->tail_pix = stride == 1 && c > CB && (tail == 16 || tail == 32) ? CB / tail : dc->pix;

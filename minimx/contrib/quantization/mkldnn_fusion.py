@@ -24,8 +24,8 @@ next link. Convolutions are numbered in graph order, then FC layers.
 (``_contrib_quantized_elemwise_add``) followed by a calibrated
 ``_contrib_requantize`` takes its range (``min_calib_range``,
 ``max_calib_range``: the node writes int8, or uint8 after a non-negative
-activation, its range then from 0); a quantized FC whose requantize feeds a ``_contrib_dequantize``
-writes float (``enable_float_output``) instead. Then `align_concat_scales`
+activation, its range then from 0); a quantized FC whose requantize feeds a
+``_contrib_dequantize`` writes float (``enable_float_output``) instead. Then `align_concat_scales`
 gives the calibrated producers of a quantized concat one joint range, so that
 the concat has nothing to rescale (MXNet's post-quantize scale alignment).
 """
