@@ -5,7 +5,7 @@
  * in[s*x+1][c], 0) for stride s, zeros standing for the padding. A row's
  * three taps are then one `vpdpbusd` against the weights' (w0, w1, w2, 0)
  * lane. A block takes 64 bytes of a row at once: 64 channels of a pixel
- * (masked where a last block has fewer) or, at stride 1, two pixels of 32
+ * (at stride 1 masked where a last block has fewer) or two pixels of 32
  * or four of 16: of a tensor of as many channels, or of a last block of 32
  * or 16 after blocks of 64 (MobileNet v2's 144), whose pixels' bytes are
  * loaded and stored apart. Byte and word unpacks of the three taps' bytes
@@ -160,11 +160,12 @@ static inline __attribute__((always_inline)) void interleave_s1(const dw8_conv *
     }
 }
 
-/* The same at stride 2, one pixel a group: output column x reads input
- * pixels 2x-1, 2x and 2x+1, the first being the column before's last. */
-static void interleave_s2(const dw8_conv *dc, const uint8_t *in, uint8_t *t,
-        __mmask64 channels) {
+/* The same at stride 2, one pixel of a whole block a group: output column x
+ * reads input pixels 2x-1, 2x and 2x+1, the first being the column before's
+ * last. */
+static void interleave_s2(const dw8_conv *dc, const uint8_t *in, uint8_t *t) {
     const int64_t w = dc->iw, c = dc->c, groups = dc->groups;
+    const __mmask64 channels = ~(__mmask64)0;
     __m512i left = _mm512_setzero_si512();
     for (int64_t g = 0; g < groups; g++) {
         const __m512i mid = _mm512_maskz_loadu_epi8(inside(2 * g, 1, CB, w, channels),
@@ -177,7 +178,7 @@ static void interleave_s2(const dw8_conv *dc, const uint8_t *in, uint8_t *t,
 }
 
 static void interleave(const dw8_conv *dc, const block *b, const uint8_t *in, uint8_t *t) {
-    if (dc->stride == 2) interleave_s2(dc, in, t, b->channels);
+    if (dc->stride == 2) interleave_s2(dc, in, t);
     else if (b->width == 16) interleave_s1(dc, b, in, t, 16);
     else if (b->width == 32) interleave_s1(dc, b, in, t, 32);
     else interleave_s1(dc, b, in, t, CB);
@@ -312,9 +313,10 @@ dnnl_status_t dw8_conv_create(own_kernel **kernel, const int64_t *src_dims, int 
     PASS(own_kernel_new(kernel, sizeof(dw8_conv), &DW8_OPS));
     dw8_conv *dc = (dw8_conv *)*kernel;
     const int64_t c = src_dims[1];
-    /* Stride 2 takes one pixel a group: 64 channels, or a masked block. */
+    /* Stride 2 takes one pixel a group, in whole blocks of 64 channels: a
+     * masked last block a pixel at a time was slower than oneDNN's kernel. */
     REQUIRE(dw8_available() && c > 0 && c % VL == 0 && (stride == 1 || stride == 2)
-            && (stride == 1 || c >= CB), dnnl_unimplemented);
+            && (stride == 1 || c % CB == 0), dnnl_unimplemented);
     dc->n = src_dims[0];
     dc->c = c;
     dc->ih = src_dims[2];

@@ -7,8 +7,8 @@
  * relu, then rounded half to even and saturated to u8 or s8 (see
  * minimx/onednn/depthwise.py for what it gains over oneDNN's `brdgmm_dw`).
  *
- * Data are NHWC (oneDNN's acdb); channels must be multiples of 16, and at
- * least 64 at stride 2. The weights come as (3, C, 4) s8: for kernel row k
+ * Data are NHWC (oneDNN's acdb); channels must be multiples of 16, and of
+ * 64 at stride 2. The weights come as (3, C, 4) s8: for kernel row k
  * and channel c, the row's three taps and a zero, so that one `vpdpbusd`
  * lane multiplies a kernel row. Not part of the cffi surface; include after
  * oneapi/dnnl/dnnl.h and own_kernel.h.

@@ -15,9 +15,14 @@ processes); its stride-2 layers took 0.76-0.88 of ``brdgmm_dw``'s time,
 MobileNet v2's 7x7 ones 0.63-0.67 (each pair profiled one after the other
 in one process). On the whole INT8 forward the kernel on against off (fresh
 processes alternating) gives MobileNet v1 1.10x / 1.09x (batch 1 / 16), v2
-1.10x / 1.07x. Stride 2 takes one pixel a block, so at least
-``DW8_STRIDE2_CHANNELS`` channels; below ``DW8_MIN_SIZE`` output pixels a
-side nothing was measured.
+1.10x / 1.07x. Stride 2 takes one pixel a block, so whole blocks of
+``DW8_STRIDE2_CHANNELS`` channels: MobileNet v2's stride-2 layers of 96 and
+144 channels, whose last block is part of one, took 111 and 50 us in the
+kernel against 79 and 34 in ``brdgmm_dw`` at batch 1 (1708 and 568 against
+1253 and 466 at batch 16; Intel Xeon with AMX, the plans' profiles,
+alternating), and the whole forward ran 1.007-1.013x as fast with oneDNN's
+kernel there (README, Measurements, a seventeenth session). Below
+``DW8_MIN_SIZE`` output pixels a side nothing was measured.
 
 The integers are the numpy kernel's (``backends.mkldnn_ops.QuantizedConv``):
 uint8 data times int8 weights summed in int32, then
@@ -44,7 +49,7 @@ from .primitives import Primitive, build_primitive, spatial_param
 from .runtime import as_dims
 
 DW8_CHANNELS = 16   # channel counts must be multiples of this (VL in depthwise_u8.c)
-DW8_STRIDE2_CHANNELS = 64   # at stride 2, at least this many (a block: CB in depthwise_u8.c)
+DW8_STRIDE2_CHANNELS = 64   # at stride 2, a multiple of this (a block: CB in depthwise_u8.c)
 DW8_MIN_SIZE = 7    # output rows and columns below which nothing was measured
 
 
@@ -52,7 +57,7 @@ def dw8_supports(src_shape: Sequence[int], weight_shape: Sequence[int], src_dtyp
                  *, stride=None, pad=None, dilate=None, num_group: int = 1) -> bool:
     """Whether ``dw8_conv`` runs this quantized convolution, and pays: uint8 data,
     2-D depthwise 3x3 (one filter per channel), stride 1 or 2, padding 1,
-    channels a multiple of 16 (at least 64 at stride 2), an output of at least
+    channels a multiple of 16 (of 64 at stride 2), an output of at least
     7x7, and a build with the kernel (`dw8_available`)."""
     if len(src_shape) != 4 or len(weight_shape) != 4:
         return False
@@ -63,7 +68,7 @@ def dw8_supports(src_shape: Sequence[int], weight_shape: Sequence[int], src_dtyp
             and tuple(weight_shape) == (channels, 1, 3, 3)
             and channels % DW8_CHANNELS == 0
             and strides in ((1, 1), (2, 2))
-            and (s == 1 or channels >= DW8_STRIDE2_CHANNELS)
+            and (s == 1 or channels % DW8_STRIDE2_CHANNELS == 0)
             and spatial_param(pad, 2, 0, "pad", 0) == (1, 1)
             and spatial_param(dilate, 2, 1, "dilate", 1) == (1, 1)
             and min((n - 1) // s + 1 for n in src_shape[2:]) >= DW8_MIN_SIZE
@@ -96,9 +101,10 @@ def dw8_conv(src_shape: Sequence[int], *, stride: int = 1, bias: bool, relu: boo
     dst = np.dtype(dst_dtype)
     if dst not in (np.dtype(np.uint8), np.dtype(np.int8)):
         raise BackendError(f"dw8_conv: dst must be uint8 or int8, not {dst}")
-    if stride not in (1, 2) or (stride == 2 and channels < DW8_STRIDE2_CHANNELS):
+    if stride not in (1, 2) or (stride == 2 and channels % DW8_STRIDE2_CHANNELS):
         raise BackendError(f"dw8_conv: stride {stride} with {channels} channels: the kernel "
-                           f"takes stride 1, or 2 with at least {DW8_STRIDE2_CHANNELS} channels")
+                           f"takes stride 1, or 2 with a multiple of {DW8_STRIDE2_CHANNELS} "
+                           "channels")
     return build_primitive(
         "dw8_conv", f"src {src} stride {stride} bias {bias} relu {relu} dst {dst}",
         native().lib.mmx_dw8_conv_init, list(src), int(stride), int(bias), int(relu),

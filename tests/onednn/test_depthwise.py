@@ -94,13 +94,13 @@ def test_any_size_batch_and_channel_count(n, vectors, h, w, seed, relu, scale):
 
 @kernel
 @SETTINGS
-@given(n=st.integers(1, 3), vectors=st.integers(4, 10), h=st.integers(13, 30),
+@given(n=st.integers(1, 3), blocks=st.integers(1, 3), h=st.integers(13, 30),
        w=st.integers(13, 30), seed=st.integers(0, 1000), relu=st.booleans(),
        dst=st.sampled_from([np.uint8, np.int8]))
-def test_stride_2_any_size_batch_and_channel_count(n, vectors, h, w, seed, relu, dst):
+def test_stride_2_any_size_batch_and_channel_count(n, blocks, h, w, seed, relu, dst):
     """Stride 2 on even and odd sizes (the last output column reading the
-    padding or not), 64 to 160 channels."""
-    x, wt, b, factor = case(n, 16 * vectors, h, w, seed, bias=True)
+    padding or not), one to three blocks of 64 channels."""
+    x, wt, b, factor = case(n, 64 * blocks, h, w, seed, bias=True)
     np.testing.assert_array_equal(run_dw8(x, wt, b, factor, relu, np.dtype(dst), 2),
                                   expected(x, wt, b, factor, relu, np.dtype(dst), 2))
 
@@ -124,7 +124,7 @@ def exact_cases() -> None:
                                           (1, 144, 28, 28, 1, False, np.int8),
                                           (3, 80, 14, 15, 1, True, np.int8),
                                           (1, 512, 14, 14, 1, False, np.uint8),
-                                          (1, 96, 59, 21, 2, True, np.uint8),
+                                          (1, 128, 59, 21, 2, True, np.uint8),
                                           (2, 64, 15, 16, 2, False, np.int8)]:
         x, wt, b, factor = case(n, c, h, w, seed=c, bias=True)
         np.testing.assert_array_equal(run_dw8(x, wt, b, factor, relu, np.dtype(dst), stride),
@@ -154,6 +154,7 @@ def test_a_zero_range_factor_saturates_as_the_kernel():
     ((1, 32, 28, 28), (32, 1, 3, 3), np.int8, {}, "int8 data"),
     ((1, 24, 28, 28), (24, 1, 3, 3), np.uint8, {}, "channels not a multiple of 16"),
     ((1, 48, 28, 28), (48, 1, 3, 3), np.uint8, {"stride": (2, 2)}, "stride 2, 48 channels"),
+    ((1, 96, 28, 28), (96, 1, 3, 3), np.uint8, {"stride": (2, 2)}, "stride 2, 96 channels"),
     ((1, 64, 28, 28), (64, 1, 3, 3), np.uint8, {"stride": (3, 3)}, "stride 3"),
     ((1, 64, 28, 28), (64, 1, 3, 3), np.uint8, {"stride": (1, 2)}, "unequal strides"),
     ((1, 64, 12, 28), (64, 1, 3, 3), np.uint8, {"stride": (2, 2)}, "6 output rows"),
@@ -179,7 +180,7 @@ def test_a_float_destination_is_refused():
 
 
 @kernel
-@pytest.mark.parametrize("stride, channels", [(3, 64), (2, 32), (0, 64)])
+@pytest.mark.parametrize("stride, channels", [(3, 64), (2, 32), (2, 96), (0, 64)])
 def test_a_stride_it_cannot_run_is_refused_naming_it(stride, channels):
     with pytest.raises(BackendError, match=f"stride {stride} with {channels} channels"):
         onednn.dw8_conv((1, channels, 14, 14), stride=stride, bias=False, relu=False,

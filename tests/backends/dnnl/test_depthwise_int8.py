@@ -1,7 +1,7 @@
 """A quantized MobileNet-like net whose depthwise convolutions the DNNL
 lowering gives to minimx's own kernel (`onednn.dw8_conv`): the numpy
 kernels' integers, whole and in batch parts, and oneDNN's kernel where it
-is left to (stride 2 on fewer than 64 channels)."""
+is left to (stride 2 on other than blocks of 64 channels)."""
 from __future__ import annotations
 
 import numpy as np
