@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import OperatorError, ShapeError
+from ..base import DTypeError, OperatorError, ShapeError
 from .elemwise import UNARY, Unary, sigmoid, unary_op, unary_reads, unbroadcast
 from .infer import merge, merge_dtype
 from .params import Param, Params
@@ -260,6 +260,10 @@ def _softmax_op(name: str, log: bool, negate: bool = False) -> OpDef:
 
     def infer_type(p: Params, in_types: list, out_types: list):
         check_use_length(p)
+        length = in_types[1] if p.use_length else None
+        if length is not None and np.dtype(length).kind not in "iu":
+            raise DTypeError(f"the length input must be of an integer type, not "
+                             f"{np.dtype(length).name} (MXNet 1.9.1 refuses it too)")
         data, out = in_types[0], out_types[0]
         if p.dtype is not None:
             out = merge_dtype(out, p.dtype)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import minimx as mx
-from minimx.base import OperatorError, ShapeError
+from minimx.base import DTypeError, OperatorError, ShapeError
 from minimx.ops import get_op
 from minimx.ops.registry import OpContext
 from minimx.ops.special import erf
@@ -202,6 +202,18 @@ def test_softmax_lengths_as_mxnet_takes_them():
         with pytest.raises(OperatorError, match="only softmax"):
             getattr(mx.nd, name)(x, use_length=True)
         assert getattr(mx.sym, name)(mx.sym.var("x"), use_length=True).list_arguments() == ["x"]
+
+
+def test_softmax_refuses_lengths_of_a_float_type_naming_the_node():
+    # MXNet 1.9.1: "This operation only support integer types, not float32".
+    x = mx.nd.array([[1.0, 2.0, 3.0]])
+    with pytest.raises(DTypeError, match=r"softmax.*length input must be of an integer type, "
+                                         r"not float32"):
+        mx.nd.softmax(x, mx.nd.array([2.5]), use_length=True)
+    y = mx.sym.softmax(mx.sym.var("d"), mx.sym.var("n"), use_length=True, name="att")
+    with pytest.raises(DTypeError, match=r"att \(softmax\): the length input .* not float64"):
+        y.simple_bind(mx.cpu(), d=(1, 3), n=(1,), type_dict={"n": "float64"})
+    assert y.simple_bind(mx.cpu(), d=(1, 3), n=(1,), type_dict={"n": "uint8"}) is not None
 
 
 @pytest.mark.parametrize("mode", ["instance", "channel"])

@@ -151,3 +151,14 @@ def test_det_and_slogdet_of_a_singular_matrix_give_it_no_gradient():
     (sign, logdet), grad = _forward_backward("slogdet", a, [np.zeros(2), np.ones(2)])
     np.testing.assert_array_equal(logdet, np.float32([-np.inf, 1.609438]))
     np.testing.assert_allclose(grad, [[[0, 0], [0, 0]], [[0.6, -0.2], [-0.2, 0.4]]], rtol=1e-6)
+
+
+def test_gather_nd_gradient_reaches_the_rows_read_through_negative_coordinates():
+    # MXNet 1.9.1's backward drops these (docs/api.md): its forward reads row 2 for -1.
+    data = mx.nd.array(np.arange(6).reshape(3, 2))
+    data.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.gather_nd(data, mx.nd.array([[-1, 0, -1]]))
+    np.testing.assert_array_equal(y.asnumpy(), [[4, 5], [0, 1], [4, 5]])
+    y.backward(mx.nd.array([[10, 20], [30, 40], [1, 2]]))
+    np.testing.assert_array_equal(data.grad.asnumpy(), [[30, 40], [0, 0], [11, 22]])

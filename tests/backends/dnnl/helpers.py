@@ -36,7 +36,7 @@ def random_arrays(sym, shapes: Mapping[str, tuple], seed: int = 0) -> tuple[dict
 
 
 def bind(sym, args: dict, aux: dict):
-    return sym.bind(mx.cpu(), {k: mx.nd.array(v) for k, v in args.items()},
+    return sym.bind(mx.cpu(), {k: mx.nd.array(v, dtype=v.dtype) for k, v in args.items()},
                     grad_req="null", aux_states={k: mx.nd.array(v) for k, v in aux.items()})
 
 
