@@ -52,6 +52,19 @@ def test_multi_adamw_skips_the_update_when_rescale_grad_is_not_finite():
     assert w.asnumpy().tolist() == [[1.0] * 3] * 2 and m.asnumpy()[0, 0] == np.float32(0.1)
 
 
+@pytest.mark.parametrize("op", ["adamw_update", "mp_adamw_update"])
+def test_adamw_leaves_the_gradient_as_it_was(op):
+    # MXNet 1.9.1 overwrites the gradient with its rescaled, clipped copy (docs/api.md).
+    w, m, v = mx.nd.ones((2, 2)), mx.nd.zeros((2, 2)), mx.nd.zeros((2, 2))
+    g = mx.nd.array([[3.0, -3.0], [0.1, 0.2]])
+    args = [w.astype("float16"), g.astype("float16"), m, v, w] if op.startswith("mp") else [w, g, m, v]
+    before = args[1].asnumpy().copy()
+    getattr(mx.nd.contrib, op)(*args, mx.nd.array([0.5]), lr=0.1, eta=1.0, clip_gradient=0.5,
+                               out=args[0])
+    np.testing.assert_array_equal(args[1].asnumpy(), before)
+    np.testing.assert_allclose(m.asnumpy()[0], [0.05, -0.05])   # 0.1 * clip(0.5 * g, 0.5)
+
+
 @pytest.mark.parametrize("op, attrs, message", [
     ("_multi_adamw_update", {"num_weights": "2", "lrs": "(0.1,)", "wds": "(0, 0)",
                              "etas": "(1, 1)"}, r"num_weights=2 needs .* \{'lrs': \(0.1,\)\}"),
