@@ -57,7 +57,8 @@ def test_adamw_leaves_the_gradient_as_it_was(op):
     # MXNet 1.9.1 overwrites the gradient with its rescaled, clipped copy (docs/api.md).
     w, m, v = mx.nd.ones((2, 2)), mx.nd.zeros((2, 2)), mx.nd.zeros((2, 2))
     g = mx.nd.array([[3.0, -3.0], [0.1, 0.2]])
-    args = [w.astype("float16"), g.astype("float16"), m, v, w] if op.startswith("mp") else [w, g, m, v]
+    args = ([w.astype("float16"), g.astype("float16"), m, v, w] if op.startswith("mp")
+            else [w, g, m, v])
     before = args[1].asnumpy().copy()
     getattr(mx.nd.contrib, op)(*args, mx.nd.array([0.5]), lr=0.1, eta=1.0, clip_gradient=0.5,
                                out=args[0])
