@@ -67,25 +67,37 @@ def legacy_layer(modern_name: str, name: str, keep: Callable[[Param], bool],
                                    + modern.doc, **functions)
 
 
-# Pooling_v1's avg divides every window by the kernel's area, also the windows of the
-# full convention that run past the padded input (Pooling divides those by their part
-# inside): the sum pooling, scaled.
-def _v1_average(forward: Kernel, backward: Kernel) -> tuple[Kernel, Kernel]:
-    def as_sum(p: Params, spatial: tuple[int, ...]) -> tuple[Params, float]:
-        if p.pool_type != "avg":
-            return p, 1.0
-        area = math.prod(spatial if p.global_pool else p.kernel)
-        return Params({**p, "pool_type": "sum"}, p.subgraphs, p.label), 1.0 / area
+# Pooling_v1 pools the input padded with zeros: its avg divides every window by the
+# kernel's area, also the windows of the full convention that run past the padded input
+# (Pooling divides those by their part inside): the sum pooling, scaled; its max takes the
+# padding's zeros in (Pooling's max leaves padding out): Pooling without padding on the
+# input padded with zeros, whose gradient at the padding is dropped.
+def _v1_pooling(forward: Kernel, backward: Kernel) -> tuple[Kernel, Kernel]:
+    def as_modern(p: Params, x: np.ndarray) -> tuple[Params, float, tuple[int, ...]]:
+        """Pooling's parameters, the factor on its output and the zeros to pad x with."""
+        none = (0,) * (x.ndim - 2)
+        if p.pool_type == "avg":
+            area = math.prod(x.shape[2:] if p.global_pool else p.kernel)
+            return Params({**p, "pool_type": "sum"}, p.subgraphs, p.label), 1.0 / area, none
+        if p.pool_type == "max" and not p.global_pool and any(p.pad or ()):
+            return Params({**p, "pad": none}, p.subgraphs, p.label), 1.0, tuple(p.pad)
+        return p, 1.0, none
+
+    def padded(x: np.ndarray, pads: tuple[int, ...]) -> np.ndarray:
+        return np.pad(x, [(0, 0), (0, 0), *((n, n) for n in pads)]) if any(pads) else x
 
     def v1_forward(p: Params, ctx: Any, inputs: list) -> Any:
-        q, scale = as_sum(p, inputs[0].shape[2:])
-        y = forward(q, ctx, inputs)
+        q, scale, pads = as_modern(p, inputs[0])
+        y = forward(q, ctx, [padded(inputs[0], pads)])
         return y if scale == 1.0 else (y * scale).astype(y.dtype)
 
     def v1_backward(p: Params, ctx: Any, inputs: list, outputs: list, out_grads: list) -> list:
-        q, scale = as_sum(p, inputs[0].shape[2:])
+        q, scale, pads = as_modern(p, inputs[0])
         g = out_grads[0] if scale == 1.0 else (out_grads[0] * scale).astype(out_grads[0].dtype)
-        return backward(q, ctx, inputs, outputs, [g])
+        (dx,) = backward(q, ctx, [padded(inputs[0], pads)], outputs, [g])
+        inside = tuple(slice(n, n + size) for n, size in zip(pads, inputs[0].shape[2:],
+                                                              strict=True))
+        return [dx[(slice(None), slice(None), *inside)]]
     return v1_forward, v1_backward
 
 
@@ -111,7 +123,7 @@ register(legacy_layer(
            choices=("max", "avg", "sum")),
      Param("pooling_convention", "str", "valid", "valid: floor((x+2p-k)/s)+1; full: "
            "ceil((x+2p-k)/s)+1.", choices=("full", "valid"))),
-    _v1_average))
+    _v1_pooling))
 register(legacy_layer(
     "BatchNorm", "BatchNorm_v1",
     lambda s: s.name in ("eps", "momentum", "fix_gamma", "use_global_stats",

@@ -236,10 +236,12 @@ class _Run:
 def _forward(p: Params, ctx, inputs: list, trace: bool = False) -> _Run:
     _check_params(p)
     if p.use_sequence_length:
-        raise OperatorError("RNN: use_sequence_length is only available for cuDNN in MXNet "
-                            "1.9; it is not supported on CPU")
+        raise OperatorError("RNN: use_sequence_length is not supported on CPU (MXNet 1.9.1's "
+                            "CPU kernel ignores the lengths and runs every step; only its "
+                            "cuDNN kernel takes them)")
     if p.lstm_state_clip_min is not None or p.lstm_state_clip_max is not None:
-        raise OperatorError("RNN: LSTM state clipping is only supported for GPU in MXNet 1.9")
+        raise OperatorError("RNN: LSTM state clipping is not supported on CPU (MXNet 1.9.1's "
+                            "CPU kernel ignores it; only its GPU kernel clips)")
     x, flat, hx = inputs[:3]
     cx = inputs[3] if p.mode == "lstm" else None
     if x.ndim != 3:

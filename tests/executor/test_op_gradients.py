@@ -281,6 +281,7 @@ CASES: list[tuple[str, dict[str, Any], list, dict[str, Any]]] = [
     ("Pooling_v1", {"kernel": (2, 2), "pool_type": "avg", "pooling_convention": "full",
                     "stride": (2, 2)}, [(1, 2, 3, 3)], {}),
     ("Pooling_v1", {"kernel": (2, 2), "pool_type": "max"}, [(1, 2, 3, 3)], {}),
+    ("Pooling_v1", {"kernel": (2, 2), "pool_type": "max", "pad": (1, 1)}, [(1, 2, 3, 3)], {}),
     ("_contrib_quadratic", {"a": 0.5, "b": -2.0, "c": 1.0}, [(2, 3)], {}),
     ("_identity_with_attr_like_rhs", {}, [(2, 3), (2, 3)], {}),
     ("_split_v2", {"indices": (0, 1), "axis": 1}, [(2, 3)], {}),

@@ -44,6 +44,24 @@ def test_legacy_layers_take_mxnet_1_9_parameters_only():
         get_op("Pooling_v1").parse_params({"kernel": "(2, 2)", "pool_type": "lp"}, "p1")
 
 
+@pytest.mark.parametrize("convention, want", [
+    ("valid", [[0, 0, 0], [0, 2, 0]]), ("full", [[0, 0, 0], [0, 2, 0], [0, 0, 0]])])
+def test_pooling_v1_max_takes_the_padding_zeros_in(convention, want):
+    # MXNet 1.9.1's values: Pooling_v1 pools the input padded with zeros, so a window
+    # of negative values that reaches the padding gives 0 (Pooling leaves padding out).
+    x = mx.nd.array(-np.arange(1, 13, dtype="float32").reshape(1, 1, 3, 4) / 4)
+    x[0, 0, 1, 1] = 2.0
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Pooling_v1(x, kernel=(2, 2), stride=(2, 2), pad=(1, 1), pool_type="max",
+                             pooling_convention=convention)
+    np.testing.assert_array_equal(y.asnumpy()[0, 0], want)
+    y.backward(mx.nd.ones(y.shape))
+    grad = np.zeros((3, 4), "float32")
+    grad[1, 1] = 1.0   # every other window's maximum is a padding zero
+    np.testing.assert_array_equal(x.grad.asnumpy()[0, 0], grad)
+
+
 def test_batchnorm_v1_training_gradient_is_batchnorms():
     rng = np.random.default_rng(3)
     inputs = [rng.normal(size=(4, 3, 2, 2)).astype("float32"),
