@@ -229,6 +229,15 @@ def test_brightness_factors_cover_their_range():
     assert 0.5 <= min(factors) < 0.55 and 1.45 < max(factors) <= 1.5
 
 
+@pytest.mark.parametrize("op", sorted(FLIPS))
+def test_a_flip_writes_the_middle_of_an_odd_side_too(op):
+    # MXNet 1.9.1 leaves it unwritten in a new output (docs/api.md).
+    image = np.arange(3 * 5 * 3, dtype=np.float32).reshape(3, 5, 3) + 1
+    out = mx.nd.full((3, 5, 3), -7.0)
+    getattr(mx.nd.image, op)(_nd(image), out=out)
+    np.testing.assert_array_equal(out.asnumpy(), np.flip(image, FLIPS[op]))
+
+
 @pytest.mark.parametrize("op, axis", [("random_flip_left_right", 1),
                                       ("random_flip_top_bottom", 0)])
 def test_a_random_flip_takes_both_branches_under_the_seed(op, axis):
