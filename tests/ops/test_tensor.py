@@ -457,6 +457,13 @@ def test_norm_is_the_l1_or_l2_norm(attrs, reference):
     assert infer("norm", [x.shape], [None], **attrs)[1] == [y.shape]
 
 
+def test_l2_norm_of_integers_and_float16_sums_squares_that_do_not_fit_their_type():
+    # uint8: MXNet 1.9.1 gives [11, 19, 16] here (docs/api.md); float16: 500, as MXNet.
+    x = np.array([[11, 19, 14], [9, 8, 16]], np.uint8)
+    np.testing.assert_array_equal(run("norm", [x], axis=0)[0], [14, 20, 21])
+    assert run("norm", [np.array([300, 400], np.float16)])[0] == np.float16(500)
+
+
 def test_norm_output_type_and_bad_order():
     op, p = params("norm", out_dtype="float64")
     assert op.infer_type(p, [np.dtype(np.float32)], [None])[1] == [np.dtype(np.float64)]
