@@ -254,6 +254,16 @@ def power(a: Array, b: Array) -> Array:
     return np.power(a, b)
 
 
+def divide(a: Array, b: Array) -> Array:
+    """Division; integers truncate toward zero (C's /, as MXNet's). An integer divisor
+    of 0 is refused: MXNet 1.9.1 stops the process there (SIGFPE)."""
+    if np.result_type(a, b).kind in "iu" and np.any(np.asarray(b) == 0):
+        raise OperatorError("integer division by zero (a scalar divisor takes the data's "
+                            "integer type, as in MXNet, whose process stops with SIGFPE "
+                            "here; is_int=False divides in float64)")
+    return np.divide(a, b)
+
+
 def mod(a: Array, b: Array) -> Array:
     """MXNet's modulo: the sign of the divisor (Python's %, not C's fmod) for floats and
     integers alike, and 0 where the divisor is 0."""
@@ -271,7 +281,7 @@ BINARY: dict[str, Binary] = {
     "add": Binary(np.add, lambda g, a, b: (g.copy(), g.copy()), False),
     "sub": Binary(np.subtract, lambda g, a, b: (g.copy(), -g), False),
     "mul": Binary(np.multiply, lambda g, a, b: (g * b, g * a), True),
-    "div": Binary(np.divide, lambda g, a, b: (g / b, -g * a / (b * b)), True),
+    "div": Binary(divide, lambda g, a, b: (g / b, -g * a / (b * b)), True),
     # On a tie the left operand takes the gradient, as in MXNet.
     "maximum": Binary(np.maximum, lambda g, a, b: (g * (a >= b), g * (a < b)), True),
     "minimum": Binary(np.minimum, lambda g, a, b: (g * (a <= b), g * (a > b)), True),

@@ -347,6 +347,27 @@ def test_scalar_params_and_integer_inputs():
     assert get_op("_RDivScalar") is get_op("_rdiv_scalar")
 
 
+@pytest.mark.parametrize("op, attrs, inputs", [
+    ("_div_scalar", {"scalar": "0.5"}, [np.array([4, 6], np.int8)]),   # 0.5 as int8 is 0
+    ("_rdiv_scalar", {"scalar": "3"}, [np.array([1, 0], np.int32)]),
+    ("broadcast_div", {}, [np.array([[4, 6]], np.uint8), np.array([[2], [0]], np.uint8)]),
+])
+def test_integer_division_by_zero_is_refused(op, attrs, inputs):
+    # MXNet 1.9.1's process stops with SIGFPE on each of these.
+    with pytest.raises(OperatorError, match="integer division by zero"):
+        run(op, attrs, *inputs)
+
+
+def test_integer_division_truncates_toward_zero_and_floats_divide_by_zero():
+    out = run("_div_scalar", {"scalar": "2"}, np.array([5, -7, 9], np.int8))
+    assert out.dtype == np.int8 and out.tolist() == [2, -3, 4]
+    halves = run("_div_scalar", {"scalar": "0.5", "is_int": "False"}, np.array([3], np.int8))
+    assert halves.dtype == np.float64 and halves.tolist() == [6.0]
+    with np.errstate(divide="ignore"):
+        assert run("_div_scalar", {"scalar": "0"}, np.array([1.0], np.float32)).tolist() == [
+            np.inf]
+
+
 @FAST
 @given(data=st.data(), n=st.integers(1, 4))
 def test_add_n(data, n):
