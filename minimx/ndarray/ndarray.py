@@ -276,7 +276,8 @@ class NDArray:
         with _index_errors():
             view = self._data[_values(key, shape_only=True)]
         if not reads and isinstance(view, np.ndarray) and np.shares_memory(view, self._data):
-            return NDArray(view, self._var, self._ctx)  # a view: same engine variable
+            # a view: same engine variable; an element through `...` as shape (1,) too
+            return NDArray(view.reshape(view.shape or (1,)), self._var, self._ctx)
         out = empty(np.shape(view) or (1,), self._ctx, self.dtype)
         src, dst = self._data, out._data
 

@@ -115,6 +115,13 @@ def test_indexing_as_mxnet():
     x = mx.nd.array([[1, -2, 3], [4, 5, -6]])
     assert x[0, 0].shape == (1,) and x[1, -1].asscalar() == -6   # an element: shape (1,)
     assert mx.nd.array([1, 2, 3])[0].shape == (1,)
+    for key in ((1, ...), (..., 1), (-2, Ellipsis)):   # through `...` too, still a view
+        v = mx.nd.array([1, 2, 3])[key]
+        assert v.shape == (1,) and v.asscalar() == 2
+    v = x[1, 2, ...]
+    v[:] = 0
+    assert v.shape == (1,) and x[1, 2].asscalar() == 0
+    x[1, 2] = -6
     assert [v.shape for v in mx.nd.array([1, 2])] == [(1,), (1,)]
     assert x[1].shape == (3,) and x[0, 1:].shape == (2,)
     np.testing.assert_array_equal(abs(x).asnumpy(), [[1, 2, 3], [4, 5, 6]])
