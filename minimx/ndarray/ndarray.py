@@ -306,7 +306,9 @@ class NDArray:
 
         def put() -> None:
             with _index_errors():
-                dst[_values(key)] = src
+                # numpy refuses an array for an element: drop the value's leading 1s
+                dst[_values(key)] = src.reshape(src.shape[src.ndim - len(target):]) \
+                    if src.ndim > len(target) else src
         self._push(put, reads, "setitem")
 
     @staticmethod

@@ -130,6 +130,12 @@ def test_indexing_as_mxnet():
     assert x[np.array([1, 0])].shape == (2, 3)
     assert x[mx.nd.array([[1, 0], [0, 0]])].shape == (2, 2, 3)
     np.testing.assert_array_equal(x[:, [0, 2]].asnumpy(), [[1, 3], [4, -6]])
+    # Departures (docs/api.md): numpy's axis order next to None (MXNet: (1, 2, 3)), and
+    # negative advanced indices assigned where they wrap (MXNet writes out of bounds).
+    assert x[[1, -1], None].shape == (2, 1, 3)
+    z = mx.nd.zeros(4)
+    z[[-1, 0]] = 5
+    np.testing.assert_array_equal(z.asnumpy(), [5, 0, 0, 5])
     y = x.copy()
     y[[0, 1]] = 7
     y[mx.nd.array([0]), 1] = mx.nd.array([9])

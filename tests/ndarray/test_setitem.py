@@ -102,3 +102,16 @@ def test_an_index_past_the_array_is_an_index_error_naming_it(key):
             access()
         assert isinstance(info.value, IndexError)   # ends iteration, as in MXNet
     assert len(list(a)) == 2
+
+
+def test_an_element_takes_a_one_element_array():
+    # MXNet 1.x sees an element as shape (1,): x[0] = nd.array([v]) is the usual form.
+    x = mx.nd.zeros(3)
+    x[0] = mx.nd.array([5])
+    x[-1] = np.array([[7.0]])
+    y = mx.nd.zeros((2, 3))
+    y[0, 1] = [4]
+    np.testing.assert_array_equal(x.asnumpy(), [5, 0, 7])
+    np.testing.assert_array_equal(y.asnumpy(), [[0, 4, 0], [0, 0, 0]])
+    with pytest.raises(mx.base.ShapeError, match=r"value of shape \(2,\)"):
+        x[1] = mx.nd.array([1, 2])
