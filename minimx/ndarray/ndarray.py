@@ -306,9 +306,9 @@ class NDArray:
 
         def put() -> None:
             with _index_errors():
-                # numpy refuses an array for an element: drop the value's leading 1s
-                dst[_values(key)] = src.reshape(src.shape[src.ndim - len(target):]) \
-                    if src.ndim > len(target) else src
+                # numpy refuses an array for an element: the value's leading 1s go
+                extra = src.ndim - len(target)
+                dst[_values(key)] = src.reshape(src.shape[extra:]) if extra > 0 else src
         self._push(put, reads, "setitem")
 
     @staticmethod

@@ -141,7 +141,7 @@ def _norm_forward(p, ctx, inputs):
     # The squares are summed in float64: in the data's type they wrap (integers) or
     # overflow (float16 past 256), where MXNet's scaled reduction does neither.
     y = (np.abs(x).sum(axis=axes, keepdims=True) if p.ord == 1
-         else np.sqrt(np.square(x.astype(np.float64)).sum(axis=axes, keepdims=True)))
+         else np.sqrt(np.square(x.astype(np.float64, copy=False)).sum(axis=axes, keepdims=True)))
     dtype = x.dtype if p.out_dtype is None else p.out_dtype
     return np.asarray(y, dtype=dtype).reshape(_reduce_rule(p, [x.shape])[0])
 
