@@ -138,10 +138,12 @@ _reduction("_square_sum", lambda x, axis, keepdims: np.sum(x * x, axis=axis, kee
 def _norm_forward(p, ctx, inputs):
     x = inputs[0]
     axes = _reduced_axes(p, x.ndim)
-    # The squares are summed in float64: in the data's type they wrap (integers) or
-    # overflow (float16 past 256), where MXNet's scaled reduction does neither.
+    # Squares of integers (which wrap) and of float16 (which overflows past 256) are
+    # summed in float64, where MXNet's scaled reduction does neither; float32's stay
+    # float32, whose sums give MXNet's digits.
+    wide = x if x.dtype in (np.float32, np.float64) else x.astype(np.float64)
     y = (np.abs(x).sum(axis=axes, keepdims=True) if p.ord == 1
-         else np.sqrt(np.square(x.astype(np.float64, copy=False)).sum(axis=axes, keepdims=True)))
+         else np.sqrt(np.square(wide).sum(axis=axes, keepdims=True)))
     dtype = x.dtype if p.out_dtype is None else p.out_dtype
     return np.asarray(y, dtype=dtype).reshape(_reduce_rule(p, [x.shape])[0])
 
