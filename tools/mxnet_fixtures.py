@@ -156,6 +156,7 @@ from mxnet_autograd_fixtures import write_autograd  # noqa: E402  (tools/)
 from mxnet_control_flow_fixtures import write_control_flow  # noqa: E402  (tools/)
 from mxnet_deformable_fixtures import deformable_op_cases  # noqa: E402  (tools/, beside this script)
 from mxnet_detection_fixtures import detection_op_cases  # noqa: E402  (tools/, beside this script)
+from mxnet_gluon_data_fixtures import write_gluon_data  # noqa: E402  (tools/)
 from mxnet_gluon_fixtures import write_gluon  # noqa: E402  (tools/)
 from mxnet_image_fixtures import write_image  # noqa: E402  (tools/, beside this script)
 from mxnet_image_op_fixtures import write_image_ops  # noqa: E402  (tools/)
@@ -2477,6 +2478,11 @@ def write_onnx(out: Path) -> None:
 
 
 GROUP_NOTES = {
+    "gluon_data": "tools/mxnet_gluon_data_fixtures.py: `transforms.npz` (a seeded image and "
+                  "batch, and what each deterministic `gluon.data.vision.transforms` case of "
+                  "`cases.json` makes of them), `loaders.json` (DataLoader batches, dataset "
+                  "selections, RandomSampler orders), `folder/` and `folder.json` "
+                  "(ImageFolderDataset; ImageRecordDataset of `recordio/gray.rec`).",
     "gluon": "tools/mxnet_gluon_fixtures.py: `cnn` / `twoio` (`<net>-symbol.json`, "
              "`-0000.params`: HybridBlocks exported by MXNet); `gluon.npz`: their inputs "
              "`<net>:b<batch>:in:<name>` and MXNet's `SymbolBlock.imports` outputs "
@@ -2827,7 +2833,8 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "autograd": write_autograd,
           "gap_ops": write_gap_ops, "int8_rnn": write_int8_rnn,
           "multi_context": write_multi_context, "monitor": write_monitor,
-          "module_functions": write_module_functions, "gluon": write_gluon}
+          "module_functions": write_module_functions, "gluon": write_gluon,
+          "gluon_data": write_gluon_data}
 
 
 def main(argv: list[str] | None = None) -> int:

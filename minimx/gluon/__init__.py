@@ -2,13 +2,15 @@
 
 `SymbolBlock` (``SymbolBlock.imports`` of ``-symbol.json`` / ``-0000.params``
 files, forward, ``hybridize(backend='MKLDNN')``, export) and the parameters it
-holds (`Parameter`, `Constant`, `ParameterDict`). Blocks of layers, autograd,
-``Trainer``, losses, data and the model zoo are not part of minimx.
+holds (`Parameter`, `Constant`, `ParameterDict`). `data`: datasets,
+samplers, the DataLoader and the vision transforms, for the loops that feed
+them. Blocks of layers, ``Trainer``, losses and the model zoo are not part of
+minimx.
 """
-from . import nn
+from . import data, nn
 from .errors import DeferredInitializationError, InputError, ParameterError
 from .parameter import Constant, Parameter, ParameterDict, tensor_types
 from .symbol_block import SymbolBlock
 
 __all__ = ["Constant", "DeferredInitializationError", "InputError", "Parameter",
-           "ParameterDict", "ParameterError", "SymbolBlock", "nn", "tensor_types"]
+           "ParameterDict", "ParameterError", "SymbolBlock", "data", "nn", "tensor_types"]

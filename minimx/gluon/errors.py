@@ -17,4 +17,9 @@ class ParameterError(MinimxError, AssertionError):
 
 class InputError(MinimxError, ValueError):
     """What a block is given does not fit it: the number or nesting of its inputs,
-    something other than NDArrays or Symbols, a name that is not an input."""
+    something other than NDArrays or Symbols, a name that is not an input; or a
+    dataset, sampler, loader or transform given arguments that do not fit it."""
+
+
+class WorkerTimeout(MinimxError, TimeoutError):
+    """A DataLoader's worker took longer than its `timeout` over a batch."""
