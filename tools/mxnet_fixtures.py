@@ -168,6 +168,7 @@ from mxnet_monitor_fixtures import write_monitor  # noqa: E402  (tools/)
 from mxnet_more_ops_fixtures import write_gap_ops  # noqa: E402  (tools/, beside this script)
 from mxnet_multi_context_fixtures import write_multi_context  # noqa: E402  (tools/)
 from mxnet_optimizer_op_fixtures import write_optimizer_ops  # noqa: E402  (tools/)
+from mxnet_quantize_net_fixtures import write_quantize_net  # noqa: E402  (tools/)
 from mxnet_random_fixtures import random_op_cases  # noqa: E402  (tools/, beside this script)
 from mxnet_recordio_fixtures import write_recordio  # noqa: E402  (tools/, beside this script)
 from mxnet_rnn_fixtures import write_rnn_cells  # noqa: E402  (tools/, beside this script)
@@ -2478,6 +2479,10 @@ def write_onnx(out: Path) -> None:
 
 
 GROUP_NOTES = {
+    "quantize_net": "tools/mxnet_quantize_net_fixtures.py: `cases.json` (each case's "
+                    "quantize_net_v2 / quantize_net arguments on the gluon group's `cnn`, and "
+                    "the quantized block's operators with their calibration ranges), "
+                    "`outputs.npz` (`calib` and `eval` images, each case's outputs on `eval`).",
     "gluon_data": "tools/mxnet_gluon_data_fixtures.py: `transforms.npz` (a seeded image and "
                   "batch, and what each deterministic `gluon.data.vision.transforms` case of "
                   "`cases.json` makes of them), `loaders.json` (DataLoader batches, dataset "
@@ -2834,7 +2839,7 @@ GROUPS = {"params": write_params, "models": write_models, "structure": write_str
           "gap_ops": write_gap_ops, "int8_rnn": write_int8_rnn,
           "multi_context": write_multi_context, "monitor": write_monitor,
           "module_functions": write_module_functions, "gluon": write_gluon,
-          "gluon_data": write_gluon_data}
+          "gluon_data": write_gluon_data, "quantize_net": write_quantize_net}
 
 
 def main(argv: list[str] | None = None) -> int:

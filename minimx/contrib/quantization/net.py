@@ -1,0 +1,108 @@
+"""MXNet 1.9's Gluon entry to INT8: ``quantize_net_v2`` (and ``quantize_net``, its
+older name), a float `SymbolBlock` in, a quantized `SymbolBlock` out.
+
+As MXNet's: the block's graph and parameters are exported, fused for oneDNN
+(``MKLDNN_QUANTIZE``), quantized (`quantize_graph`), calibrated over
+`calib_data` by the float graph where `calib_mode` asks for it (`calib_graph`),
+fused again, and wrapped with its parameters, int8 as quantized, in a new
+SymbolBlock whose inputs are the block's. minimx's Gluon blocks are
+SymbolBlocks (``SymbolBlock.imports`` of a HybridBlock MXNet exported).
+"""
+from __future__ import annotations
+
+import logging
+import tempfile
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from ...base import MinimxError
+from ...context import Context
+from ...gluon import InputError, SymbolBlock
+from ...model import load_checkpoint
+from ...symbol import var
+from .calibration import run_calibration
+from .mkldnn_fusion import mkldnn_quantize
+from .model import calib_graph, quantize_graph
+
+
+def quantize_net_v2(network: SymbolBlock, quantized_dtype: str = "auto",
+                    quantize_mode: str = "full", quantize_granularity: str = "tensor-wise",
+                    exclude_layers: Sequence[str] | None = None,
+                    exclude_layers_match: Sequence[str] | None = None,
+                    exclude_operators: Sequence[str] | None = None, calib_data: Any = None,
+                    data_shapes: Sequence[Any] | None = None, calib_mode: str | None = "none",
+                    num_calib_examples: int | None = None, ctx: Context | None = None,
+                    LayerOutputCollector: Any = None,  # noqa: N803 (MXNet's name)
+                    logger: logging.Logger | None = None) -> SymbolBlock:
+    """`network` quantized, as a new SymbolBlock (`network` is left as it was).
+    `exclude_layers` names nodes to keep in float32, `exclude_layers_match`
+    adds every node whose name contains one of its strings, `exclude_operators`
+    operator names. `calib_data` is a DataIter or an iterable of batches (a
+    Gluon DataLoader of ``(data, label)``: the first arrays of a batch feed the
+    block's inputs in order). `data_shapes`, which MXNet needs to run a
+    HybridBlock before exporting it, may name the inputs (DataDescs or
+    ``(name, shape)`` pairs); they must be the block's."""
+    calib_mode = "none" if calib_mode is None else calib_mode
+    if not isinstance(network, SymbolBlock):
+        raise InputError(f"quantize_net_v2 takes a gluon SymbolBlock (minimx's Gluon blocks "
+                         f"are SymbolBlocks: SymbolBlock.imports of an exported model), not "
+                         f"{type(network).__name__}")
+    data_names = list(network._input_names)
+    _check_data_shapes(data_shapes, data_names)
+    with tempfile.TemporaryDirectory() as tmp:
+        network.export(f"{tmp}/net", 0)
+        sym, args, auxs = load_checkpoint(f"{tmp}/net", 0)
+    excluded = list(exclude_layers or [])
+    # MXNet's match also takes the variables it meets (weights), which its pass
+    # then ignores; only operators can be excluded here.
+    names = [str(s.name) for s in sym.get_internals() if s.get_children() is not None]
+    for part in exclude_layers_match or []:
+        excluded += [name for name in names if part in name]
+    if logger is not None:
+        logger.info("These layers have been excluded %s", excluded)
+    fused = mkldnn_quantize(sym)
+    qsym, qargs, qauxs, collector = quantize_graph(
+        fused, args, auxs, ctx, excluded, exclude_operators, calib_mode, quantized_dtype,
+        quantize_mode, quantize_granularity, LayerOutputCollector, logger)
+    if collector is not None:
+        if calib_data is None:
+            raise MinimxError(f"calib_data must be provided when calib_mode={calib_mode}")
+        count = run_calibration(fused, args, auxs, calib_data, collector, data_names,
+                                num_calib_examples, logger)
+        if logger is not None:
+            logger.info("Collected layer output values from FP32 model using %d examples",
+                        count)
+        qsym, qargs, qauxs = calib_graph(qsym, args, auxs, collector, calib_mode,
+                                         quantized_dtype, logger)
+    net = SymbolBlock(mkldnn_quantize(qsym), [var(name) for name in data_names])
+    net.collect_params().load_dict({**{f"arg:{k}": v for k, v in qargs.items()},
+                                    **{f"aux:{k}": v for k, v in qauxs.items()}},
+                                   cast_dtype=True, dtype_source="saved")
+    return net
+
+
+def quantize_net(network: SymbolBlock, quantized_dtype: str = "auto",
+                 quantize_mode: str = "full", exclude_layers: Sequence[str] | None = None,
+                 exclude_layers_match: Sequence[str] | None = None,
+                 exclude_operators: Sequence[str] | None = None, calib_data: Any = None,
+                 data_shapes: Sequence[Any] | None = None, calib_mode: str | None = "none",
+                 num_calib_examples: int | None = None, ctx: Context | None = None,
+                 logger: logging.Logger | None = None) -> SymbolBlock:
+    """`quantize_net_v2` with tensor-wise scales, under the name MXNet 1.9.1 marks
+    as to be deprecated (with its warning)."""
+    warnings.warn("WARNING: This will be deprecated after MXNet 2.0, please use "
+                  "quantize_net_v2.", stacklevel=2)
+    return quantize_net_v2(network, quantized_dtype, quantize_mode, "tensor-wise",
+                           exclude_layers, exclude_layers_match, exclude_operators,
+                           calib_data, data_shapes, calib_mode, num_calib_examples, ctx,
+                           None, logger)
+
+
+def _check_data_shapes(data_shapes: Sequence[Any] | None, data_names: list[str]) -> None:
+    """`data_shapes`, where given, must name the block's inputs, in order."""
+    if not data_shapes:
+        return
+    names = [d.name if hasattr(d, "name") else d[0] for d in data_shapes]
+    if names != data_names[:len(names)]:
+        raise InputError(f"data_shapes name {names}, but the block's inputs are {data_names}")
