@@ -4,13 +4,13 @@
 files, forward, ``hybridize(backend='MKLDNN')``, export) and the parameters it
 holds (`Parameter`, `Constant`, `ParameterDict`). `data`: datasets,
 samplers, the DataLoader and the vision transforms, for the loops that feed
-them. Blocks of layers, ``Trainer``, losses and the model zoo are not part of
-minimx.
+them; `utils`: a batch split across contexts, gradients clipped. Blocks of
+layers, ``Trainer``, losses and the model zoo are not part of minimx.
 """
-from . import data, nn
+from . import data, nn, utils
 from .errors import DeferredInitializationError, InputError, ParameterError
 from .parameter import Constant, Parameter, ParameterDict, tensor_types
 from .symbol_block import SymbolBlock
 
 __all__ = ["Constant", "DeferredInitializationError", "InputError", "Parameter",
-           "ParameterDict", "ParameterError", "SymbolBlock", "data", "nn", "tensor_types"]
+           "ParameterDict", "ParameterError", "SymbolBlock", "data", "nn", "tensor_types", "utils"]
