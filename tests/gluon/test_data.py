@@ -262,3 +262,31 @@ def test_a_dataloader_feeds_int8_calibration_as_its_arrays_do() -> None:
         ranges.append({name: attrs for name, attrs in qsym.attr_dict().items()
                        if "min_calib_range" in attrs})
     assert ranges[0] and ranges[0] == ranges[1]
+
+
+def test_an_evaluation_loop_as_gluoncv_scripts_write_it() -> None:
+    # transforms, a folder dataset, a threaded DataLoader, split_and_load and a
+    # metric around an exported model; the same predictions as one forward of
+    # the whole preprocessed set.
+    gluon = FIXTURES / "gluon"
+    net = mx.gluon.nn.SymbolBlock.imports(str(gluon / "cnn-symbol.json"), ["data"],
+                                          str(gluon / "cnn-0000.params"))
+    net.hybridize(static_alloc=True, static_shape=True)
+    preprocess = transforms.Compose([transforms.Resize((8, 8)), transforms.ToTensor(),
+                                     transforms.Normalize((0.485, 0.456, 0.406),
+                                                          (0.229, 0.224, 0.225))])
+    dataset = _folder().transform_first(preprocess)
+    loader = DataLoader(dataset, batch_size=4, num_workers=2)
+    metric = mx.metric.Accuracy()
+    predictions = []
+    for batch in loader:
+        data = mx.gluon.utils.split_and_load(batch[0], ctx_list=[mx.cpu()], batch_axis=0)
+        label = mx.gluon.utils.split_and_load(batch[1], ctx_list=[mx.cpu()], batch_axis=0)
+        outputs = [net(x) for x in data]
+        metric.update(label, outputs)
+        predictions += outputs[0].asnumpy().argmax(1).tolist()
+    whole = mx.nd.stack(*[dataset[i][0] for i in range(len(dataset))])
+    labels = np.array([dataset[i][1] for i in range(len(dataset))])
+    want = net(whole).asnumpy().argmax(1)
+    assert predictions == want.tolist()
+    assert metric.get() == ("accuracy", float(np.mean(want == labels)))
