@@ -180,7 +180,8 @@ def check_array_size(shape: Sequence[int], dtype: np.dtype, what: str) -> None:
 
 @dataclass(frozen=True)
 class Settings:
-    """Every MINIMX_* environment variable, read in this one place."""
+    """Every MINIMX_* environment variable, read in this one place (and MXNet's
+    MXNET_HOME and MXNET_SUBGRAPH_BACKEND, which minimx honours as MXNet does)."""
 
     subgraph_backends: tuple[str, ...]
     subgraph_default_ops: tuple[str, ...]
@@ -198,6 +199,7 @@ class Settings:
     dnnl_blocked_layout: bool   # depthwise networks' float convolutions in channel blocks
     dnnl_dtype: str   # what DNNL subgraphs compute in: float32, or bfloat16
     dnnl_fusions_off: frozenset[str]   # lower-cased <NAME>s of MINIMX_DNNL_FUSE_<NAME>=0
+    data_dir: str   # MXNET_HOME (default ~/.mxnet): where Gluon's datasets are looked for
 
 
 def _csv(value: str | None) -> tuple[str, ...]:
@@ -285,6 +287,7 @@ def settings() -> Settings:
         dnnl_blocked_layout=env_flag("MINIMX_DNNL_BLOCKED_LAYOUT", True),
         dnnl_dtype=_dnnl_dtype(env),
         dnnl_fusions_off=_fusions_off(env),
+        data_dir=os.path.expanduser(env.get("MXNET_HOME") or os.path.join("~", ".mxnet")),
     )
 
 

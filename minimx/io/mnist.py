@@ -87,22 +87,29 @@ def _read_idx(path: str, magic: int, ndim: int, num_parts: int, part_index: int)
     if raw[:2] == _GZIP_MAGIC:
         raise DataFileError(f"MNISTIter: {path} is gzip-compressed; MXNet's MNISTIter reads "
                             "uncompressed idx files: gunzip it first")
+    items = idx_items(raw, magic, ndim, f"MNISTIter: {path}")
+    # MXNet's partition arithmetic, in doubles, truncated
+    count = len(items)
+    return items[int(count / num_parts * part_index):int(count / num_parts * (part_index + 1))]
+
+
+def idx_items(raw: bytes, magic: int, ndim: int, what: str) -> np.ndarray:
+    """The items of idx file bytes `raw` (big-endian u32 `magic`, count and each
+    of the item's ``ndim - 1`` dimensions, then a byte per value) as a uint8
+    array of shape (count, *dims), a view of `raw`; `what` names the file in
+    errors."""
     header = 4 * (ndim + 1)
     fields = np.frombuffer(raw[:header], ">u4").tolist() if len(raw) >= header else []
     if not fields or fields[0] != magic:
         found = f"0x{fields[0]:x}" if fields else f"{len(raw)} bytes"
-        raise DataFileError(f"MNISTIter: {path} is not an idx file of {ndim}-d items "
+        raise DataFileError(f"{what} is not an idx file of {ndim}-d items "
                             f"(magic 0x{magic:x} expected, found {found})")
     count, item = fields[1], fields[2:]
     size = int(np.prod(item, dtype=np.int64))
     if len(raw) - header < count * size:
-        raise DataFileError(f"MNISTIter: {path} announces {count} items of shape "
-                            f"{tuple(item)} but holds {len(raw) - header} bytes of them")
-    # MXNet's partition arithmetic, in doubles, truncated
-    start = int(count / num_parts * part_index)
-    end = int(count / num_parts * (part_index + 1))
-    values = np.frombuffer(raw, np.uint8, (end - start) * size, header + start * size)
-    return values.reshape(end - start, *item)
+        raise DataFileError(f"{what} announces {count} items of shape {tuple(item)} but "
+                            f"holds {len(raw) - header} bytes of them")
+    return np.frombuffer(raw, np.uint8, count * size, header).reshape(count, *item)
 
 
 def mt19937_shuffle(count: int, seed: int) -> np.ndarray:

@@ -1,6 +1,15 @@
 """`mx.gluon.data.vision`: image datasets (`ImageRecordDataset`,
-`ImageFolderDataset`) and `transforms`."""
+`ImageFolderDataset`, `MNIST`, `FashionMNIST`, `CIFAR10`, `CIFAR100`) and
+`transforms`."""
 from . import transforms
-from .datasets import ImageFolderDataset, ImageRecordDataset
+from .datasets import (
+    CIFAR10,
+    CIFAR100,
+    MNIST,
+    FashionMNIST,
+    ImageFolderDataset,
+    ImageRecordDataset,
+)
 
-__all__ = ["ImageFolderDataset", "ImageRecordDataset", "transforms"]
+__all__ = ["CIFAR10", "CIFAR100", "MNIST", "FashionMNIST", "ImageFolderDataset",
+           "ImageRecordDataset", "transforms"]
