@@ -8,7 +8,9 @@ stay in whatever layout their producer wrote. Two exceptions pay, and
   layout that the next layer reorders back: it is asked for the network
   layout instead (`conv_in_network_layout`), unless it is a float32 one whose
   output fits in a core's L2 cache (`l2_cache_bytes`), where that reorder is
-  cheap and reading the input in NCHW, which it then does, wins;
+  cheap and reading the input in NCHW, which it then does, wins, or one that
+  a max pooling reads (ResNet's stem), which pools the blocks before the
+  reorder;
 - a depthwise network (MobileNet v1 and v2) runs its convolutions in
   16-channel blocks (``aBcd16b``, nChw16c; channel counts such as MobileNet
   v2's 24 and 144 padded to whole blocks): oneDNN's blocked depthwise and 1x1
@@ -78,7 +80,7 @@ def l2_cache_bytes() -> int:
 
 
 def conv_in_network_layout(shape: tuple[int, ...], weight_shape: tuple[int, ...],
-                           kw: dict, dtype: np.dtype) -> onednn.Primitive:
+                           kw: dict, dtype: np.dtype, pooled: bool = False) -> onednn.Primitive:
     """A float convolution (of `dtype`) whose output is in `network_layout` when oneDNN has
     a kernel of its own (not the reference one) for that. Left to choose, a
     convolution of few input channels (a CNN's first) reads the input in NCHW
@@ -94,29 +96,35 @@ def conv_in_network_layout(shape: tuple[int, ...], weight_shape: tuple[int, ...]
     writes blocks, the reorder of its output cost more than the NCHW read
     saves, in cache too (MobileNet v1 at batch 1, from the input's conversion
     to the next layer: 138 against 66 us; the whole forward 6% faster; AMD
-    Zen 5, ``avx512_core_bf16``)."""
+    Zen 5, ``avx512_core_bf16``). A float32 one that a max pooling reads
+    (`pooled`: ResNet's 7x7 stem) reads NCHW whatever its size: the pooling
+    runs on its blocks and only the pooled tensor, a quarter of the size, is
+    reordered (the stem 1.18x / 1.13x as fast as in NHWC at batch 1 / 16, a
+    plan alternating the two; Intel Xeon with AMX, README, Measurements)."""
     op = onednn.conv(shape, weight_shape, dtype=dtype, **kw)
     want = network_layout()
     # Only an unblocked layout (lower-case letters) can be asked for.
     if len(shape) != 4 or not want.islower() or op.desc("dst").layout == want:
         return op
-    if shape[1] < BLOCK and dtype == FLOAT32 and op.desc("dst").nbytes <= l2_cache_bytes():
+    if shape[1] < BLOCK and dtype == FLOAT32 and (
+            pooled or op.desc("dst").nbytes <= l2_cache_bytes()):
         return op
     alt = onednn.conv(shape, weight_shape, dtype=dtype, dst_layout=want, **kw)
     return op if alt.impl.startswith("ref") else alt
 
 
 def float_conv(shape: tuple[int, ...], weight_shape: tuple[int, ...], kw: dict,
-               dtype: np.dtype, blocked: bool) -> onednn.Primitive:
+               dtype: np.dtype, blocked: bool, pooled: bool = False) -> onednn.Primitive:
     """The float convolution of a DNNL subgraph: in channel blocks when `blocked`
     (`blocked_types`) and oneDNN has a kernel of its own for that (src
     blocked too unless it has fewer channels than a block: a CNN's 3-channel
-    input is read as oneDNN likes), else as `conv_in_network_layout`. `kw`
-    holds the convolution's stride, pad, dilate, num_group, bias and post_ops."""
+    input is read as oneDNN likes), else as `conv_in_network_layout` (`pooled`:
+    a max pooling reads it). `kw` holds the convolution's stride, pad, dilate,
+    num_group, bias and post_ops."""
     if blocked and len(shape) == 4:
         src = (onednn.MemoryDesc.with_layout(shape, BLOCKED, dtype) if shape[1] >= BLOCK
                else shape)
         op = onednn.conv(src, weight_shape, dtype=dtype, dst_layout=BLOCKED, **kw)
         if not op.impl.startswith("ref"):
             return op
-    return conv_in_network_layout(shape, weight_shape, kw, dtype)
+    return conv_in_network_layout(shape, weight_shape, kw, dtype, pooled)

@@ -110,6 +110,33 @@ def test_first_convolution_with_output_in_cache_reads_nchw_and_values_hold(monke
     assert [op.desc("dst").layout for op in rest] == [network_layout()] * 2
 
 
+def resnet_stem() -> mx.sym.Symbol:
+    """ResNet's first layers: conv 7x7/2 (3 -> 16) with BatchNorm and relu, max
+    pooling 3x3/2, then a 1x1 convolution."""
+    x = mx.sym.Convolution(data, kernel=(7, 7), stride=(2, 2), pad=(3, 3), num_filter=16,
+                           no_bias=True, name="first")
+    x = mx.sym.relu(mx.sym.BatchNorm(x, fix_gamma=False, name="bn"))
+    x = mx.sym.Pooling(x, kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type="max")
+    return mx.sym.Convolution(x, kernel=(1, 1), num_filter=32, name="next")
+
+
+@layout_choice
+def test_a_pooled_first_convolution_reads_nchw_whatever_its_size(monkeypatch):
+    """Read by a max pooling, a first convolution reads NCHW and writes blocks
+    even where its output would not fit in the L2 cache (made so): the pooling
+    runs on the blocks, and the pooled tensor is reordered for the next one."""
+    monkeypatch.setattr(conv_layout, "l2_cache_bytes", lambda: 0)
+    args, aux = random_arrays(resnet_stem(), SHAPE)
+    ex = bind(partitioned(resnet_stem(), SHAPE), args, aux)
+    assert_close([o.asnumpy() for o in ex.forward()], outputs(resnet_stem(), args, aux))
+    steps = plan_steps(ex)
+    first, second = [op for op in steps if op.kind == "conv"]
+    assert first.desc("src").layout == "abcd" and first.desc("dst").layout == BLOCKED
+    (pool,) = [op for op in steps if op.kind == "pooling"]
+    assert pool.desc("src").layout == BLOCKED
+    assert second.desc("dst").layout == network_layout()
+
+
 @layout_choice
 @pytest.mark.parametrize("filters", [
     pytest.param(32, id="whole-blocks"),
