@@ -637,8 +637,8 @@ class Lowering:
             op, readers, ahead = fused
             self.kernels[POINTWISE_DEPTHWISE].append(conv.name)
         else:
-            pooled = (r := self.sole_reader(nid)) is not None and r.op == "Pooling" \
-                and r.params.pool_type == "max"
+            r = self.sole_reader(nid)
+            pooled = r is not None and r.op == "Pooling" and r.operator()[1].pool_type == "max"
             op = float_conv(x.shape, weight_shape, kw, dtype, dtype in self.blocked_types,
                             pooled)
         args = {"src": self.plan.reorder(x, op.desc("src")), **self._conv_constants(c, op, inputs)}
