@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import minimx as mx
-from minimx.base import DTypeError, MinimxError
+from minimx.base import DataFileError, DTypeError, MinimxError
 from minimx.gluon.data import (
     ArrayDataset,
     BatchSampler,
@@ -233,9 +233,11 @@ def test_a_worker_past_its_timeout_is_reported() -> None:
      "between 0 and 1"),
     (lambda: transforms.Rotate(10)(mx.nd.zeros((4, 4, 3), dtype="uint8")), DTypeError,
      "only supports float32"),
+    (lambda: ImageFolderDataset(str(HERE / "no-such-folder")), DataFileError,
+     "no-such-folder: No such file"),
 ], ids=["no-batch-size", "shuffle-and-sampler", "batch-sampler-and-size", "timeout",
         "last-batch", "batch-size", "lengths", "no-arrays", "shard", "sampler-type",
-        "angle-order", "probability", "rotate-uint8"])
+        "angle-order", "probability", "rotate-uint8", "no-folder"])
 def test_bad_arguments_are_refused_with_a_clear_error(make, error, match) -> None:
     with pytest.raises(error, match=match) as caught:
         make()

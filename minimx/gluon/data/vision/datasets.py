@@ -52,7 +52,11 @@ class ImageFolderDataset(Dataset):
         self._flag, self._transform = flag, transform
         self.synsets: list[str] = []
         self.items: list[tuple[str, int]] = []
-        for folder in sorted(os.listdir(self._root)):
+        try:
+            folders = sorted(os.listdir(self._root))
+        except OSError as exc:
+            raise DataFileError(f"ImageFolderDataset: {self._root}: {exc.strerror}") from None
+        for folder in folders:
             path = os.path.join(self._root, folder)
             if not os.path.isdir(path):
                 warnings.warn(f"Ignoring {path}, which is not a directory.", stacklevel=2)
