@@ -235,9 +235,11 @@ def test_a_worker_past_its_timeout_is_reported() -> None:
      "only supports float32"),
     (lambda: ImageFolderDataset(str(HERE / "no-such-folder")), DataFileError,
      "no-such-folder: No such file"),
+    (lambda: list(DataLoader(SimpleDataset([[1, 2], [3]]), batch_size=2)), InputError,
+     "do not stack into one array"),
 ], ids=["no-batch-size", "shuffle-and-sampler", "batch-sampler-and-size", "timeout",
         "last-batch", "batch-size", "lengths", "no-arrays", "shard", "sampler-type",
-        "angle-order", "probability", "rotate-uint8", "no-folder"])
+        "angle-order", "probability", "rotate-uint8", "no-folder", "ragged"])
 def test_bad_arguments_are_refused_with_a_clear_error(make, error, match) -> None:
     with pytest.raises(error, match=match) as caught:
         make()

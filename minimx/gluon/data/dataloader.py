@@ -30,7 +30,11 @@ def default_batchify_fn(data: Sequence[Any]) -> Any:
         return nd.stack(*data)
     if isinstance(data[0], tuple):
         return [default_batchify_fn(field) for field in zip(*data, strict=True)]
-    array = np.asarray(data)
+    try:
+        array = np.asarray(data)
+    except ValueError as exc:   # samples of different shapes
+        raise InputError(f"default_batchify_fn: the samples of a batch do not stack into one "
+                         f"array ({exc}); give a batchify_fn for them") from None
     return nd.array(array, dtype=array.dtype)
 
 
