@@ -237,9 +237,11 @@ def test_a_worker_past_its_timeout_is_reported() -> None:
      "no-such-folder: No such file"),
     (lambda: list(DataLoader(SimpleDataset([[1, 2], [3]]), batch_size=2)), InputError,
      "do not stack into one array"),
+    (lambda: DataLoader(iter([1, 2]), batch_size=1), InputError,
+     "must have a length and items by index"),
 ], ids=["no-batch-size", "shuffle-and-sampler", "batch-sampler-and-size", "timeout",
         "last-batch", "batch-size", "lengths", "no-arrays", "shard", "sampler-type",
-        "angle-order", "probability", "rotate-uint8", "no-folder", "ragged"])
+        "angle-order", "probability", "rotate-uint8", "no-folder", "ragged", "iterator"])
 def test_bad_arguments_are_refused_with_a_clear_error(make, error, match) -> None:
     with pytest.raises(error, match=match) as caught:
         make()

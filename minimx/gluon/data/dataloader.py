@@ -55,6 +55,9 @@ class DataLoader:
                  timeout: float = 120, auto_reload: bool = False) -> None:
         if timeout <= 0:
             raise InputError(f"timeout must be positive, given {timeout}")
+        if not (hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")):
+            raise InputError(f"DataLoader: the dataset must have a length and items by index "
+                             f"(a Dataset, a list, an array), not {type(dataset).__name__}")
         if batch_sampler is None:
             if batch_size is None:
                 raise InputError("batch_size must be specified unless batch_sampler is "
