@@ -59,9 +59,27 @@ def quantize_model(sym: Symbol, arg_params: Mapping[str, NDArray],
                 quantize_granularity)
     if logger is not None:
         logger.info("Quantizing symbol")
+    return quantize_calibrated(sym, arg_params, aux_params, data_names, label_names,
+                               excluded_sym_names, excluded_op_names, calib_mode, calib_data,
+                               num_calib_examples, quantized_dtype, quantize_mode,
+                               quantize_granularity, None, logger)
+
+
+def quantize_calibrated(sym: Symbol, arg_params: Mapping[str, NDArray],
+                        aux_params: Mapping[str, NDArray], data_names: Sequence[str],
+                        label_names: Sequence[str] | None,
+                        excluded_sym_names: Sequence[str] | None,
+                        excluded_op_names: Sequence[str] | None, calib_mode: str,
+                        calib_data: Any, num_calib_examples: int | None, quantized_dtype: str,
+                        quantize_mode: str, quantize_granularity: str, given_collector: Any,
+                        logger: logging.Logger | None) -> QuantizedModel:
+    """The steps of `quantize_model` after its checks (`quantize_net_v2` takes them
+    too): the graph quantized, the float model run over `calib_data` feeding the
+    collector of `calib_mode` (`given_collector` for ``'customize'``), the ranges
+    written by `calib_graph`; the parameters quantized once, at the end."""
     qsym, collector = _quantize_graph(sym, arg_params, excluded_sym_names, excluded_op_names,
                                       calib_mode, quantized_dtype, quantize_mode,
-                                      quantize_granularity, None, logger)
+                                      quantize_granularity, given_collector, logger)
     if collector is None:
         return _with_params(qsym, arg_params, aux_params, logger)
     _check_params(sym, arg_params, aux_params, data_names, label_names)

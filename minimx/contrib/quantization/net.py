@@ -2,9 +2,9 @@
 older name), a float `SymbolBlock` in, a quantized `SymbolBlock` out.
 
 As MXNet's: the block's graph and parameters are exported, fused for oneDNN
-(``MKLDNN_QUANTIZE``), quantized (`quantize_graph`), calibrated over
-`calib_data` by the float graph where `calib_mode` asks for it (`calib_graph`),
-fused again, and wrapped with its parameters, int8 as quantized, in a new
+(``MKLDNN_QUANTIZE``), quantized and calibrated over `calib_data` by the float
+graph where `calib_mode` asks for it (`model.quantize_calibrated`, as
+`quantize_model`), fused again, and wrapped with its parameters, int8 as quantized, in a new
 SymbolBlock whose inputs are the block's. minimx's Gluon blocks are
 SymbolBlocks (``SymbolBlock.imports`` of a HybridBlock MXNet exported).
 """
@@ -21,9 +21,8 @@ from ...context import Context
 from ...gluon import InputError, SymbolBlock
 from ...model import load_checkpoint
 from ...symbol import var
-from .calibration import run_calibration
 from .mkldnn_fusion import mkldnn_quantize
-from .model import calib_graph, quantize_graph
+from .model import _check_ctx, _check_graph_mode, quantize_calibrated
 
 
 def quantize_net_v2(network: SymbolBlock, quantized_dtype: str = "auto",
@@ -48,6 +47,10 @@ def quantize_net_v2(network: SymbolBlock, quantized_dtype: str = "auto",
         raise InputError(f"quantize_net_v2 takes a gluon SymbolBlock (minimx's Gluon blocks "
                          f"are SymbolBlocks: SymbolBlock.imports of an exported model), not "
                          f"{type(network).__name__}")
+    _check_ctx(ctx)
+    _check_graph_mode(calib_mode, LayerOutputCollector)
+    if calib_mode != "none" and calib_data is None:
+        raise MinimxError(f"calib_data must be provided when calib_mode={calib_mode}")
     data_names = list(network._input_names)
     _check_data_shapes(data_shapes, data_names)
     with tempfile.TemporaryDirectory() as tmp:
@@ -61,20 +64,10 @@ def quantize_net_v2(network: SymbolBlock, quantized_dtype: str = "auto",
         excluded += [name for name in names if part in name]
     if logger is not None:
         logger.info("These layers have been excluded %s", excluded)
-    fused = mkldnn_quantize(sym)
-    qsym, qargs, qauxs, collector = quantize_graph(
-        fused, args, auxs, ctx, excluded, exclude_operators, calib_mode, quantized_dtype,
-        quantize_mode, quantize_granularity, LayerOutputCollector, logger)
-    if collector is not None:
-        if calib_data is None:
-            raise MinimxError(f"calib_data must be provided when calib_mode={calib_mode}")
-        count = run_calibration(fused, args, auxs, calib_data, collector, data_names,
-                                num_calib_examples, logger)
-        if logger is not None:
-            logger.info("Collected layer output values from FP32 model using %d examples",
-                        count)
-        qsym, qargs, qauxs = calib_graph(qsym, args, auxs, collector, calib_mode,
-                                         quantized_dtype, logger)
+    qsym, qargs, qauxs = quantize_calibrated(
+        mkldnn_quantize(sym), args, auxs, data_names, None, excluded, exclude_operators,
+        calib_mode, calib_data, num_calib_examples, quantized_dtype, quantize_mode,
+        quantize_granularity, LayerOutputCollector, logger)
     net = SymbolBlock(mkldnn_quantize(qsym), [var(name) for name in data_names])
     net.collect_params().load_dict({**{f"arg:{k}": v for k, v in qargs.items()},
                                     **{f"aux:{k}": v for k, v in qauxs.items()}},

@@ -34,10 +34,7 @@ class ImageRecordDataset(RecordFileDataset):
 
     def __getitem__(self, idx: int) -> Any:
         header, img = recordio.unpack(super().__getitem__(idx))
-        decoded = image.imdecode(img, self._flag)
-        if self._transform is not None:
-            return self._transform(decoded, header.label)
-        return decoded, header.label
+        return _sample(self._transform, image.imdecode(img, self._flag), header.label)
 
 
 class ImageFolderDataset(Dataset):
@@ -74,10 +71,7 @@ class ImageFolderDataset(Dataset):
 
     def __getitem__(self, idx: int) -> Any:
         filename, label = self.items[idx]
-        img = image.imread(filename, self._flag)
-        if self._transform is not None:
-            return self._transform(img, label)
-        return img, label
+        return _sample(self._transform, image.imread(filename, self._flag), label)
 
     def __len__(self) -> int:
         return len(self.items)
@@ -115,9 +109,7 @@ class _LocalDataset(Dataset):
         raise NotImplementedError
 
     def __getitem__(self, idx: int) -> Any:
-        if self._transform is not None:
-            return self._transform(self._data[idx], self._label[idx])
-        return self._data[idx], self._label[idx]
+        return _sample(self._transform, self._data[idx], self._label[idx])
 
     def __len__(self) -> int:
         return len(self._label)
@@ -204,6 +196,11 @@ class CIFAR100(CIFAR10):
                  transform: Callable[[NDArray, Any], Any] | None = None) -> None:
         self.label_index = int(fine_label)
         super().__init__(root, train, transform)
+
+
+def _sample(transform: Callable[[NDArray, Any], Any] | None, img: NDArray, label: Any) -> Any:
+    """``(img, label)``, or what `transform(img, label)` makes of them."""
+    return (img, label) if transform is None else transform(img, label)
 
 
 def _gunzipped(path: str) -> bytes:
