@@ -163,6 +163,12 @@ class SymbolBlock:
         return self._name
 
     @property
+    def input_names(self) -> list[str]:
+        """The names of the graph's inputs, in the order a call takes them (minimx's:
+        MXNet keeps them private)."""
+        return list(self._input_names)
+
+    @property
     def prefix(self) -> str:
         """The block's prefix: empty for a SymbolBlock, whose parameters keep the
         graph's names."""

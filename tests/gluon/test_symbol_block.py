@@ -409,6 +409,16 @@ def test_a_symbol_block_built_from_symbols() -> None:
         SymbolBlock(fc, [fc])
 
 
+def test_input_names_in_call_order() -> None:
+    a, b = mx.sym.var("b_second"), mx.sym.var("a_first")
+    net = SymbolBlock(mx.sym.elemwise_add(a, b), [b, a])
+    assert net.input_names == ["a_first", "b_second"]
+    net.input_names.append("x")   # a copy: the block's list is its own
+    assert net.input_names == ["a_first", "b_second"]
+    out = net(mx.nd.array([1.0]), mx.nd.array([2.0]))
+    np.testing.assert_allclose(out.asnumpy(), [3.0])
+
+
 def test_parameter_and_constant() -> None:
     param = Parameter("w", shape=(2, 3), init=mx.init.Constant(2.0))
     assert repr(param) == "Parameter w (shape=(2, 3), dtype=<class 'numpy.float32'>)"

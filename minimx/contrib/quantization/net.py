@@ -51,7 +51,7 @@ def quantize_net_v2(network: SymbolBlock, quantized_dtype: str = "auto",
     _check_graph_mode(calib_mode, LayerOutputCollector)
     if calib_mode != "none" and calib_data is None:
         raise MinimxError(f"calib_data must be provided when calib_mode={calib_mode}")
-    data_names = list(network._input_names)
+    data_names = network.input_names
     _check_data_shapes(data_shapes, data_names)
     with tempfile.TemporaryDirectory() as tmp:
         network.export(f"{tmp}/net", 0)
