@@ -709,11 +709,11 @@ int mmx_rnn_init(mmx_prim *prim, mmx_engine *engine, int cell, int activation,
 
 int mmx_wino_conv_init(mmx_prim *prim, mmx_engine *engine,
         const int64_t *src_dims, int64_t oc, const int64_t *pad_l,
-        const int64_t *pad_r, int with_bias, int npost,
+        const int64_t *pad_r, int tile, int with_bias, int npost,
         const mmx_post_op *post) {
     PASS(make_attr(prim, 0, NULL, NULL));
     PASS(wino_conv_create(&prim->wino, engine, prim->attr, src_dims, oc,
-            pad_l, pad_r, with_bias, npost, post));
+            pad_l, pad_r, tile, with_bias, npost, post));
     prim->args = malloc(sizeof(int) * WINO_MAX_ARGS);
     prim->arg_mds = malloc(sizeof(*prim->arg_mds) * WINO_MAX_ARGS);
     REQUIRE(prim->args && prim->arg_mds, dnnl_out_of_memory);

@@ -297,15 +297,15 @@ int mmx_rnn_init(mmx_prim *prim, mmx_engine *engine, int cell, int activation,
         const mmx_md *weights_iter, const mmx_md *bias, const mmx_md *dst_layer,
         const mmx_md *dst_iter, const mmx_md *dst_iter_c,
         const mmx_rnn_qparams *qparams);
-/* 3x3, stride-1, ungrouped convolution by Winograd F(4x4, 3x3): the
- * transforms in C (winograd.c), the products in a oneDNN matmul. src_dims
- * is (N, C, H, W), pads are (top, left) and (bottom, right); C and oc must
- * be multiples of 16. Post-ops: [relu|clip] [sum [relu|clip]] only.
- * args: src (NHWC), weights (36, C, oc: the Winograd-domain weights, in the
- * matmul's layout), [bias], dst (NHWC). */
+/* 3x3, stride-1, ungrouped convolution by Winograd F(tile x tile, 3x3),
+ * tile 4 or 2: the transforms in C (winograd.c), the products in a oneDNN
+ * matmul. src_dims is (N, C, H, W), pads are (top, left) and (bottom,
+ * right); C and oc must be multiples of 16. Post-ops: [relu|clip] [sum
+ * [relu|clip]] only. args: src (NHWC), weights ((tile + 2)^2, C, oc: the
+ * Winograd-domain weights, in the matmul's layout), [bias], dst (NHWC). */
 int mmx_wino_conv_init(mmx_prim *prim, mmx_engine *engine,
         const int64_t *src_dims, int64_t oc, const int64_t *pad_l,
-        const int64_t *pad_r, int with_bias, int npost,
+        const int64_t *pad_r, int tile, int with_bias, int npost,
         const mmx_post_op *post);
 /* INT8 depthwise 3x3 convolution, stride 1 or 2, padding 1 (depthwise_u8.h):
  * u8 NHWC src_dims (N, C, H, W) with C a multiple of 16 (at least 64 at

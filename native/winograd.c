@@ -1,13 +1,14 @@
-/* Winograd F(4x4, 3x3) convolution (see winograd.h): the input and output
- * transforms, and the convolution and plan step that run them around a
- * oneDNN matmul.
+/* Winograd F(4x4, 3x3) and F(2x2, 3x3) convolution (see winograd.h): the
+ * input and output transforms, and the convolution and plan step that run
+ * them around a oneDNN matmul.
  *
  * Each transform walks tiles in parallel (OpenMP, the same libgomp team that
  * oneDNN uses) and, inside a tile, channels in vectors of VL. Data is NHWC
- * (oneDNN's acdb) and the transformed tensors are [36][tiles][channels], so
- * every inner loop runs over contiguous channels; channel counts must be
- * multiples of VL. The matrices are B^T and A^T for the interpolation
- * points 0, 1, -1, 2, -2 and infinity.
+ * (oneDNN's acdb) and the transformed tensors are [alpha^2][tiles][channels]
+ * (alpha = m + 2 for m x m output tiles), so every inner loop runs over
+ * contiguous channels; channel counts must be multiples of VL. The matrices
+ * are B^T and A^T for the interpolation points 0, 1, -1, 2, -2 and infinity
+ * (F(4x4)), or 0, 1, -1 and infinity (F(2x2)).
  *
  * Errors follow the shim's rule (shim.h): CHECK and REQUIRE record the
  * failing call for Python, and every handle lives on the wino_conv or
@@ -24,12 +25,14 @@
 #include "winograd.h"
 
 #define VL 16 /* channels per vector step: one AVX-512 register */
+#define MAX_ALPHA 6 /* input tile side of F(4x4, 3x3) */
 
 typedef struct {
+    int m, alpha;          /* output tile side (4 or 2) and input tile side (m + 2) */
     int64_t c, h, w;       /* input channels and size (per image) */
     int64_t k, oh, ow;     /* output channels and size */
     int64_t pad_t, pad_l;  /* top and left zero padding */
-    int64_t tiles_h, tiles_w; /* ceil(oh / 4), ceil(ow / 4) */
+    int64_t tiles_h, tiles_w; /* ceil(oh / m), ceil(ow / m) */
 } wino_shape;
 
 /* What follows the product: dst = post_act(act(y + bias) + sum_scale * dst).
@@ -46,10 +49,13 @@ typedef struct {
     float post_alpha, post_beta;
 } wino_post;
 
-/* x0..x5: lane v of six vectors x[0..5] spaced `st` floats apart. */
-#define LOAD6(x, st, v) \
+/* x0..x3: lane v of four vectors x[0..3] spaced `st` floats apart; LOAD6
+ * adds x4 and x5. */
+#define LOAD4(x, st, v) \
     float x0 = (x)[0 * (st) + v], x1 = (x)[1 * (st) + v]; \
-    float x2 = (x)[2 * (st) + v], x3 = (x)[3 * (st) + v]; \
+    float x2 = (x)[2 * (st) + v], x3 = (x)[3 * (st) + v]
+#define LOAD6(x, st, v) \
+    LOAD4(x, st, v); \
     float x4 = (x)[4 * (st) + v], x5 = (x)[5 * (st) + v]
 
 /* Where tile t (counted over all images of the chunk) lies: its image and
@@ -62,35 +68,47 @@ static inline void tile_at(const wino_shape *s, int64_t t, int64_t *n,
     *tx = t % s->tiles_w;
 }
 
-/* One row of B^T d for a column of six vectors x[0..5] (stride `st`). */
-#define BT_ROWS(out, x, st) \
-    do { \
-        for (int v = 0; v < VL; v++) { \
-            LOAD6(x, st, v); \
-            (out)[0][v] = 4.f * x0 - 5.f * x2 + x4; \
-            (out)[1][v] = -4.f * (x1 + x2) + x3 + x4; \
-            (out)[2][v] = 4.f * (x1 - x2) - x3 + x4; \
-            (out)[3][v] = 2.f * (x3 - x1) - x2 + x4; \
-            (out)[4][v] = 2.f * (x1 - x3) - x2 + x4; \
-            (out)[5][v] = 4.f * x1 - 5.f * x3 + x5; \
-        } \
-    } while (0)
+/* B^T x for a column of `alpha` vectors x[0..alpha-1] (stride `st`): alpha
+ * rows into out. */
+static inline void bt_rows(int alpha, float out[][VL], const float *x, int64_t st) {
+    if (alpha == 6) {
+        for (int v = 0; v < VL; v++) {
+            LOAD6(x, st, v);
+            out[0][v] = 4.f * x0 - 5.f * x2 + x4;
+            out[1][v] = -4.f * (x1 + x2) + x3 + x4;
+            out[2][v] = 4.f * (x1 - x2) - x3 + x4;
+            out[3][v] = 2.f * (x3 - x1) - x2 + x4;
+            out[4][v] = 2.f * (x1 - x3) - x2 + x4;
+            out[5][v] = 4.f * x1 - 5.f * x3 + x5;
+        }
+    } else {
+        for (int v = 0; v < VL; v++) {
+            LOAD4(x, st, v);
+            out[0][v] = x0 - x2;
+            out[1][v] = x1 + x2;
+            out[2][v] = x2 - x1;
+            out[3][v] = x1 - x3;
+        }
+    }
+}
 
-/* v[36][nimg * T][c] from `nimg` NHWC images at src (T = tiles per image). */
+/* v[alpha^2][nimg * T][c] from `nimg` NHWC images at src (T = tiles per image). */
 static void input_transform(const wino_shape *s, const float *src, int64_t nimg,
         float *v) {
     const int64_t tiles = s->tiles_h * s->tiles_w, total = nimg * tiles;
     const int64_t c = s->c, plane = total * c;
+    const int alpha = s->alpha;
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < total; t++) {
         int64_t n, ty, tx;
         tile_at(s, t, &n, &ty, &tx);
         const float *img = src + n * s->h * s->w * c;
-        const int64_t y0 = ty * 4 - s->pad_t, x0 = tx * 4 - s->pad_l;
+        const int64_t y0 = ty * s->m - s->pad_t, x0 = tx * s->m - s->pad_l;
         for (int64_t c0 = 0; c0 < c; c0 += VL) {
-            float d[6][6][VL], rows[6][6][VL], out[6][VL];
-            for (int i = 0; i < 6; i++)
-                for (int j = 0; j < 6; j++) {
+            float d[MAX_ALPHA][MAX_ALPHA][VL], rows[MAX_ALPHA][MAX_ALPHA][VL];
+            float out[MAX_ALPHA][VL];
+            for (int i = 0; i < alpha; i++)
+                for (int j = 0; j < alpha; j++) {
                     const int64_t y = y0 + i, x = x0 + j;
                     if (y < 0 || y >= s->h || x < 0 || x >= s->w)
                         memset(d[i][j], 0, sizeof(d[i][j]));
@@ -99,32 +117,41 @@ static void input_transform(const wino_shape *s, const float *src, int64_t nimg,
                                 sizeof(d[i][j]));
                 }
             /* rows = B^T d, column by column; then each row times B. */
-            for (int j = 0; j < 6; j++) {
-                BT_ROWS(out, &d[0][j][0], 6 * VL);
-                for (int i = 0; i < 6; i++) memcpy(rows[i][j], out[i], sizeof(out[i]));
+            for (int j = 0; j < alpha; j++) {
+                bt_rows(alpha, out, &d[0][j][0], MAX_ALPHA * VL);
+                for (int i = 0; i < alpha; i++)
+                    memcpy(rows[i][j], out[i], sizeof(out[i]));
             }
-            for (int i = 0; i < 6; i++) {
-                BT_ROWS(out, &rows[i][0][0], VL);
-                for (int j = 0; j < 6; j++)
-                    memcpy(v + (i * 6 + j) * plane + t * c + c0, out[j],
+            for (int i = 0; i < alpha; i++) {
+                bt_rows(alpha, out, &rows[i][0][0], VL);
+                for (int j = 0; j < alpha; j++)
+                    memcpy(v + (i * alpha + j) * plane + t * c + c0, out[j],
                             sizeof(out[j]));
             }
         }
     }
 }
 
-/* A^T m for a column of six vectors x[0..5] (stride `st`): four rows. */
-#define AT_ROWS(out, x, st) \
-    do { \
-        for (int v = 0; v < VL; v++) { \
-            LOAD6(x, st, v); \
-            float p12 = x1 + x2, m12 = x1 - x2, p34 = x3 + x4, m34 = x3 - x4; \
-            (out)[0][v] = x0 + p12 + p34; \
-            (out)[1][v] = m12 + 2.f * m34; \
-            (out)[2][v] = p12 + 4.f * p34; \
-            (out)[3][v] = m12 + 8.f * m34 + x5; \
-        } \
-    } while (0)
+/* A^T x for a column of `alpha` vectors x[0..alpha-1] (stride `st`): m = alpha
+ * - 2 rows into out. */
+static inline void at_rows(int alpha, float out[][VL], const float *x, int64_t st) {
+    if (alpha == 6) {
+        for (int v = 0; v < VL; v++) {
+            LOAD6(x, st, v);
+            float p12 = x1 + x2, m12 = x1 - x2, p34 = x3 + x4, m34 = x3 - x4;
+            out[0][v] = x0 + p12 + p34;
+            out[1][v] = m12 + 2.f * m34;
+            out[2][v] = p12 + 4.f * p34;
+            out[3][v] = m12 + 8.f * m34 + x5;
+        }
+    } else {
+        for (int v = 0; v < VL; v++) {
+            LOAD4(x, st, v);
+            out[0][v] = x0 + x1 + x2;
+            out[1][v] = x1 - x2 - x3;
+        }
+    }
+}
 
 static inline float activate(int act, float alpha, float beta, float x) {
     /* As oneDNN's relu: no slope gives 0 for NaN and -inf, not 0 * x;
@@ -134,31 +161,34 @@ static inline float activate(int act, float alpha, float beta, float x) {
     return x;
 }
 
-/* `nimg` NHWC images at dst from m[36][nimg * T][k]; bias may be NULL. */
+/* `nimg` NHWC images at dst from m[alpha^2][nimg * T][k]; bias may be NULL. */
 static void output_transform(const wino_shape *s, const float *m, int64_t nimg,
         const float *bias, const wino_post *post, float *dst) {
     const int64_t tiles = s->tiles_h * s->tiles_w, total = nimg * tiles;
     const int64_t k = s->k, plane = total * k;
+    const int alpha = s->alpha, side = s->m;
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < total; t++) {
         int64_t n, ty, tx;
         tile_at(s, t, &n, &ty, &tx);
         float *img = dst + n * s->oh * s->ow * k;
         for (int64_t k0 = 0; k0 < k; k0 += VL) {
-            float in[6][6][VL], rows[4][6][VL], out[4][VL], b[VL];
-            for (int i = 0; i < 36; i++)
-                memcpy(in[i / 6][i % 6], m + i * plane + t * k + k0, sizeof(b));
+            float in[MAX_ALPHA][MAX_ALPHA][VL], rows[MAX_ALPHA][MAX_ALPHA][VL];
+            float out[MAX_ALPHA][VL], b[VL];
+            for (int i = 0; i < alpha * alpha; i++)
+                memcpy(in[i / alpha][i % alpha], m + i * plane + t * k + k0, sizeof(b));
             for (int v = 0; v < VL; v++) b[v] = bias ? bias[k0 + v] : 0.f;
-            for (int j = 0; j < 6; j++) {
-                AT_ROWS(out, &in[0][j][0], 6 * VL);
-                for (int i = 0; i < 4; i++) memcpy(rows[i][j], out[i], sizeof(out[i]));
+            for (int j = 0; j < alpha; j++) {
+                at_rows(alpha, out, &in[0][j][0], MAX_ALPHA * VL);
+                for (int i = 0; i < side; i++)
+                    memcpy(rows[i][j], out[i], sizeof(out[i]));
             }
-            for (int i = 0; i < 4; i++) {
-                const int64_t y = ty * 4 + i;
+            for (int i = 0; i < side; i++) {
+                const int64_t y = ty * side + i;
                 if (y >= s->oh) break;
-                AT_ROWS(out, &rows[i][0][0], VL);
-                for (int j = 0; j < 4; j++) {
-                    const int64_t x = tx * 4 + j;
+                at_rows(alpha, out, &rows[i][0][0], VL);
+                for (int j = 0; j < side; j++) {
+                    const int64_t x = tx * side + j;
                     if (x >= s->ow) break;
                     float *o = img + (y * s->ow + x) * k + k0;
                     for (int v = 0; v < VL; v++) {
@@ -176,9 +206,10 @@ static void output_transform(const wino_shape *s, const float *m, int64_t nimg,
 
 /* ---- the convolution ---- */
 
-/* The transforms of one convolution, and its 36 products: a oneDNN matmul
- * [36][rows][c] x [36][c][k] -> [36][rows][k] over chunks of `images`
- * images, whose transformed tiles (v, m) live in the plan's scratchpad. */
+/* The transforms of one convolution, and its alpha^2 products: a oneDNN
+ * matmul [alpha^2][rows][c] x [alpha^2][c][k] -> [alpha^2][rows][k] over
+ * chunks of `images` images, whose transformed tiles (v, m) live in the
+ * plan's scratchpad. */
 struct wino_conv {
     wino_shape shape;
     wino_post post;
@@ -226,11 +257,13 @@ static dnnl_status_t parse_post_ops(
  * all of them once per chunk, so large weights want fewer, larger chunks. */
 #define CHUNK_BYTES ((size_t)2 << 20)
 
-static int64_t chunk_images(int64_t n, int64_t tiles, int64_t c, int64_t oc) {
-    size_t weights = (size_t)(36 * c * oc) * sizeof(float);
+static int64_t chunk_images(int64_t n, int64_t points, int64_t tiles, int64_t c,
+        int64_t oc) {
+    size_t weights = (size_t)(points * c * oc) * sizeof(float);
     size_t budget = weights / 4 > CHUNK_BYTES ? weights / 4 : CHUNK_BYTES;
     for (int64_t k = n; k > 1; k--)
-        if (n % k == 0 && (size_t)(36 * k * tiles * (c + oc)) * sizeof(float) <= budget)
+        if (n % k == 0
+                && (size_t)(points * k * tiles * (c + oc)) * sizeof(float) <= budget)
             return k;
     return 1;
 }
@@ -239,7 +272,8 @@ static int64_t chunk_images(int64_t n, int64_t tiles, int64_t c, int64_t oc) {
 static dnnl_status_t create_matmul(wino_conv *wc, dnnl_engine_t engine,
         const_dnnl_primitive_attr_t attr, int64_t rows) {
     const int64_t c = wc->shape.c, k = wc->shape.k;
-    dnnl_dims_t v = {36, rows, c}, u = {36, c, k}, m = {36, rows, k};
+    const int64_t points = wc->shape.alpha * wc->shape.alpha;
+    dnnl_dims_t v = {points, rows, c}, u = {points, c, k}, m = {points, rows, k};
     CHECK(dnnl_memory_desc_create_with_tag(
             &wc->mds[MD_V], 3, v, dnnl_f32, dnnl_abc));
     CHECK(dnnl_memory_desc_create_with_tag(
@@ -251,14 +285,14 @@ static dnnl_status_t create_matmul(wino_conv *wc, dnnl_engine_t engine,
     CHECK(dnnl_primitive_create(&wc->matmul, wc->pd));
     const char *impl = "";
     dnnl_primitive_desc_query(wc->pd, dnnl_query_impl_info_str, 0, &impl);
-    snprintf(wc->impl, sizeof(wc->impl), "wino_4x3+%s", impl);
+    snprintf(wc->impl, sizeof(wc->impl), "wino_%dx3+%s", wc->shape.m, impl);
     return dnnl_success;
 }
 
 dnnl_status_t wino_conv_create(wino_conv **conv, dnnl_engine_t engine,
         const_dnnl_primitive_attr_t attr, const int64_t *src_dims, int64_t oc,
-        const int64_t *pad_l, const int64_t *pad_r, int with_bias, int npost,
-        const mmx_post_op *post) {
+        const int64_t *pad_l, const int64_t *pad_r, int tile, int with_bias,
+        int npost, const mmx_post_op *post) {
     const int64_t n = src_dims[0], c = src_dims[1], h = src_dims[2],
                   w = src_dims[3];
     const int64_t oh = h + pad_l[0] + pad_r[0] - 2,
@@ -266,21 +300,24 @@ dnnl_status_t wino_conv_create(wino_conv **conv, dnnl_engine_t engine,
     REQUIRE(n > 0 && c > 0 && oc > 0 && oh > 0 && ow > 0,
             dnnl_invalid_arguments);
     REQUIRE(c % VL == 0 && oc % VL == 0, dnnl_invalid_arguments);
+    REQUIRE(tile == 4 || tile == 2, dnnl_invalid_arguments);
     REQUIRE(pad_l[0] >= 0 && pad_l[1] >= 0 && pad_r[0] >= 0 && pad_r[1] >= 0,
             dnnl_invalid_arguments);
     wino_conv *wc = *conv = calloc(1, sizeof(wino_conv));
     REQUIRE(wc != NULL, dnnl_out_of_memory);
     PASS(parse_post_ops(&wc->post, npost, post));
-    wc->shape = (wino_shape){.c = c, .h = h, .w = w, .k = oc, .oh = oh,
-            .ow = ow, .pad_t = pad_l[0], .pad_l = pad_l[1],
-            .tiles_h = (oh + 3) / 4, .tiles_w = (ow + 3) / 4};
+    wc->shape = (wino_shape){.m = tile, .alpha = tile + 2, .c = c, .h = h,
+            .w = w, .k = oc, .oh = oh, .ow = ow, .pad_t = pad_l[0],
+            .pad_l = pad_l[1], .tiles_h = (oh + tile - 1) / tile,
+            .tiles_w = (ow + tile - 1) / tile};
     wc->with_bias = with_bias;
     const int64_t tiles = wc->shape.tiles_h * wc->shape.tiles_w;
     wc->batch = n;
-    wc->images = chunk_images(n, tiles, c, oc);
+    const int64_t points = (int64_t)wc->shape.alpha * wc->shape.alpha;
+    wc->images = chunk_images(n, points, tiles, c, oc);
     const int64_t rows = wc->images * tiles;
-    wc->v_size = cache_lines((size_t)(36 * rows * c) * sizeof(float));
-    wc->m_size = cache_lines((size_t)(36 * rows * oc) * sizeof(float));
+    wc->v_size = cache_lines((size_t)(points * rows * c) * sizeof(float));
+    wc->m_size = cache_lines((size_t)(points * rows * oc) * sizeof(float));
     PASS(create_matmul(wc, engine, attr, rows));
 
     /* The convolution's own arguments: src and dst NHWC. */
@@ -377,7 +414,7 @@ void wino_step_destroy(wino_step *ws) {
     free(ws);
 }
 
-/* Per chunk of images: input transform, the 36 products, output transform
+/* Per chunk of images: input transform, the alpha^2 products, output transform
  * (with bias and post-ops) into dst. */
 dnnl_status_t wino_step_run(const wino_step *ws, dnnl_stream_t stream,
         const dnnl_exec_arg_t *args) {

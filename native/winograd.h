@@ -1,14 +1,16 @@
-/* Winograd F(4x4, 3x3) convolution, the shim's one step that is not a
- * single oneDNN primitive.
+/* Winograd F(4x4, 3x3) and F(2x2, 3x3) convolution, the shim's one step
+ * that is not a single oneDNN primitive.
  *
  * A 3x3, stride-1 convolution computes each 4x4 output tile from a 6x6
  * input tile with 36 products per channel pair instead of 144 (Lavin and
- * Gray, "Fast Algorithms for Convolutional Neural Networks", 2015):
+ * Gray, "Fast Algorithms for Convolutional Neural Networks", 2015), or each
+ * 2x2 tile from a 4x4 one with 16 instead of 36:
  *
  *     Y = A^T [ sum_c (G g G^T)_(k,c) * (B^T d B)_c ] A
  *
- * The sum over channels is 36 independent matrix products (one per point of
- * the 6x6 transformed tile), which a oneDNN matmul computes; winograd.c does
+ * The sum over channels is alpha^2 independent matrix products (one per
+ * point of the alpha x alpha transformed tile), which a oneDNN matmul
+ * computes; winograd.c does
  * the data transforms around it, over the batch in chunks of images. The
  * weight transform (G) runs once, in Python, when the weight cache fills.
  *
@@ -34,14 +36,14 @@ typedef struct wino_step wino_step;
  * failed create leaves a half-built object for wino_conv_destroy. */
 dnnl_status_t wino_conv_create(wino_conv **conv, dnnl_engine_t engine,
         const_dnnl_primitive_attr_t attr, const int64_t *src_dims, int64_t oc,
-        const int64_t *pad_l, const int64_t *pad_r, int with_bias, int npost,
-        const mmx_post_op *post);
+        const int64_t *pad_l, const int64_t *pad_r, int tile, int with_bias,
+        int npost, const mmx_post_op *post);
 void wino_conv_destroy(wino_conv *conv);
 /* Writes the argument kinds and layouts (owned by conv) into args and mds,
  * at most WINO_MAX_ARGS of each; returns how many. */
 int wino_conv_args(const wino_conv *conv, int *args,
         const_dnnl_memory_desc_t *mds);
-/* "wino_4x3+" and the matmul's implementation. */
+/* "wino_4x3+" or "wino_2x3+", and the matmul's implementation. */
 const char *wino_conv_impl(const wino_conv *conv);
 /* Bytes of plan scratchpad: the transformed tiles and the matmul's own. */
 size_t wino_conv_scratchpad_size(const wino_conv *conv);

@@ -1,4 +1,4 @@
-"""wino_conv (Winograd F(4x4, 3x3)) against the numpy reference convolution.
+"""wino_conv (Winograd F(4x4, 3x3) and F(2x2, 3x3)) against the numpy reference convolution.
 
 fp32 tolerance: |out - expected| <= WINO_TOL * sqrt(C) * max|y|, with y the
 float64 convolution plus bias before any post-op (relu, leaky relu and clip
@@ -48,12 +48,14 @@ def apply_post_ops(y: np.ndarray, post_ops: Sequence[PostOp],
 
 
 def check_wino(n: int, c: int, o: int, size: tuple[int, int], pad: tuple[int, int],
-               bias: bool, post_ops: Sequence[PostOp] = (), seed: int = 0) -> onednn.Primitive:
-    """Runs wino_conv on random data (a random addend when there is a sum)
-    and compares it with the reference; returns the primitive."""
+               bias: bool, post_ops: Sequence[PostOp] = (), seed: int = 0,
+               tile: int = 4) -> onednn.Primitive:
+    """Runs wino_conv (F(tile x tile, 3x3)) on random data (a random addend
+    when there is a sum) and compares it with the reference; returns the
+    primitive."""
     x, w = random((n, c, *size), seed), random((o, c, 3, 3), seed + 1)
     b = random((o,), seed + 2) if bias else None
-    op = onednn.wino_conv(x.shape, w.shape, pad=pad, bias=bias, post_ops=post_ops)
+    op = onednn.wino_conv(x.shape, w.shape, pad=pad, bias=bias, post_ops=post_ops, tile=tile)
     y = reference.conv(x, w, b, (1, 1), pad, (1, 1), 1)
     addend = random(y.shape, seed + 3) if op.has_sum else None
     out = run(op, {"src": x, "weights": w, "bias": b}, dst=addend)
@@ -69,7 +71,8 @@ def wino_cases(draw):
     size = tuple(draw(st.integers(max(1, 3 - 2 * p), 13)) for p in pad)
     return dict(n=draw(st.integers(1, 5)), c=draw(st.sampled_from([16, 32, 48])),
                 o=draw(st.sampled_from([16, 32, 48])), size=size, pad=pad,
-                bias=draw(st.booleans()), seed=draw(st.integers(0, 2**16)))
+                bias=draw(st.booleans()), seed=draw(st.integers(0, 2**16)),
+                tile=draw(st.sampled_from(winograd.TILES)))
 
 
 @SETTINGS
@@ -79,7 +82,7 @@ def test_wino_conv_matches_reference(case):
     differing by axis: the partial tiles at the edges and the zero padding
     are handled, and height and width are not swapped."""
     op = check_wino(**case)
-    assert op.kind == "wino_conv" and op.impl.startswith("wino_4x3+")
+    assert op.kind == "wino_conv" and op.impl.startswith(f"wino_{case['tile']}x3+")
     assert op.desc("src").layout == op.desc("dst").layout == "acdb"
 
 
@@ -108,40 +111,53 @@ def test_batch_in_chunks_smaller_than_the_batch(n, c, o):
     pytest.param([PostOp.eltwise("clip", -2.0, 3.0), PostOp.sum(-1.5),
                   PostOp.eltwise("clip", -1.0, 1.0)], id="clip-sum-clip"),
 ])
-def test_post_op_chains(post_ops):
+@pytest.mark.parametrize("tile", winograd.TILES)
+def test_post_op_chains(post_ops, tile):
     """Every chain the output transform applies: activation, sum into dst's
     previous content, activation after the sum, each with its parameters."""
-    check_wino(2, 16, 32, (6, 7), (1, 1), True, post_ops)
+    check_wino(2, 16, 32, (6, 7), (1, 1), True, post_ops, tile=tile)
 
 
-def g_matrix() -> np.ndarray:
-    """F(4, 3)'s G from its definition: rows f_a * (1, a, a^2) for the points
-    a = 0, 1, -1, 2, -2 (f_a = 1 / prod_{b != a}(a - b)), and (0, 0, 1) for infinity."""
-    points = [0, 1, -1, 2, -2]
+# The interpolation points of F(tile x tile, 3x3), infinity aside.
+POINTS = {4: [0, 1, -1, 2, -2], 2: [0, 1, -1]}
+# A row of G may be scaled if B^T's row is scaled inversely: Lavin and Gray's
+# F(2, 3), which winograd.c's B^T follows, takes row 0 with the other sign.
+ROW_SIGNS = {4: [1, 1, 1, 1, 1, 1], 2: [-1, 1, 1, 1]}
+
+
+def g_matrix(tile: int) -> np.ndarray:
+    """F(tile, 3)'s G from its definition: rows f_a * (1, a, a^2) for the
+    points a (f_a = 1 / prod_{b != a}(a - b)), and (0, 0, 1) for infinity;
+    signed by ROW_SIGNS."""
+    points = POINTS[tile]
     rows = [np.array([1, a, a * a]) / math.prod(a - b for b in points if b != a)
             for a in points]
-    return np.vstack(rows + [np.array([0, 0, 1])])
+    return np.vstack(rows + [np.array([0, 0, 1])]) * np.array(ROW_SIGNS[tile])[:, None]
 
 
-def test_winograd_weights_are_g_w_gt():
-    """Entry [6i + j, c, o] is (G w[o, c] G^T)[i, j], for every channel pair."""
+@pytest.mark.parametrize("tile", winograd.TILES)
+def test_winograd_weights_are_g_w_gt(tile):
+    """Entry [a i + j, c, o] is (G w[o, c] G^T)[i, j], for every channel pair
+    (a = tile + 2)."""
     w = random((32, 16, 3, 3), 1)
-    g = g_matrix()
+    g = g_matrix(tile)
+    a = tile + 2
     expected = np.array([[g @ w[o, c].astype(np.float64) @ g.T for o in range(32)]
-                         for c in range(16)])  # (C, O, 6, 6)
-    u = onednn.winograd_weights(w)
-    assert u.shape == (36, 16, 32) and u.dtype == np.float32
-    np.testing.assert_allclose(u, expected.reshape(16, 32, 36).transpose(2, 0, 1),
+                         for c in range(16)])  # (C, O, a, a)
+    u = onednn.winograd_weights(w, tile)
+    assert u.shape == (a * a, 16, 32) and u.dtype == np.float32
+    np.testing.assert_allclose(u, expected.reshape(16, 32, a * a).transpose(2, 0, 1),
                                rtol=1e-6, atol=1e-7)
 
 
-def test_centred_delta_kernel_is_the_identity():
+@pytest.mark.parametrize("tile", winograd.TILES)
+def test_centred_delta_kernel_is_the_identity(tile):
     """A kernel with a single 1 at the centre of w[k, k] (pad 1) returns its
     input: the transforms invert each other up to rounding."""
     x = random((2, 16, 9, 10), 1)
     w = np.zeros((16, 16, 3, 3), np.float32)
     w[np.arange(16), np.arange(16), 1, 1] = 1
-    out = run(onednn.wino_conv(x.shape, w.shape, pad=1), {"src": x, "weights": w})
+    out = run(onednn.wino_conv(x.shape, w.shape, pad=1, tile=tile), {"src": x, "weights": w})
     np.testing.assert_allclose(out, x, rtol=0, atol=wino_atol(16, x))
 
 
@@ -169,6 +185,8 @@ def test_centred_delta_kernel_is_the_identity():
                  "larger than the padded input", id="input-smaller-than-kernel"),
     pytest.param(lambda: onednn.wino_conv((1, 16, 8, 8), (16, 16, 3, 3), pad=-1),
                  "wino_conv pad", id="negative-pad"),
+    pytest.param(lambda: onednn.wino_conv((1, 16, 8, 8), (16, 16, 3, 3), tile=3),
+                 r"tile 3 is not one of \(4, 2\)", id="tile-3"),
 ])
 def test_unsupported_cases_raise_backend_error(build, message):
     """Refused in Python with a message naming what does not fit, before C sees it."""
@@ -211,32 +229,34 @@ def test_public_names_are_the_winograd_modules():
         (winograd.wino_conv, winograd.winograd_supports, winograd.winograd_weights)
 
 
-def native_wino_conv(src: tuple[int, ...], oc: int,
-                     post_ops: Sequence[PostOp] = ()) -> onednn.Primitive:
+def native_wino_conv(src: tuple[int, ...], oc: int, post_ops: Sequence[PostOp] = (),
+                     tile: int = 4) -> onednn.Primitive:
     """mmx_wino_conv_init called past wino_conv's checks (pad 1, no bias)."""
     return build_primitive("wino_conv", "past the checks", native().lib.mmx_wino_conv_init,
-                           list(src), oc, [1, 1], [1, 1], 0,
+                           list(src), oc, [1, 1], [1, 1], tile, 0,
                            *post_op_args(post_ops, (src[0], oc, *src[2:]), "wino_conv"))
 
 
-@pytest.mark.parametrize("src,oc,post_ops,detail", [
-    pytest.param((1, 8, 8, 8), 16, [],
+@pytest.mark.parametrize("src,oc,post_ops,tile,detail", [
+    pytest.param((1, 8, 8, 8), 16, [], 4,
                  "requirement failed: c % VL == 0 && oc % VL == 0: invalid_arguments",
                  id="channels"),
-    pytest.param((1, 16, 8, 8), 16, [PostOp.eltwise("tanh")],
+    pytest.param((1, 16, 8, 8), 16, [], 3,
+                 "requirement failed: tile == 4 || tile == 2: invalid_arguments", id="tile"),
+    pytest.param((1, 16, 8, 8), 16, [PostOp.eltwise("tanh")], 4,
                  "requirement failed: po->alg == MMX_ELTWISE_RELU || "
                  "po->alg == MMX_ELTWISE_CLIP: unimplemented", id="tanh"),
-    pytest.param((1, 16, 8, 8), 16, [PostOp.sum(), PostOp.sum()],
+    pytest.param((1, 16, 8, 8), 16, [PostOp.sum(), PostOp.sum()], 2,
                  "requirement failed: po->kind == MMX_POST_ELTWISE && *act == ACT_NONE: "
                  "unimplemented", id="two-sums"),
 ])
-def test_native_refusals_name_the_failed_requirement(src, oc, post_ops, detail):
+def test_native_refusals_name_the_failed_requirement(src, oc, post_ops, tile, detail):
     """winograd.c keeps the shim's error rule: what C refuses raises
     BackendError with the innermost failed condition and oneDNN's status
     name, not the call that passed the failure on."""
     message = f"oneDNN wino_conv past the checks failed: {detail}"
     with pytest.raises(BackendError, match=f"^{re.escape(message)}$"):
-        native_wino_conv(src, oc, post_ops)
+        native_wino_conv(src, oc, post_ops, tile)
 
 
 def test_one_primitive_in_two_plans():

@@ -12,8 +12,8 @@ product and deconvolution, the producer's layout elsewhere; for float
 convolutions, `conv_layout` makes two exceptions: the network's layout where
 oneDNN would pick another, 16-channel blocks in depthwise networks); outputs
 leave in the plain layout. A 3x3, stride-1 convolution with enough output tiles runs
-as Winograd F(4x4, 3x3) (`onednn.wino_conv`, NHWC in and out; see
-`winograd.use_winograd`). Weights, biases and BatchNorm parameters become
+as Winograd F(4x4, 3x3), or F(2x2, 3x3) on few tiles (`onednn.wino_conv`, NHWC in
+and out; see `winograd.winograd_tile`). Weights, biases and BatchNorm parameters become
 `Constant`s (the weight cache; a Winograd convolution's weights in the
 Winograd domain). Flatten / Reshape are views: they keep their producer's
 slot, and only FullyConnected reads them inside a subgraph (the selector sees
@@ -82,7 +82,8 @@ from .quantized import (
 )
 from .recurrent import rnn
 from .weights import FLOAT32, Constant, Folded, fold_bias, fold_weight
-from .winograd import WINOGRAD, use_winograd
+from .winograd import LABELS as WINOGRAD_LABELS
+from .winograd import WINOGRAD, WINOGRAD_2, winograd_tile
 
 VIEWS = default_support().lowered_as("view")
 # Operators that pass their input on unchanged at inference (Dropout): they keep
@@ -271,7 +272,8 @@ class Lowering:
         self.data_inputs: list[int] = []
         self.constants: list[Constant] = []
         self.kernels: dict[str, list[str]] = {
-            label: [] for label in (WINOGRAD, OWN_DEPTHWISE, OWN_FIRST_CONV, POINTWISE_DEPTHWISE)}
+            label: [] for label in (WINOGRAD, WINOGRAD_2, OWN_DEPTHWISE, OWN_FIRST_CONV,
+                                    POINTWISE_DEPTHWISE)}
         self.per_part: list[str] = []
         heads = (FusedChain(n, g).first("Convolution") if n.op in FUSED_LOWERING else n
                  for n in g.nodes)
@@ -624,10 +626,10 @@ class Lowering:
             op = onednn.conv(row.desc, weight_shape, dtype=dtype, dst_layout="acdb",
                              **{**kw, "stride": None})
             x = row
-        elif dtype == FLOAT32 and use_winograd(x.shape, weight_shape, kw):
-            self.kernels[WINOGRAD].append(conv.name)
+        elif dtype == FLOAT32 and (tile := winograd_tile(x.shape, weight_shape, kw)):
+            self.kernels[WINOGRAD_LABELS[tile]].append(conv.name)
             op = onednn.wino_conv(x.shape, weight_shape, pad=kw["pad"],
-                                bias=kw["bias"], post_ops=post)
+                                  bias=kw["bias"], post_ops=post, tile=tile)
         elif dtype == FLOAT32 and c.add is None and kw["bias"] and (
                 quantizing := quantized_first_conv(self, nid, x, weight_shape, kw)):
             op, ahead = quantizing

@@ -19,7 +19,7 @@ import pytest
 import minimx as mx
 from minimx.backends.dnnl import batch_parts as bp
 from minimx.backends.dnnl.state import DnnlState
-from minimx.backends.dnnl.winograd import WINOGRAD
+from minimx.backends.dnnl.winograd import WINOGRAD_2
 from minimx.contrib import amp
 from minimx.graph import Graph
 from minimx.graph.infer import infer_shapes
@@ -95,10 +95,10 @@ def test_outputs_read_from_inside_the_loop_and_winograd_in_it(forced, monkeypatc
                                        name="c"))
     sym = mx.sym.Group([c, mx.sym.Convolution(c, kernel=(3, 3), pad=(1, 1), num_filter=16,
                                               name="d")])
-    shapes = {"data": (3, 16, 16, 16)}   # 16 tiles of 4x4 an image: Winograd
+    shapes = {"data": (3, 16, 16, 16)}   # 16 tiles of 4x4 an image: Winograd F(2x2)
     got, (state,) = run(sym, shapes, monkeypatch, on=True)
     assert state.compiled.plan.loop_count == 3 and len(state.kernels[bp.BATCH_PARTS]) == 2
-    assert len(state.compiled.kernels[WINOGRAD]) == 2
+    assert len(state.compiled.kernels[WINOGRAD_2]) == 2
     assert_close(got, outputs(sym, *random_arrays(sym, shapes)))
 
 

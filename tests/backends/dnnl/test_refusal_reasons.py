@@ -100,7 +100,9 @@ def test_bind_logs_the_summary_and_each_refused_node(monkeypatch, caplog):
         ex = _unsupported_net().simple_bind(mx.cpu(), grad_req="null", **NET_SHAPE)
     records = [(r.levelname, r.getMessage()) for r in caplog.records
                if r.name == "minimx.subgraph"]
-    winograd = "convolutions run as Winograd F(4x4, 3x3): 1 (c1)"
+    # c1's 17x17 output at batch 1: 25 tiles of 4x4, 81 of 2x2, so F(2x2)
+    winograd = ("convolutions run as Winograd F(4x4, 3x3): none\n"
+                "convolutions run as Winograd F(2x2, 3x3): 1 (c1)")
     assert records == [
         ("INFO", f"partition summary:\n{SUMMARY}\n{winograd}"),
         ("DEBUG", f"backend DNNL (DnnlProperty): left out act0 (Activation): act_type=softsign "
@@ -115,7 +117,7 @@ def test_bind_logs_the_summary_and_each_refused_node(monkeypatch, caplog):
                               f"({ACT})")
     tail = lines[lines.index("Partition:"):]
     assert tail == ["Partition:", *(f"  {line}" for line in SUMMARY.splitlines()),
-                    f"  {winograd}"]
+                    *(f"  {line}" for line in winograd.splitlines())]
 
 
 def test_resnet50_summary_and_its_winograd_convolutions(monkeypatch):
@@ -128,17 +130,20 @@ def test_resnet50_summary_and_its_winograd_convolutions(monkeypatch):
     assert str(mx.subgraph.partition_summary(net, "DNNL", shapes=shape)) == summary
     monkeypatch.setenv("MINIMX_SUBGRAPH_BACKEND", "DNNL")
     ex = net.simple_bind(mx.cpu(), grad_req="null", **shape)
-    (winograd,) = ex._partition_report.kernels.values()
+    f4, f2 = ex._partition_report.kernels.values()
     # The 3x3 convolutions but stage 4's (7x7 output: 4 tiles, too few at batch 1)
-    # and the last of each stage before (stride 2 once the next stage's is hoisted).
+    # and the last of each stage before (stride 2 once the next stage's is hoisted);
+    # stage 3's (14x14 output: 16 tiles of 4x4, 49 of 2x2) by F(2x2).
     threes = [n.name for n in net._topo() if n.op == "Convolution"
               and n.params.kernel == (3, 3) and "stage4" not in n.name]
     lasts = {name.split("_conv")[0]: name for name in threes}.values()
     threes = [name for name in threes if name not in lasts]
-    assert winograd == threes and len(threes) == 10
+    assert f4 + f2 == threes and len(threes) == 10
+    assert f2 == [name for name in threes if "stage3" in name] and len(f2) == 5
+    way = "  convolutions run as Winograd"
     assert ex.debug_str().endswith(f"{summary.replace(chr(10), chr(10) + '  ')}\n"
-                                   "  convolutions run as Winograd F(4x4, 3x3): 10 ("
-                                   + ", ".join(threes[:8]) + ", ... (+2 more))")
+                                   f"{way} F(4x4, 3x3): 5 ({', '.join(f4)})\n"
+                                   f"{way} F(2x2, 3x3): 5 ({', '.join(f2)})")
 
 
 def test_winograd_convolutions_at_bind(monkeypatch):

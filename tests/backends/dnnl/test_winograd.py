@@ -16,7 +16,13 @@ import pytest
 import minimx as mx
 from minimx import onednn
 from minimx.backends.dnnl.state import DnnlState
-from minimx.backends.dnnl.winograd import WINOGRAD_MIN_TILES, output_tiles, use_winograd
+from minimx.backends.dnnl.winograd import (
+    F2_BELOW_TILES,
+    F2_MIN_TILES,
+    WINOGRAD_MIN_TILES,
+    output_tiles,
+    winograd_tile,
+)
 from minimx.executor.executor import Executor
 
 from .helpers import assert_close, bind, outputs, partitioned, random_arrays
@@ -97,27 +103,34 @@ def test_winograd_off_by_setting(monkeypatch):
     assert_close(outs, wino_outs)
 
 
-@pytest.mark.parametrize("shape,filters,kw,winograd", [
-    pytest.param((1, 32, 16, 16), 32, {}, True, id="16-tiles"),
-    pytest.param((1, 32, 13, 13), 32, {}, True, id="16-partial-tiles"),
-    pytest.param((1, 32, 20, 12), 32, {}, False, id="15-tiles"),
-    pytest.param((4, 32, 8, 8), 32, {}, True, id="16-tiles-over-the-batch"),
-    pytest.param((1, 32, 7, 7), 32, {}, False, id="4-tiles"),
-    pytest.param((2, 8, 16, 16), 8, {}, False, id="8-channels"),
-    pytest.param((2, 32, 16, 16), 24, {}, False, id="24-filters"),
-    pytest.param((2, 32, 16, 16), 32, dict(stride=(2, 2)), False, id="stride-2"),
-    pytest.param((2, 32, 16, 16), 32, dict(num_group=2), False, id="grouped"),
+@pytest.mark.parametrize("shape,filters,kw,tile", [
+    pytest.param((2, 32, 16, 16), 32, {}, 4, id="32-tiles"),
+    pytest.param((1, 32, 28, 28), 32, {}, 4, id="49-tiles"),
+    pytest.param((1, 32, 16, 16), 32, {}, 2, id="16-tiles"),
+    pytest.param((1, 32, 13, 13), 32, {}, 2, id="16-partial-tiles"),
+    pytest.param((1, 32, 20, 12), 32, {}, None, id="15-tiles"),
+    pytest.param((4, 32, 8, 8), 32, {}, 2, id="16-tiles-over-the-batch"),
+    pytest.param((8, 32, 7, 7), 32, {}, 4, id="32-tiles-over-the-batch"),
+    pytest.param((1, 32, 7, 7), 32, {}, None, id="4-tiles"),
+    pytest.param((2, 8, 16, 16), 8, {}, None, id="8-channels"),
+    pytest.param((2, 32, 16, 16), 24, {}, None, id="24-filters"),
+    pytest.param((2, 32, 16, 16), 32, dict(stride=(2, 2)), None, id="stride-2"),
+    pytest.param((2, 32, 16, 16), 32, dict(num_group=2), None, id="grouped"),
 ])
-def test_which_convolutions_run_as_winograd(shape, filters, kw, winograd):
+def test_which_convolutions_run_as_winograd(shape, filters, kw, tile):
     """Winograd where winograd_supports allows it and the batch has at least
-    WINOGRAD_MIN_TILES (16) output tiles (pad 1 keeps the input size); a
-    direct convolution otherwise, with the same results either way."""
+    WINOGRAD_MIN_TILES (16) 4x4 output tiles (pad 1 keeps the input size),
+    F(2x2) below F2_BELOW_TILES (32) of them where it has F2_MIN_TILES (49)
+    2x2 tiles; a direct convolution otherwise, with the same results either
+    way."""
     sym = mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=filters, **kw)
     shapes = {"data": shape}
     args, aux = random_arrays(sym, shapes)
     outs, ops = forward(sym, shapes, args, aux)
-    assert [op.kind for op in ops if "conv" in op.kind] == \
-        ["wino_conv" if winograd else "conv"]
+    convs = [op for op in ops if "conv" in op.kind]
+    assert [op.kind for op in convs] == ["wino_conv" if tile else "conv"]
+    if tile:
+        assert convs[0].impl.startswith(f"wino_{tile}x3+")
     assert_close(outs, outputs(sym, args, aux))
 
 
@@ -167,17 +180,37 @@ def test_output_tiles(src, pad, tiles):
     assert output_tiles(src, pad) == tiles
 
 
+def test_output_tiles_of_2x2():
+    assert output_tiles((1, 32, 14, 14), (1, 1), 2) == 49
+    assert output_tiles((3, 32, 5, 9), (0, 2), 2) == 3 * 2 * 6
+
+
 CONV = dict(stride=None, dilate=None, num_group=1, pad=(1, 1),
             post_ops=[onednn.PostOp.eltwise("relu")])
 
 
-def test_use_winograd_from_the_tile_threshold_on(monkeypatch):
-    """Yes from WINOGRAD_MIN_TILES tiles on, where Winograd can run, unless turned off."""
-    assert WINOGRAD_MIN_TILES == 16
-    assert use_winograd((1, 32, 16, 16), (32, 32, 3, 3), CONV)       # 4 x 4 tiles
-    assert not use_winograd((1, 32, 12, 16), (32, 32, 3, 3), CONV)   # 3 x 4 tiles
-    assert not use_winograd((8, 32, 16, 16), (32, 32, 3, 3), CONV | dict(stride=(2, 2)))
-    assert not use_winograd((8, 32, 16, 16), (32, 32, 3, 3),
-                            CONV | dict(post_ops=[onednn.PostOp.eltwise("tanh")]))
+def test_winograd_tile_from_the_tile_thresholds_on(monkeypatch):
+    """F(4x4) from F2_BELOW_TILES 4x4 tiles on, F(2x2) from WINOGRAD_MIN_TILES
+    4x4 tiles on where it has F2_MIN_TILES 2x2 tiles, where Winograd can
+    run, unless turned off."""
+    assert (WINOGRAD_MIN_TILES, F2_BELOW_TILES, F2_MIN_TILES) == (16, 32, 49)
+    w = (32, 32, 3, 3)
+    assert winograd_tile((2, 32, 16, 16), w, CONV) == 4      # 2 x 4 x 4 tiles
+    assert winograd_tile((1, 32, 14, 14), w, CONV) == 2      # 4 x 4 tiles; 7 x 7 of 2x2
+    assert winograd_tile((1, 32, 12, 16), w, CONV) is None   # 3 x 4 tiles
+    assert winograd_tile((4, 32, 7, 7), w, CONV) == 2        # 4 x 2 x 2; 4 x 4 x 4 of 2x2
+    assert winograd_tile((2, 32, 7, 7), w, CONV) is None     # 2 x 2 x 2 tiles
+    assert winograd_tile((8, 32, 16, 16), w, CONV | dict(stride=(2, 2))) is None
+    assert winograd_tile((8, 32, 16, 16), w,
+                         CONV | dict(post_ops=[onednn.PostOp.eltwise("tanh")])) is None
     monkeypatch.setenv("MINIMX_DNNL_WINOGRAD", "0")
-    assert not use_winograd((1, 32, 16, 16), (32, 32, 3, 3), CONV)
+    assert winograd_tile((1, 32, 16, 16), w, CONV) is None
+
+
+def test_the_partition_summary_names_the_tile(monkeypatch):
+    """A bind's summary lists F(2x2) convolutions apart from F(4x4) ones."""
+    monkeypatch.setenv("MINIMX_SUBGRAPH_BACKEND", "DNNL")
+    small = mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=32, name="small")
+    ex = small.simple_bind(mx.cpu(), grad_req="null", data=(1, 32, 14, 14))
+    assert ex.debug_str().endswith("  convolutions run as Winograd F(4x4, 3x3): none\n"
+                                   "  convolutions run as Winograd F(2x2, 3x3): 1 (small)")
