@@ -11,8 +11,8 @@ F(4x4) holds 36/9 = 4x the direct weights, F(2x2) 16/9, for 4x and 2.25x
 fewer products. On few tiles those weights, read from memory, cost what the
 products save: at batch 1 a 14x14 layer of 256 channels (9.4 MB of F(4x4)
 weights) ran as fast direct as by F(4x4) in ResNet-50 and -18 (the VM's
-memory gives one thread about 5.5 GB/s), and F(2x2)'s products took 0.78x
-F(4x4)'s with the weights from memory (README, Measurements).
+memory gives one thread about 5.5 GB/s), and by F(2x2) the forward ran
+1.013-1.035x as fast (README, Measurements).
 """
 from __future__ import annotations
 
@@ -24,11 +24,13 @@ from ...base import settings
 # (4 tiles) runs slower than oneDNN's direct convolution, one 14x14 image (16
 # tiles) about 2x faster with its weights in cache (benchmarks/dnnl_winograd.py).
 WINOGRAD_MIN_TILES = 16
-# Below this many 4x4 tiles, where F(2x2) has at least F2_MIN_TILES 2x2 tiles,
-# F(2x2) runs instead: a 14x14 image alone (16 tiles; 49 of 2x2), not a 7x7
-# one (16 of 2x2, whose 16/9 of the weights cost more than direct's products).
+# An image alone (batch 1) with fewer 4x4 tiles than this runs as F(2x2): a
+# 14x14 one (16 tiles), whose F(4x4) weights are read for too few tiles. Not
+# at a larger batch: 7x7 images at batch 4 (16 tiles) ran 1.19x as fast by
+# F(4x4) as by F(2x2), and F(2x2) is slower than F(4x4) alone at 14x14 with
+# the weights from memory too (0.84 against 0.80 ms; it wins in the network,
+# README, Measurements; benchmarks/dnnl_winograd.py --cold).
 F2_BELOW_TILES = 32
-F2_MIN_TILES = 49
 
 WINOGRAD = "convolutions run as Winograd F(4x4, 3x3)"   # as the partition summary says it
 WINOGRAD_2 = "convolutions run as Winograd F(2x2, 3x3)"
@@ -54,6 +56,4 @@ def winograd_tile(src: tuple[int, ...], weight: tuple[int, ...], kw: dict) -> in
     tiles = output_tiles(src, kw["pad"])
     if tiles < WINOGRAD_MIN_TILES:
         return None
-    if tiles < F2_BELOW_TILES and output_tiles(src, kw["pad"], 2) >= F2_MIN_TILES:
-        return 2
-    return 4
+    return 2 if src[0] == 1 and tiles < F2_BELOW_TILES else 4

@@ -96,7 +96,7 @@ def test_outputs_read_from_inside_the_loop_and_winograd_in_it(forced, monkeypatc
     sym = mx.sym.Group([c, mx.sym.Convolution(c, kernel=(3, 3), pad=(1, 1), num_filter=16,
                                               name="d")])
     shapes = {"data": (3, 16, 16, 16)}   # 16 tiles of 4x4 an image: Winograd F(2x2)
-    got, (state,) = run(sym, shapes, monkeypatch, on=True)
+    got, (state,) = run(sym, shapes, monkeypatch, on=True)   # (an image a part)
     assert state.compiled.plan.loop_count == 3 and len(state.kernels[bp.BATCH_PARTS]) == 2
     assert len(state.compiled.kernels[WINOGRAD_2]) == 2
     assert_close(got, outputs(sym, *random_arrays(sym, shapes)))

@@ -18,7 +18,6 @@ from minimx import onednn
 from minimx.backends.dnnl.state import DnnlState
 from minimx.backends.dnnl.winograd import (
     F2_BELOW_TILES,
-    F2_MIN_TILES,
     WINOGRAD_MIN_TILES,
     output_tiles,
     winograd_tile,
@@ -109,7 +108,7 @@ def test_winograd_off_by_setting(monkeypatch):
     pytest.param((1, 32, 16, 16), 32, {}, 2, id="16-tiles"),
     pytest.param((1, 32, 13, 13), 32, {}, 2, id="16-partial-tiles"),
     pytest.param((1, 32, 20, 12), 32, {}, None, id="15-tiles"),
-    pytest.param((4, 32, 8, 8), 32, {}, 2, id="16-tiles-over-the-batch"),
+    pytest.param((4, 32, 8, 8), 32, {}, 4, id="16-tiles-over-the-batch"),
     pytest.param((8, 32, 7, 7), 32, {}, 4, id="32-tiles-over-the-batch"),
     pytest.param((1, 32, 7, 7), 32, {}, None, id="4-tiles"),
     pytest.param((2, 8, 16, 16), 8, {}, None, id="8-channels"),
@@ -120,9 +119,8 @@ def test_winograd_off_by_setting(monkeypatch):
 def test_which_convolutions_run_as_winograd(shape, filters, kw, tile):
     """Winograd where winograd_supports allows it and the batch has at least
     WINOGRAD_MIN_TILES (16) 4x4 output tiles (pad 1 keeps the input size),
-    F(2x2) below F2_BELOW_TILES (32) of them where it has F2_MIN_TILES (49)
-    2x2 tiles; a direct convolution otherwise, with the same results either
-    way."""
+    F(2x2) for an image alone of fewer than F2_BELOW_TILES (32); a direct
+    convolution otherwise, with the same results either way."""
     sym = mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=filters, **kw)
     shapes = {"data": shape}
     args, aux = random_arrays(sym, shapes)
@@ -190,15 +188,16 @@ CONV = dict(stride=None, dilate=None, num_group=1, pad=(1, 1),
 
 
 def test_winograd_tile_from_the_tile_thresholds_on(monkeypatch):
-    """F(4x4) from F2_BELOW_TILES 4x4 tiles on, F(2x2) from WINOGRAD_MIN_TILES
-    4x4 tiles on where it has F2_MIN_TILES 2x2 tiles, where Winograd can
-    run, unless turned off."""
-    assert (WINOGRAD_MIN_TILES, F2_BELOW_TILES, F2_MIN_TILES) == (16, 32, 49)
+    """From WINOGRAD_MIN_TILES 4x4 tiles on, where Winograd can run, unless
+    turned off: F(2x2) for an image alone of fewer than F2_BELOW_TILES, else
+    F(4x4)."""
+    assert (WINOGRAD_MIN_TILES, F2_BELOW_TILES) == (16, 32)
     w = (32, 32, 3, 3)
     assert winograd_tile((2, 32, 16, 16), w, CONV) == 4      # 2 x 4 x 4 tiles
-    assert winograd_tile((1, 32, 14, 14), w, CONV) == 2      # 4 x 4 tiles; 7 x 7 of 2x2
+    assert winograd_tile((1, 32, 14, 14), w, CONV) == 2      # 4 x 4 tiles
+    assert winograd_tile((1, 32, 28, 28), w, CONV) == 4      # 7 x 7 tiles
     assert winograd_tile((1, 32, 12, 16), w, CONV) is None   # 3 x 4 tiles
-    assert winograd_tile((4, 32, 7, 7), w, CONV) == 2        # 4 x 2 x 2; 4 x 4 x 4 of 2x2
+    assert winograd_tile((4, 32, 7, 7), w, CONV) == 4        # 4 x 2 x 2 tiles
     assert winograd_tile((2, 32, 7, 7), w, CONV) is None     # 2 x 2 x 2 tiles
     assert winograd_tile((8, 32, 16, 16), w, CONV | dict(stride=(2, 2))) is None
     assert winograd_tile((8, 32, 16, 16), w,
