@@ -3,11 +3,10 @@
 The INT8 and bfloat16 goals assume that a second core doubles what AMX's
 tiles compute, as it doubles float32's FMAs. This script checks that on the
 layers the benchmarked CNNs spend their time in (ResNet-50's stages,
-MobileNet v1's wide 1x1 convolutions): each layer alone as a oneDNN plan
-(NHWC, bias and relu fused; INT8 as MXNet quantizes it, u8 in and out, s8
-weights with a scale per output channel), in float32, bfloat16 and INT8, at
-the given batches, its convolution step timed by the plan in C (median of
---runs runs, caches hot). A child process does all of them with
+MobileNet v1's wide 1x1 convolutions): each layer alone as a oneDNN plan, in
+each precision of `dnnl_int8.layer_runs` (float32, INT8 with scales, INT8 as
+the DNNL backend lowers MXNet's quantized convolution, bfloat16), at the
+given batches (median of --runs runs, caches hot). A child process does all of them with
 OMP_NUM_THREADS=1, another with 2 (oneDNN fixes a primitive's thread count
 when it is made, so the two cannot share a process); the two alternate in
 --rounds rounds, after the machine's quiet check. Each child also measures
@@ -30,84 +29,29 @@ import subprocess
 import sys
 
 import numpy as np
+from dnnl_int8 import LAYERS as RESNET_LAYERS
+from dnnl_int8 import layer_runs, median_times
 from dnnl_throughput import closing_check, quiet_check, wait_quiet
 from roofline import AMX, measure
 
-from minimx import onednn
-from minimx.onednn import Int8, MemoryDesc, PostOp
-
-# (what it is, input channels, output channels, height and width, kernel)
-LAYERS = [
-    ("ResNet-50 stage 1, 1x1", 64, 256, 56, 1),
-    ("ResNet-50 stage 1, 3x3", 64, 64, 56, 3),
-    ("ResNet-50 stage 3, 3x3", 256, 256, 14, 3),
-    ("ResNet-50 stage 4, 3x3", 512, 512, 7, 3),
-    ("ResNet-50 stage 4, 1x1", 2048, 512, 7, 1),
-    ("MobileNet v1 14x14, 1x1", 512, 512, 14, 1),
-    ("MobileNet v1 7x7, 1x1", 1024, 1024, 7, 1),
-]
-SRC_TYPES = {"float32": onednn.FLOAT32, "bfloat16": onednn.BFLOAT16, "int8": np.dtype(np.uint8)}
-
-
-def conv_plan(batch: int, c: int, oc: int, size: int, kernel: int, precision: str
-              ) -> onednn.Plan:
-    """One convolution (bias, relu) of `precision` on NHWC data, its input
-    converted from a float32 array by the plan's first step."""
-    shape = (batch, c, size, size)
-    weight_shape = (oc, c, kernel, kernel)
-    src = MemoryDesc.ordered(shape, "acdb", SRC_TYPES[precision])
-    int8 = precision == "int8"
-    op = onednn.conv(src, weight_shape, pad=kernel // 2, bias=True, dst_layout="acdb",
-                     post_ops=[PostOp.eltwise("relu")],
-                     **({"int8": Int8(dst=np.uint8, weight_scales="channel")} if int8
-                        else {"dtype": SRC_TYPES[precision]}))
-    rng = np.random.default_rng(0)
-    w = rng.standard_normal(weight_shape).astype(np.float32) / np.sqrt(c * kernel * kernel)
-    scales = np.full(oc, 1 / 64, np.float32)
-    plan = onednn.Plan()
-    x = plan.reorder(plan.input(shape), src)
-    args = {"src": x, "bias": plan.constant(np.zeros(oc, np.float32))}
-    if int8:
-        args.update(weights=plan.constant(onednn.constant(op, "weights", w, scales=scales)),
-                    src_scale=plan.constant(np.array([0.1], np.float32)),
-                    weights_scale=plan.constant(scales),
-                    dst_scale=plan.constant(np.array([1.0], np.float32)))
-    else:
-        args["weights"] = plan.constant(onednn.constant(op, "weights", w))
-    plan.output(plan.add(op, **args))
-    return plan
-
-
-def conv_step(plan: onednn.Plan) -> int:
-    """The index of the plan's convolution step."""
-    return next(i for i, (_, kind) in enumerate(plan.run_names()) if kind.startswith("conv"))
-
-
-def conv_us(plan: onednn.Plan, data: np.ndarray, runs: int) -> float:
-    """The median microseconds of the plan's convolution step over `runs` runs."""
-    times = np.zeros(2 * plan.step_runs, np.int64)
-    step = conv_step(plan)
-    plan.run([data], times=times)
-    spans = []
-    for _ in range(runs):
-        plan.run([data], times=times)
-        spans.append((times[2 * step + 1] - times[2 * step]) / 1e3)
-    return statistics.median(spans)
+# dnnl_int8.py's ResNet-50 layers (in channels, out channels, kernel, size) and
+# MobileNet v1's widest 1x1 ones.
+LAYERS = [*RESNET_LAYERS, (512, 512, 1, 14), (1024, 1024, 1, 7)]
 
 
 def child(batches: list[int], runs: int) -> dict[str, float]:
-    """Every layer's time in every precision and batch on this process's threads,
-    and the peak loops' GMAC/s, keyed as `main` prints them."""
+    """Every layer's time (us) in every precision and batch on this process's
+    threads (dnnl_int8.layer_runs: fp32, INT8 with scales, INT8 as the backend
+    lowers it, bf16), and the peak loops' GMAC/s, keyed as `main` prints them."""
     out = {f"peak {p}": rate for p, rate in measure().items()}
+    rng = np.random.default_rng(0)
     for batch in batches:
-        for name, c, oc, size, kernel in LAYERS:
-            data = np.abs(np.random.default_rng(1).standard_normal(
-                (batch, c, size, size))).astype(np.float32)
-            for precision in SRC_TYPES:
-                plan = conv_plan(batch, c, oc, size, kernel, precision)
-                kind = plan.run_names()[conv_step(plan)][1]
-                out[f"{name}|{batch}|{precision}|{kind}"] = conv_us(
-                    plan, data, runs)
+        for c, o, k, size in LAYERS:
+            layer = layer_runs(batch, c, o, k, size, rng)
+            times = median_times(layer, 1, runs)
+            for precision, (_, impl) in layer.items():
+                key = f"{c}->{o} {k}x{k} on {size}x{size}|{batch}|{precision}|{impl}"
+                out[key] = times[precision] * 1e6
     return out
 
 
@@ -143,7 +87,7 @@ def main() -> None:
             continue
         name, batch, precision, kernel = key.split("|")
         ups = [a / b for a, b in zip(one, two, strict=True)]
-        print(f"{name:24} batch {batch:>2} {precision:8} {kernel:36} "
+        print(f"{name:24} batch {batch:>2} {precision:8} {kernel:32} "
               f"1T {statistics.median(one):8.0f} us  2T {statistics.median(two):8.0f} us  "
               f"x{statistics.median(ups):.2f} ({min(ups):.2f}-{max(ups):.2f})")
     closing_check()
