@@ -92,18 +92,19 @@ static inline void bt_rows(int alpha, float out[][VL], const float *x, int64_t s
     }
 }
 
-/* v[alpha^2][nimg * T][c] from `nimg` NHWC images at src (T = tiles per image). */
-static void input_transform(const wino_shape *s, const float *src, int64_t nimg,
-        float *v) {
+/* v[alpha^2][nimg * T][c] from `nimg` NHWC images at src (T = tiles per
+ * image). Inlined with `alpha` a constant (`input_transform`), so that each
+ * tile size gets loops of fixed length. */
+static inline __attribute__((always_inline)) void input_tiles(const wino_shape *s,
+        const float *src, int64_t nimg, float *v, const int alpha) {
     const int64_t tiles = s->tiles_h * s->tiles_w, total = nimg * tiles;
     const int64_t c = s->c, plane = total * c;
-    const int alpha = s->alpha;
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < total; t++) {
         int64_t n, ty, tx;
         tile_at(s, t, &n, &ty, &tx);
         const float *img = src + n * s->h * s->w * c;
-        const int64_t y0 = ty * s->m - s->pad_t, x0 = tx * s->m - s->pad_l;
+        const int64_t y0 = ty * (alpha - 2) - s->pad_t, x0 = tx * (alpha - 2) - s->pad_l;
         for (int64_t c0 = 0; c0 < c; c0 += VL) {
             float d[MAX_ALPHA][MAX_ALPHA][VL], rows[MAX_ALPHA][MAX_ALPHA][VL];
             float out[MAX_ALPHA][VL];
@@ -161,12 +162,14 @@ static inline float activate(int act, float alpha, float beta, float x) {
     return x;
 }
 
-/* `nimg` NHWC images at dst from m[alpha^2][nimg * T][k]; bias may be NULL. */
-static void output_transform(const wino_shape *s, const float *m, int64_t nimg,
-        const float *bias, const wino_post *post, float *dst) {
+/* `nimg` NHWC images at dst from m[alpha^2][nimg * T][k]; bias may be NULL.
+ * Inlined with `alpha` a constant, as input_tiles. */
+static inline __attribute__((always_inline)) void output_tiles(const wino_shape *s,
+        const float *m, int64_t nimg, const float *bias, const wino_post *post,
+        float *dst, const int alpha) {
     const int64_t tiles = s->tiles_h * s->tiles_w, total = nimg * tiles;
     const int64_t k = s->k, plane = total * k;
-    const int alpha = s->alpha, side = s->m;
+    const int side = alpha - 2;
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < total; t++) {
         int64_t n, ty, tx;
@@ -202,6 +205,18 @@ static void output_transform(const wino_shape *s, const float *m, int64_t nimg,
             }
         }
     }
+}
+
+static void input_transform(const wino_shape *s, const float *src, int64_t nimg,
+        float *v) {
+    if (s->alpha == 6) input_tiles(s, src, nimg, v, 6);
+    else input_tiles(s, src, nimg, v, 4);
+}
+
+static void output_transform(const wino_shape *s, const float *m, int64_t nimg,
+        const float *bias, const wino_post *post, float *dst) {
+    if (s->alpha == 6) output_tiles(s, m, nimg, bias, post, dst, 6);
+    else output_tiles(s, m, nimg, bias, post, dst, 4);
 }
 
 /* ---- the convolution ---- */
