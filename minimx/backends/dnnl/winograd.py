@@ -11,8 +11,9 @@ F(4x4) holds 36/9 = 4x the direct weights, F(2x2) 16/9, for 4x and 2.25x
 fewer products. On few tiles those weights, read from memory, cost what the
 products save: at batch 1 a 14x14 layer of 256 channels (9.4 MB of F(4x4)
 weights) ran as fast direct as by F(4x4) in ResNet-50 and -18 (the VM's
-memory gives one thread about 5.5 GB/s), and by F(2x2) the forward ran
-1.013-1.035x as fast (README, Measurements).
+memory gives one thread about 5.5 GB/s). By F(2x2) the forward ran
+0.98-1.02x as fast as by F(4x4) (README, Measurements): about even, and
+F(2x2)'s rounding errors are smaller.
 """
 from __future__ import annotations
 
