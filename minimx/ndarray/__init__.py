@@ -2,10 +2,9 @@
 
 The functions ``mx.nd.<Op>`` are generated from the operator registry.
 """
-from types import ModuleType
 from typing import Any
 
-from ..ops import get_op, list_ops, namespace_modules
+from ..ops import op_functions
 from . import control_flow, functions
 from .creation import arange, array, eye, full, linspace, ones, zeros
 from .dlpack import from_dlpack, to_dlpack_for_read, to_dlpack_for_write
@@ -42,17 +41,9 @@ from .ndarray import NDArray, empty, waitall
 from .random_namespace import RandomFunctions
 from .serialization import load, load_frombuffer, save
 
-# mx.nd.<Op>, and mx.nd.op holding those not hidden by a leading underscore, as MXNet's.
-op = ModuleType(f"{__name__}.op", "The operators' functions, but the underscored ones.")
-for _name in list_ops():
-    globals()[_name] = make_op_function(get_op(_name), _name)
-    if not _name.startswith("_"):
-        setattr(op, _name, globals()[_name])
-del _name
-
-# mx.nd.contrib and mx.nd.linalg: the _contrib_ and _linalg_ operators by MXNet's short
-# names (mx.nd.contrib.box_nms, mx.nd.linalg.gemm2).
-globals().update(namespace_modules(__name__, make_op_function))
+# mx.nd.<Op>, mx.nd.op, and mx.nd.contrib and mx.nd.linalg (the _contrib_ and _linalg_
+# operators by MXNet's short names: mx.nd.contrib.box_nms), as MXNet's.
+globals().update(op_functions(__name__, make_op_function))
 # ... and MXNet's eager control flow, which runs the user's functions in Python, and its
 # other Python functions there.
 for _fn in (control_flow.foreach, control_flow.while_loop, control_flow.cond, functions.isinf,

@@ -66,9 +66,9 @@ from .registry import (
     canonical_ops,
     get_op,
     list_ops,
-    namespace_modules,
+    op_functions,
     register,
 )
 
-__all__ = ["OpContext", "OpDef", "canonical_ops", "get_op", "list_ops", "namespace_modules",
+__all__ = ["OpContext", "OpDef", "canonical_ops", "get_op", "list_ops", "op_functions",
            "register"]

@@ -359,17 +359,25 @@ def namespace_names(space: str) -> dict[str, str]:
     return {name[len(prefix):]: name for name in _REGISTRY if name.startswith(prefix)}
 
 
-def namespace_modules(package: str, make: Callable[[OpDef, str], Any]) -> dict[str, ModuleType]:
-    """`NAMESPACES` as modules of `package` (``minimx.symbol.linalg``), each holding
-    ``make(op, short)`` (the package's generated function) by the short names, which
-    are also the functions' names (MXNet's auto names: ``box_nms0``, ``gemm20``)."""
-    modules = {}
+def op_functions(package: str, make: Callable[[OpDef, str], Any]) -> dict[str, Any]:
+    """What `package` (``minimx.symbol``, ``minimx.ndarray``) holds of the operators,
+    as MXNet's does: ``make(op, name)`` (the package's generated function) for every
+    registered name; ``op``, a module of those not hidden by a leading underscore;
+    and `NAMESPACES` as modules (``minimx.symbol.linalg``) holding
+    ``make(op, short)`` by the short names, which are also the functions' names
+    (MXNet's auto names: ``box_nms0``, ``gemm20``)."""
+    functions: dict[str, Any] = {name: make(get_op(name), name) for name in list_ops()}
+    op = ModuleType(f"{package}.op", "The operators' functions, but the underscored ones.")
+    for name, function in functions.items():
+        if not name.startswith("_"):
+            setattr(op, name, function)
+    functions["op"] = op
     for space, prefix in NAMESPACES.items():
         module = ModuleType(f"{package}.{space}", f"The {prefix} operators without their prefix.")
         for short, name in namespace_names(space).items():
             setattr(module, short, make(get_op(name), short))
-        modules[space] = module
-    return modules
+        functions[space] = module
+    return functions
 
 
 def canonical_ops() -> list[OpDef]:
@@ -378,5 +386,5 @@ def canonical_ops() -> list[OpDef]:
 
 
 __all__ = ["GENERATOR", "GradReads", "OpDef", "OpContext", "Unread", "Param", "Params", "REQUIRED",
-           "register", "get_op", "list_ops", "NAMESPACES", "namespace_names", "namespace_modules",
+           "register", "get_op", "list_ops", "NAMESPACES", "namespace_names", "op_functions",
            "canonical_ops", "is_hidden_attr", "zero_gradients"]

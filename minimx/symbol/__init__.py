@@ -3,11 +3,10 @@
 One function per registered operator (and alias) is generated here from the
 registry, e.g. ``mx.sym.Convolution``.
 """
-from types import ModuleType
 from typing import Any
 
 from ..ndarray.random_namespace import RandomFunctions
-from ..ops import get_op, list_ops, namespace_modules
+from ..ops import op_functions
 from . import control_flow, functions
 from .functions import (
     arange,
@@ -28,17 +27,9 @@ from .json_format import load, load_json
 from .register import Group, Variable, make_op_function, var
 from .symbol import NotImplementedForSymbol, Symbol
 
-# mx.sym.<Op>, and mx.sym.op holding those not hidden by a leading underscore, as MXNet's.
-op = ModuleType(f"{__name__}.op", "The operators' functions, but the underscored ones.")
-for _name in list_ops():
-    globals()[_name] = make_op_function(get_op(_name), _name)
-    if not _name.startswith("_"):
-        setattr(op, _name, globals()[_name])
-del _name
-
-# mx.sym.contrib and mx.sym.linalg: the _contrib_ and _linalg_ operators by MXNet's short
-# names (mx.sym.contrib.box_nms, mx.sym.linalg.gemm2).
-globals().update(namespace_modules(__name__, make_op_function))
+# mx.sym.<Op>, mx.sym.op, and mx.sym.contrib and mx.sym.linalg (the _contrib_ and _linalg_
+# operators by MXNet's short names: mx.sym.contrib.box_nms), as MXNet's.
+globals().update(op_functions(__name__, make_op_function))
 # ... and MXNet's Python control flow, which builds _foreach, _while_loop and _cond nodes,
 # and its rand_zipfian.
 for _fn in (control_flow.foreach, control_flow.while_loop, control_flow.cond,
