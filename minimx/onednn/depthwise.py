@@ -6,8 +6,8 @@ kernel here interleaves each input row so that one ``vpdpbusd`` lane
 multiplies a whole kernel row (three taps), and keeps the interleaved rows
 in cache for the output rows that read them; it takes 64 bytes of a row at
 once (64 channels, or two pixels of 32, four of 16) with byte unpacks. At
-batch 1 (AMD Zen 5, `avx512_core_vnni`, the plan's profile; README,
-Measurements, a thirteenth session) MobileNet v1's stride-1 layers took 19.8
+batch 1 (AMD Zen 5, `avx512_core_vnni`, the plan's profile; docs/measurements.md,
+a thirteenth session) MobileNet v1's stride-1 layers took 19.8
 against 21.9 us at 112x112 (32 channels), 18.4 against 23.5 at 56x56, 10.0
 against 12.9 at 28x28 and 5.5 against 8.2 at 14x14 with the kernel's first
 version, which took 16 channels at a time (the two builds in alternating
@@ -21,7 +21,7 @@ processes alternating) gives MobileNet v1 1.10x / 1.09x (batch 1 / 16), v2
 kernel against 79 and 34 in ``brdgmm_dw`` at batch 1 (1708 and 568 against
 1253 and 466 at batch 16; Intel Xeon with AMX, the plans' profiles,
 alternating), and the whole forward ran 1.007-1.013x as fast with oneDNN's
-kernel there (README, Measurements, a seventeenth session). Below
+kernel there (docs/measurements.md, a seventeenth session). Below
 ``DW8_MIN_SIZE`` output pixels a side nothing was measured.
 
 The integers are the numpy kernel's (``backends.mkldnn_ops.QuantizedConv``):

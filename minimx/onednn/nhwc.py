@@ -8,7 +8,7 @@ kernel here loads 16 pixels of each of the three planes and interleaves them
 with two permutes per output vector: 7.4 against 20.1 us for one 224x224
 image in float32, 6.6 against 27.4 in bfloat16, 246 against 371 and 116
 against 445 for 16 (AMD Zen 5, ``avx512_core_bf16``, two threads, the two
-plans alternating in one process; README, Measurements). Its values are
+plans alternating in one process; docs/measurements.md). Its values are
 oneDNN's in float32 (a copy) and ml_dtypes' in bfloat16 (rounded to nearest
 even).
 

@@ -41,7 +41,7 @@ TAPS = 9
 # times the channels) of at most MAX_IN_CHANNELS. With more input channels the
 # convolution is bound by its products, not by writing its output, and oneDNN's
 # kernel computes them faster than this one saves; at less expansion the
-# expanded tensor is not the bulk of the traffic (README, Measurements).
+# expanded tensor is not the bulk of the traffic (docs/measurements.md).
 MAX_IN_CHANNELS = 32
 MIN_EXPANSION = 4
 

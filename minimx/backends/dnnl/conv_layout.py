@@ -100,7 +100,7 @@ def conv_in_network_layout(shape: tuple[int, ...], weight_shape: tuple[int, ...]
     (`pooled`: ResNet's 7x7 stem) reads NCHW whatever its size: the pooling
     runs on its blocks and only the pooled tensor, a quarter of the size, is
     reordered (the stem 1.18x / 1.13x as fast as in NHWC at batch 1 / 16, a
-    plan alternating the two; Intel Xeon with AMX, README, Measurements)."""
+    plan alternating the two; Intel Xeon with AMX, docs/measurements.md)."""
     op = onednn.conv(shape, weight_shape, dtype=dtype, **kw)
     want = network_layout()
     # Only an unblocked layout (lower-case letters) can be asked for.

@@ -8,7 +8,7 @@ oneDNN writes the expanded and the filtered tensors to memory between the
 three. The kernel keeps them in cache, row by row. On MobileNet v2's blocks
 at 112x112 to 28x28 it took 0.56-0.84 of the time of oneDNN's three
 primitives, at batch 1 (AMD Zen 5, `avx512_core_bf16`, two threads, the plans
-alternating in one process; README, Measurements).
+alternating in one process; docs/measurements.md).
 """
 from __future__ import annotations
 

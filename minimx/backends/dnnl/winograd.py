@@ -12,7 +12,7 @@ fewer products. On few tiles those weights, read from memory, cost what the
 products save: at batch 1 a 14x14 layer of 256 channels (9.4 MB of F(4x4)
 weights) ran as fast direct as by F(4x4) in ResNet-50 and -18 (the VM's
 memory gives one thread about 5.5 GB/s). By F(2x2) the forward ran
-0.98-1.02x as fast as by F(4x4) (README, Measurements): about even, and
+0.98-1.02x as fast as by F(4x4) (docs/measurements.md): about even, and
 F(2x2)'s rounding errors are smaller.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ WINOGRAD_MIN_TILES = 16
 # at a larger batch: 7x7 images at batch 4 (16 tiles) ran 1.19x as fast by
 # F(4x4) as by F(2x2), and F(2x2) is slower than F(4x4) alone at 14x14 with
 # the weights from memory too (0.84 against 0.80 ms; it wins in the network,
-# README, Measurements; benchmarks/dnnl_winograd.py --cold).
+# docs/measurements.md; benchmarks/dnnl_winograd.py --cold).
 F2_BELOW_TILES = 32
 
 WINOGRAD = "convolutions run as Winograd F(4x4, 3x3)"   # as the partition summary says it
