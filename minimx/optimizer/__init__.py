@@ -1,6 +1,6 @@
 """`mx.optimizer`: update rules for parameters from their gradients, with MXNet
 1.9's names, arguments and arithmetic (`SGD`, `NAG`, `Signum`, `DCASGD`, `SGLD`,
-`Adam`, `RMSProp`, `AdaGrad`, `AdaDelta`, `Adamax`, `Nadam`, `Ftrl`, `FTML`,
+`Adam`, `RMSProp`, `AdaGrad`, `GroupAdaGrad`, `AdaDelta`, `Adamax`, `Nadam`, `Ftrl`, `FTML`,
 `LARS`, `LAMB`, `LBSGD`; `ccSGD` and `Test` too), and the `Updater` that keeps each
 parameter's state and saves it.
 
@@ -11,7 +11,8 @@ parameter's state and saves it.
 >>> [round(float(v), 6) for v in weight.asnumpy()]
 [0.9, 0.9]
 """
-from .adaptive import AdaDelta, AdaGrad, Adam, Adamax, Nadam, RMSProp
+from . import contrib
+from .adaptive import AdaDelta, AdaGrad, Adam, Adamax, GroupAdaGrad, Nadam, RMSProp
 from .follow_the_leader import FTML, Ftrl
 from .large_batch import LBSGD
 from .layerwise import LAMB, LARS
@@ -19,6 +20,6 @@ from .optimizer import Optimizer, Test, create, register
 from .sgd import DCASGD, NAG, SGD, SGLD, Signum, ccSGD
 from .updater import Updater, get_updater
 
-__all__ = ["AdaDelta", "AdaGrad", "Adam", "Adamax", "DCASGD", "FTML", "Ftrl", "LAMB", "LARS",
-           "LBSGD", "NAG", "Nadam", "Optimizer", "RMSProp", "SGD", "SGLD", "Signum", "Test",
-           "Updater", "ccSGD", "create", "get_updater", "register"]
+__all__ = ["AdaDelta", "AdaGrad", "Adam", "Adamax", "DCASGD", "FTML", "Ftrl", "GroupAdaGrad",
+           "LAMB", "LARS", "LBSGD", "NAG", "Nadam", "Optimizer", "RMSProp", "SGD", "SGLD", "Signum",
+           "Test", "Updater", "ccSGD", "contrib", "create", "get_updater", "register"]

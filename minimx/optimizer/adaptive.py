@@ -1,5 +1,6 @@
 """Rules with per-element step sizes: `Adam`, `RMSProp` (plain and centered),
-`AdaGrad`, `AdaDelta`, `Adamax` and `Nadam`, computed as MXNet 1.9's kernels and
+`AdaGrad`, `AdaDelta`, `Adamax` and `Nadam`, and one with a step size per row,
+`GroupAdaGrad`, computed as MXNet 1.9's kernels and
 Python rules compute them. For Adam, RMSProp, Adamax and Nadam the weight decay
 joins the gradient before clipping: g = clip(rescale*grad + wd*w); AdaGrad and
 AdaDelta clip g = clip(rescale*grad) and decay the weight apart. AdaGrad, AdaDelta,
@@ -14,6 +15,10 @@ Adamax and Nadam clip as MXNet's Python rules do, for any `clip_gradient` not No
   ``delta = g2*delta - lr * g / sqrt(n - m^2 + eps); w += delta``. Weights are
   then clipped to [-clip_weights, clip_weights] if given.
 - AdaGrad: ``h += g^2; w -= lr * (g / sqrt(h + eps) + wd*w)``.
+- GroupAdaGrad (2-D weights, no weight decay): ``h += mean(g^2)`` over each row,
+  one ``h`` a row; ``w -= lr * g / sqrt(h + eps)`` (MXNet's Python rule for dense
+  gradients; its `_contrib_group_adagrad_update` kernel divides by
+  ``sqrt(h) + eps``).
 - AdaDelta (no learning rate): ``a = rho*a + (1-rho)*g^2;
   d = sqrt(b + eps) / sqrt(a + eps) * g; b = rho*b + (1-rho)*d^2; w -= d + wd*w``.
 - Adamax: ``m = b1*m + (1-b1)*g; u = max(b2*u, |g|); w -= lr / (1 - b1^t) * m / u``.
@@ -28,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base import OperatorError, ShapeError
 from ..ndarray import NDArray, zeros
 from ..ops import update_rules as rules
 from .optimizer import Optimizer, State, clipped, push_update, register
@@ -127,6 +133,36 @@ class AdaGrad(_PerElement):
             history += np.square(step)
             w += (step / np.sqrt(history + eps) + w * wd) * -lr
         push_update(kernel, weight, grad, state, "adagrad_update")
+
+
+@register
+class GroupAdaGrad(Optimizer):
+    """AdaGrad with one step size for each row of a 2-D weight (MXNet's
+    ``mx.optimizer.contrib.GroupAdaGrad``, as for embeddings); `eps` keeps the
+    division finite. It takes no weight decay."""
+
+    def __init__(self, eps: float = 1e-5, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.float_stable_eps = eps
+
+    def create_state(self, index: int, weight: NDArray) -> State:
+        if weight.ndim != 2:
+            raise ShapeError(f"GroupAdaGrad: parameter {index} has shape {weight.shape}; "
+                             "it takes 2-D weights (a step size per row)")
+        return (zeros((weight.shape[0], 1), dtype=weight.dtype),)
+
+    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+        lr, wd, _ = self._begin_update(index)
+        if wd:
+            raise OperatorError(f"GroupAdaGrad: weight decay {wd} for parameter {index}; "
+                                "it takes none (wd=0)")
+        rescale, clip, eps = self.rescale_grad, self.clip_gradient, self.float_stable_eps
+
+        def kernel(w: np.ndarray, g: np.ndarray, history: np.ndarray) -> None:
+            step = clipped(rescale * g, clip)
+            history += np.square(step).mean(axis=1, keepdims=True)
+            w -= lr * step / np.sqrt(history + eps)
+        push_update(kernel, weight, grad, state, "group_adagrad_update")
 
 
 @register

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base import OperatorError
 from ..ndarray import NDArray, random, zeros
 from ..ops import update_rules as rules
 from .optimizer import Optimizer, State, clipped, push_update, register
@@ -122,7 +123,8 @@ class NAG(_Momentum):
 @register
 class Signum(_Momentum):
     """Signum (Bernstein et al.): steps of size lr along the sign of the momentum;
-    signSGD without momentum. `wd_lh` is a decoupled weight decay.
+    signSGD without momentum. `wd_lh` is a decoupled weight decay (with momentum
+    only, as MXNet's kernels take it).
 
     >>> import minimx as mx
     >>> opt = Signum(learning_rate=0.1, momentum=0.0)
@@ -138,6 +140,10 @@ class Signum(_Momentum):
         self.wd_lh = wd_lh
 
     def _plain(self, lr: float, wd: float, rescale: float, clip: float | None) -> Kernel:
+        if self.wd_lh:   # MXNet 1.9.1's signsgd_update has no wd_lh: it refuses one
+            raise OperatorError(f"Signum: wd_lh={self.wd_lh} needs momentum (signSGD, "
+                                "momentum=0, has no decoupled weight decay)")
+
         def kernel(w: np.ndarray, g: np.ndarray) -> None:
             rules.signsgd(w, g, lr=lr, wd=wd)
         return kernel, "signsgd_update"

@@ -123,3 +123,46 @@ def test_mxnets_other_rules_by_name() -> None:
             lbsgd.num_epochs) == ("linear", 5, 20, 60)
     with pytest.raises(mx.MinimxError, match="multi_precision"):
         mx.optimizer.create("lbsgd", multi_precision=True)
+
+
+def test_group_adagrad_equals_mxnets() -> None:
+    """GroupAdaGrad: a step size per row. The weights and the per-row history after
+    two updates are MXNet 1.9.1's (`mx.optimizer.create("groupadagrad", ...)` with
+    these arguments and arrays, run in its venv); also the rule spelled out in numpy,
+    and the refusals MXNet asserts: weights other than 2-D, weight decay."""
+    w0 = np.array([[0.5, -1.0], [2.0, 0.25], [-0.75, 1.5]], np.float32)
+    grads = [np.array([[1.0, -3.0], [0.5, 0.5], [-2.0, 4.0]], np.float32),
+             np.array([[-0.5, 2.0], [1.5, -1.0], [0.0, 0.25]], np.float32)]
+    opt = mx.optimizer.create("groupadagrad", learning_rate=0.1, rescale_grad=0.5,
+                              clip_gradient=1.0)
+    assert isinstance(opt, mx.optimizer.contrib.GroupAdaGrad)
+    updater = mx.optimizer.get_updater(opt)
+    weight = mx.nd.array(w0)
+    want, history = w0.copy(), np.zeros((3, 1), np.float32)
+    for g in grads:
+        updater(0, mx.nd.array(g), weight)
+        step = np.clip(np.float32(0.5) * g, -1, 1)
+        history += np.square(step).mean(axis=1, keepdims=True)
+        want -= np.float32(0.1) * step / np.sqrt(history + np.float32(1e-5))
+    mxnet_weight = [[0.46000435948371887, -0.966507613658905],
+                    [1.7904646396636963, 0.22303688526153564],
+                    [-0.6500005125999451, 1.3875490427017212]]
+    np.testing.assert_allclose(weight.asnumpy(), mxnet_weight, rtol=1e-6)
+    np.testing.assert_allclose(weight.asnumpy(), want, rtol=1e-6)
+    (state,) = updater.states[0]
+    np.testing.assert_array_equal(state.asnumpy(), [[1.15625], [0.46875], [1.0078125]])
+    with pytest.raises(mx.base.ShapeError, match=r"parameter 0 has shape \(4,\)"):
+        opt.create_state(0, mx.nd.zeros((4,)))
+    decaying = mx.optimizer.create("groupadagrad", wd=0.01)
+    with pytest.raises(mx.base.OperatorError, match="weight decay 0.01"):
+        mx.optimizer.get_updater(decaying)(0, mx.nd.array(grads[0]), mx.nd.array(w0))
+
+
+def test_signsgd_refuses_a_decoupled_weight_decay_as_mxnet() -> None:
+    """Signum without momentum is signSGD, whose MXNet 1.9.1 kernel has no `wd_lh`
+    ("Cannot find argument 'wd_lh'"): refused here too, not ignored."""
+    opt = mx.optimizer.create("signum", momentum=0.0, wd_lh=0.01)
+    weight = mx.nd.ones((2,))
+    with pytest.raises(mx.base.OperatorError, match="wd_lh=0.01 needs momentum"):
+        opt.update(0, weight, mx.nd.ones((2,)), opt.create_state(0, weight))
+    assert weight.asnumpy().tolist() == [1.0, 1.0]
