@@ -11,7 +11,8 @@ happens to the last, incomplete one is `last_batch_handle`:
 - ``discard``: dropped.
 - ``roll_over``: kept back; after `reset()` the first batch is those rows
   followed by the first rows of the new epoch (its `pad` counts the kept rows).
-  A `reset()` elsewhere in an epoch, and `hard_reset()`, start afresh.
+  A `reset()` elsewhere in an epoch, and `hard_reset()`, start afresh. A
+  `batch_size` over twice the examples is refused: no batch would ever fill.
 
 The cursor arithmetic is MXNet's (`cursor` starts at `-batch_size`), so batches
 and pads match MXNet's across resets. The iterator keeps the row order and
@@ -63,6 +64,12 @@ class NDArrayIter(DataIter):
         self._data = _named(data, data_name, "data")
         self._label = _named(label, label_name, "label")
         self.num_data = self._count_examples()
+        if last_batch_handle == "roll_over" and self.batch_size > 2 * self.num_data:
+            # An epoch's leftover joins only the next epoch's rows, once: no batch would
+            # ever fill (MXNet 1.9.1 fails at its first batch with a slicing error).
+            raise ShapeError(f"NDArrayIter: roll_over with {self.num_data} examples can "
+                             f"never fill a batch of {self.batch_size} (a leftover and the "
+                             f"next epoch hold at most {2 * self.num_data})")
         self._order = np.arange(self.num_data)
         self._kept = self._order[:0]   # rows roll_over carries into the next epoch
         self.cursor = -self.batch_size
