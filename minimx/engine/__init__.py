@@ -103,9 +103,10 @@ def set_engine_type(engine_type: str, num_workers: int | None = None) -> Engine:
 
 
 # The process-wide engine's operations, for code that does not hold an engine.
-def new_variable(name: str = "") -> Var:
-    """A fresh variable with version 0 (usable with any engine)."""
-    return Var(name)
+def new_variable(name: str = "", orders_only: bool = False) -> Var:
+    """A fresh variable with version 0 (usable with any engine); `orders_only`: one
+    that orders operations but carries no failure (see `Var`)."""
+    return Var(name, orders_only)
 
 
 def push(fn: Callable[[], object], const_vars: Iterable[Var] = (),

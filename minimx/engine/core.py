@@ -7,7 +7,8 @@ Guarantees common to `NaiveEngine` and `ThreadedEngine`:
 - Each finished write operation adds one to the `version` of each variable it
   writes - also when the operation failed or was skipped, since its outputs
   may have changed (or must be treated as changed).
-- An exception inside an operation is stored on the variables it writes. An
+- An exception inside an operation is stored on the variables it writes (but
+  those made `orders_only`, such as the random generator's). An
   operation that reads or writes such a variable is skipped and carries the
   same failure on to the variables it writes. `wait_for_var(v)` raises
   `OperationError` (original exception as ``__cause__``) when `v` carries a
@@ -83,9 +84,9 @@ class Engine(ABC):
         self._lock: threading.Lock | threading.RLock  # set by each engine
 
     @staticmethod
-    def new_variable(name: str = "") -> Var:
-        """A fresh variable with version 0."""
-        return Var(name)
+    def new_variable(name: str = "", orders_only: bool = False) -> Var:
+        """A fresh variable with version 0; `orders_only`: one that carries no failure."""
+        return Var(name, orders_only)
 
     def push(self, fn: Callable[[], object], const_vars: Iterable[Var] = (),
              mutable_vars: Iterable[Var] = (), priority: int = 0, name: str = "op",
@@ -179,7 +180,7 @@ class Engine(ABC):
         failure = op.failure
         for v in op.writes:
             v._version += 1
-            if failure is not None:
+            if failure is not None and not v.orders_only:
                 v._error = failure
         if failure is not None and failure.seq == op.seq:
             self._failures.append(failure)

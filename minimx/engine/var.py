@@ -22,10 +22,14 @@ class Var:
     0
     """
 
-    __slots__ = ("name", "_version", "_error", "_queue", "_readers", "_writing", "__weakref__")
+    __slots__ = ("name", "orders_only", "_version", "_error", "_queue", "_readers", "_writing",
+                 "__weakref__")
 
-    def __init__(self, name: str = "") -> None:
+    def __init__(self, name: str = "", orders_only: bool = False) -> None:
         self.name = name
+        # Only orders the operations that name it (the random generator): a failed one
+        # leaves nothing behind that the next could not use, so no failure is stored.
+        self.orders_only = orders_only
         self._version = 0
         self._error: Failure | None = None
         # Operations waiting for this variable, in push order, each with

@@ -69,7 +69,8 @@ class SeededGenerator:
 
     def __init__(self) -> None:
         self.rng = np.random.default_rng()
-        self.var = engine.new_variable("random generator")
+        # A failed draw leaves the generator usable: later draws must not inherit it.
+        self.var = engine.new_variable("random generator", orders_only=True)
 
     def seed(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)

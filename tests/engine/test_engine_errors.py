@@ -52,6 +52,24 @@ def test_failure_reaches_readers_and_writers_but_not_bystanders(any_engine: Engi
     assert ran == ["bystander", "after"]
 
 
+def test_a_variable_that_only_orders_carries_no_failure(any_engine: Engine) -> None:
+    """The random generator's variable orders every draw but holds no data a failed
+    draw could spoil: the next draws run, in order, and only the failed op's output
+    raises."""
+    eng = any_engine
+    order = eng.new_variable("generator", orders_only=True)
+    out, later = eng.new_variable("out"), eng.new_variable("later")
+    ran = []
+    eng.push(failing("bad draw"), [], [order, out], name="rnn")
+    eng.push(lambda: ran.append("draw"), [], [order, later], name="uniform")
+    eng.wait_for_var(later, timeout=WAIT)
+    assert ran == ["draw"] and order.version == 2
+    with pytest.raises(OperationError, match="rnn"):
+        eng.wait_for_var(out, timeout=WAIT)
+    eng.wait_for_var(order, timeout=WAIT)
+    eng.wait_for_all(timeout=WAIT)
+
+
 def test_all_original_exception_types_are_wrapped(any_engine: Engine) -> None:
     v = any_engine.new_variable()
 
