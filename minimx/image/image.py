@@ -18,6 +18,7 @@ from ..base import DataFileError, DTypeError, MinimxError, ShapeError
 from ..formats import image_codec
 from ..formats.image_resize import AREA, CUBIC, LINEAR, resize
 from ..ndarray import NDArray, array
+from ..ops.elemwise import from_double
 from ..ops.image_io import encoded_bytes
 
 _FLAGS = (image_codec.GRAYSCALE, image_codec.COLOR)
@@ -250,6 +251,10 @@ def _angles(rotation_degrees: Any, count: int) -> np.ndarray:
     return degrees
 
 
+# float32 trigonometry as MXNet's NDArray operators give it (glibc's float functions).
+_cos, _sin, _arctan = from_double(np.cos), from_double(np.sin), from_double(np.arctan)
+
+
 def _rotation_grid(radians: np.ndarray, h: int, w: int, zoom_in: bool,
                    zoom_out: bool) -> np.ndarray:
     """BilinearSampler's (N, 2, h, w) grid for rotations by `radians`, in float32 as
@@ -259,7 +264,7 @@ def _rotation_grid(radians: np.ndarray, h: int, w: int, zoom_in: bool,
     rows = (np.arange(h, dtype=np.float32)[:, None] - hscale) * np.ones((1, w), np.float32)
     cols = (np.arange(w, dtype=np.float32)[None, :] - wscale) * np.ones((h, 1), np.float32)
     angle = radians[:, None, None]
-    cos, sin = np.cos(angle), np.sin(angle)
+    cos, sin = _cos(angle), _sin(angle)
     x = (cols * cos - rows * sin) / wscale
     y = (cols * sin + rows * cos) / hscale
     grid = np.stack([x, y], axis=1)
@@ -271,11 +276,11 @@ def _rotation_grid(radians: np.ndarray, h: int, w: int, zoom_in: bool,
 def _zoom(radians: np.ndarray, h: np.float32, w: np.float32, zoom_out: bool) -> np.ndarray:
     """(N, 1, 1, 1): the scale at which the rotated image's corners just reach the
     frame's edges (zoom_out) or the frame's corners just reach the image's (zoom_in)."""
-    rho, corner = np.sqrt(h * h + w * w), np.arctan(h / w)
-    max_x = np.maximum(np.abs(rho * np.cos(corner + radians)),
-                       np.abs(rho * np.cos(corner - radians)))
-    max_y = np.maximum(np.abs(rho * np.sin(corner + radians)),
-                       np.abs(rho * np.sin(corner - radians)))
+    rho, corner = np.sqrt(h * h + w * w), _arctan(h / w)
+    max_x = np.maximum(np.abs(rho * _cos(corner + radians)),
+                       np.abs(rho * _cos(corner - radians)))
+    max_y = np.maximum(np.abs(rho * _sin(corner + radians)),
+                       np.abs(rho * _sin(corner - radians)))
     scale = (np.maximum(max_x / w, max_y / h) if zoom_out
              else np.minimum(w / max_x, h / max_y))
     return scale.astype(np.float32)[:, None, None, None]
