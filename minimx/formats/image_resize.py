@@ -1,13 +1,16 @@
 """`cv2.resize` on uint8 and float images (height x width [x channels]), in numpy, for the image
 iterators and `mx.image`: OpenCV 3.4.2's arithmetic, which MXNet 1.9.1's wheels link.
 
-OpenCV's interpolation codes: 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 Lanczos.
-Bilinear, bicubic, Lanczos and area (when enlarging) are separable filters: a
-horizontal pass in integers (weights in 1/2048ths, pixel centres at +0.5, edges
-replicated) and a vertical pass whose rounding is that of OpenCV's SSE2 loops for the
-columns they cover and its scalar loop for the rest (`_vertical`). Area shrinking
-averages whole blocks for integer factors and otherwise accumulates OpenCV's float32
-area tables in its order, so every pixel is OpenCV's.
+OpenCV's interpolation codes: 0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 Lanczos,
+5 bit-exact bilinear (INTER_LINEAR_EXACT: on uint8, each output the four nearest
+pixels weighted in 1/256ths, as OpenCV's own test of it computes it; float images
+take bilinear, as OpenCV does). Bilinear, bicubic, Lanczos and area (when
+enlarging) are separable filters: a horizontal pass in integers (weights in
+1/2048ths, pixel centres at +0.5, edges replicated) and a vertical pass whose
+rounding is that of OpenCV's SSE2 loops for the columns they cover and its scalar
+loop for the rest (`_vertical`). Area shrinking averages whole blocks for integer
+factors and otherwise accumulates OpenCV's float32 area tables in its order, so
+every pixel is OpenCV's.
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ import numpy as np
 
 from ..base import MinimxError
 
-NEAREST, LINEAR, CUBIC, AREA, LANCZOS4 = 0, 1, 2, 3, 4
+NEAREST, LINEAR, CUBIC, AREA, LANCZOS4, LINEAR_EXACT = 0, 1, 2, 3, 4, 5
 _COEF_BITS = 11   # OpenCV's INTER_RESIZE_COEF_BITS
 _ONE = 1 << _COEF_BITS
 _SHIFT = 2 * _COEF_BITS
@@ -203,20 +206,49 @@ def _nearest(img: np.ndarray, width: int, height: int) -> np.ndarray:
     return img[y][:, x]
 
 
+def _exact_taps(dst: int, src: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each output position along an axis: its two source indices (edges
+    replicated) and their weights in 1/256ths, from the position's double-precision
+    source coordinate rounded half to even."""
+    pos = (1.0 / (dst / src)) * (np.arange(dst) + 0.5) - 0.5
+    first = np.floor(pos)
+    w1 = np.rint((pos - first) * 256).astype(np.int64)
+    first = first.astype(np.int64)
+    return (np.clip(first, 0, src - 1), np.clip(first + 1, 0, src - 1),
+            np.stack([256 - w1, w1]))
+
+
+def _linear_exact(img: np.ndarray, width: int, height: int) -> np.ndarray:
+    """INTER_LINEAR_EXACT on a uint8 image: ((p00*x0 + p01*x1)*y0 + (p10*x0 + p11*x1)*y1
+    + 2^15) >> 16 in integers, saturated."""
+    x0, x1, (wx0, wx1) = _exact_taps(width, img.shape[1])
+    y0, y1, (wy0, wy1) = _exact_taps(height, img.shape[0])
+    channels = (1,) * (img.ndim - 2)   # weights broadcast over a channel axis
+    wide = img.astype(np.int64)
+    across = (wide[:, x0] * wx0.reshape(1, -1, *channels)
+              + wide[:, x1] * wx1.reshape(1, -1, *channels))
+    val = across[y0] * wy0.reshape(-1, 1, *channels) + across[y1] * wy1.reshape(-1, 1, *channels)
+    return np.clip((val + (1 << 15)) >> 16, 0, 255).astype(np.uint8)
+
+
 def resize(img: np.ndarray, width: int, height: int, interp: int = LINEAR) -> np.ndarray:
     """`cv2.resize(img, (width, height), interpolation=interp)` on a uint8 image (or a
-    float32 / float64 one, filtered in float32)."""
+    float32 / float64 one, filtered in float32; bit-exact bilinear is bilinear there)."""
     rows, cols = img.shape[:2]
     if width <= 0 or height <= 0 or rows == 0 or cols == 0:
         raise MinimxError(f"resize: cannot resize a {cols}x{rows} image to {width}x{height} "
                           f"(width x height): both must be non-empty")
-    if interp not in (NEAREST, LINEAR, CUBIC, AREA, LANCZOS4):
+    if interp not in (NEAREST, LINEAR, CUBIC, AREA, LANCZOS4, LINEAR_EXACT):
         raise MinimxError(f"resize: interpolation {interp!r} not supported (0 nearest, "
-                          f"1 bilinear, 2 bicubic, 3 area, 4 Lanczos)")
+                          f"1 bilinear, 2 bicubic, 3 area, 4 Lanczos, 5 bit-exact bilinear)")
     if (rows, cols) == (height, width):
         return img.copy()
     if interp == NEAREST:
         return _nearest(img, width, height)
+    if interp == LINEAR_EXACT:
+        if img.dtype == np.uint8:
+            return _linear_exact(img, width, height)
+        interp = LINEAR
     if interp == LINEAR and (rows, cols) == (2 * height, 2 * width):
         interp = AREA   # OpenCV's own switch: halving is the 2 x 2 block mean
     if interp == AREA and rows >= height and cols >= width:

@@ -69,7 +69,8 @@ def _pixels(src: NDArray, what: str, dtypes: tuple[str, ...] = ("uint8",)) -> np
 
 def imresize(src: NDArray, w: int, h: int, interp: int = 1) -> NDArray:
     """`src` (height x width x channels, uint8 or float) resized to `w` x `h` with
-    OpenCV's interpolation `interp` (0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 Lanczos).
+    OpenCV's interpolation `interp` (0 nearest, 1 bilinear, 2 bicubic, 3 area, 4 Lanczos,
+    5 bit-exact bilinear).
 
     >>> import minimx as mx
     >>> mx.image.imresize(mx.nd.zeros((4, 6, 3), dtype="uint8"), 3, 2).shape
@@ -276,7 +277,7 @@ def _rotation_grid(radians: np.ndarray, h: int, w: int, zoom_in: bool,
 def _zoom(radians: np.ndarray, h: np.float32, w: np.float32, zoom_out: bool) -> np.ndarray:
     """(N, 1, 1, 1): the scale at which the rotated image's corners just reach the
     frame's edges (zoom_out) or the frame's corners just reach the image's (zoom_in)."""
-    rho, corner = np.sqrt(h * h + w * w), _arctan(h / w)
+    rho, corner = np.sqrt(h * h + w * w), _arctan(np.asarray(h / w))
     max_x = np.maximum(np.abs(rho * _cos(corner + radians)),
                        np.abs(rho * _cos(corner - radians)))
     max_y = np.maximum(np.abs(rho * _sin(corner + radians)),

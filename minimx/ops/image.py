@@ -224,7 +224,8 @@ register(OpDef(
 
 # -- resize and crop ----------------------------------------------------------------------------
 
-_INTERPS = {0: "nearest", 1: "bilinear", 2: "bicubic", 3: "area", 4: "Lanczos"}
+_INTERPS = {0: "nearest", 1: "bilinear", 2: "bicubic", 3: "area", 4: "Lanczos",
+            5: "bit-exact bilinear"}
 
 
 def _resized(p: Params, height: int, width: int) -> tuple[int, int]:
@@ -253,9 +254,8 @@ def _resized(p: Params, height: int, width: int) -> tuple[int, int]:
 
 def _resize_shape(p: Params, in_shapes: list, out_shapes: list) -> tuple[list, list]:
     if p.interp not in _INTERPS:
-        extra = " (OpenCV's INTER_LINEAR_EXACT, which minimx lacks)" if p.interp == 5 else ""
         raise OperatorError(f"_image_resize: interp={p.interp}: Unknown interpolation method"
-                            f"{extra}; 0-4 are " + ", ".join(_INTERPS.values()))
+                            "; 0-5 are " + ", ".join(_INTERPS.values()))
     shape = in_shapes[0]
     if shape is None:
         return in_shapes, out_shapes
@@ -293,7 +293,8 @@ register(OpDef(
             Param("keep_ratio", "bool", False, "Whether to resize the short edge or both "
                   "edges to `size`, if size is give as an integer."),
             Param("interp", "int", 1, "Interpolation method for resizing: 0 nearest, 1 "
-                  "bilinear, 2 bicubic, 3 area, 4 Lanczos (OpenCV's codes).")),
+                  "bilinear, 2 bicubic, 3 area, 4 Lanczos, 5 bit-exact bilinear (OpenCV's "
+                  "codes).")),
     infer_shape=_resize_shape, infer_type=_resize_type, backward=_copy_gradient,
     # bfloat16: MXNet's table of OpenCV types has no entry for it (garbage pixels).
     backward_reads=GradReads(), bfloat16="refuse", named_inputs=False,

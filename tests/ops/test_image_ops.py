@@ -306,10 +306,31 @@ def test_where_mxnet_leaves_memory_unwritten_the_input_comes_back():
     np.testing.assert_array_equal(flipped, IMAGE[:, ::-1])
 
 
+def test_bit_exact_bilinear_is_mxnets():
+    """interp=5, OpenCV's INTER_LINEAR_EXACT: MXNet 1.9.1's pixels (its nd.image.resize
+    and mx.image.imresize on these arrays, in its venv); float images get bilinear."""
+    down = (np.arange(42).reshape(6, 7, 1) * 6).astype(np.uint8)
+    np.testing.assert_array_equal(
+        mx.nd.image.resize(_nd(down), (9, 4), interp=5).asnumpy()[..., 0],
+        [[11, 15, 19, 24, 29, 33, 38, 42, 47], [74, 78, 82, 87, 92, 96, 101, 105, 110],
+         [137, 141, 145, 150, 155, 159, 164, 168, 173],
+         [200, 204, 208, 213, 218, 222, 227, 231, 236]])
+    up = (np.arange(30).reshape(3, 5, 2) * 37 % 256).astype(np.uint8)
+    np.testing.assert_array_equal(
+        mx.image.imresize(_nd(up), 8, 7, interp=5).asnumpy()[..., 1],
+        [[37, 69, 116, 162, 128, 14, 45, 77], [53, 86, 130, 153, 119, 29, 61, 93],
+         [102, 134, 172, 127, 93, 70, 110, 142], [151, 183, 214, 100, 66, 112, 159, 191],
+         [90, 122, 159, 114, 115, 161, 146, 130], [30, 62, 106, 129, 164, 210, 133, 70],
+         [9, 41, 88, 134, 180, 226, 129, 49]])
+    floats = mx.nd.array(up.astype(np.float32))
+    np.testing.assert_array_equal(mx.image.imresize(floats, 8, 7, interp=5).asnumpy(),
+                                  mx.image.imresize(floats, 8, 7, interp=1).asnumpy())
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda x: mx.nd.image.crop(x, -1, 0, 2, 2), "x=-1 and y=0 must not be negative"),
     (lambda x: mx.nd.image.adjust_lighting(x, alpha=(0.1, 0.2)), "alpha=(0.1, 0.2)"),
-    (lambda x: mx.nd.image.resize(x, size=3, interp=5), "INTER_LINEAR_EXACT"),
+    (lambda x: mx.nd.image.resize(x, size=3, interp=6), "interp=6: Unknown interpolation"),
     (lambda x: mx.nd.image.resize(x.astype("int8"), size=3, interp=0), "int8"),
 ])
 def test_inputs_mxnet_reads_out_of_bounds_or_lacks_raise(call, message):
