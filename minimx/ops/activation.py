@@ -310,9 +310,17 @@ def _softmax_activation_backward(p: Params, ctx: OpContext, inputs: list[Array],
     return [softmax_grad(outputs[0], out_grads[0], _softmax_activation_axis(p))]
 
 
+def _infer_softmax_activation(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
+    shape = merge(in_shapes[0], out_shapes[0])
+    if p.mode == "channel" and shape is not None and len(shape) < 3:
+        raise ShapeError(f"mode=channel needs data of at least 3 axes (N, C, ...), as "
+                         f"MXNet's, got {shape}")
+    return [shape], [shape]
+
+
 register(OpDef(
     "SoftmaxActivation", _softmax_activation_forward, backward=_softmax_activation_backward,
-    bfloat16="refuse",
+    infer_shape=_infer_softmax_activation, bfloat16="refuse",
     backward_reads=GradReads(outputs=("output",)),
     params=(Param("mode", "str", "instance", "Specifies how to compute the softmax: along "
                   "the last axis (instance, as MXNet 1.9.1's kernel) or along axis 1 "
@@ -345,7 +353,14 @@ def _softmax_output_backward(p: Params, ctx: OpContext, inputs: list[Array],
         grad = (out - label) * p.grad_scale
     else:
         y = _classes_view(p, out)
-        lab = label.reshape(y.shape[0], *y.shape[2:]).astype(np.int64)
+        whole = label.reshape(-1).astype(np.int64)
+        if p.multi_output or p.preserve_shape:
+            lab = whole.reshape(y.shape[0], *y.shape[2:])
+        else:
+            # Flattened rows take the label's first values, one each, whatever its shape
+            # (a label (N, d) of data (N, C, d) passes shape inference), as MXNet's do;
+            # the counts below take the whole label, as MXNet's too.
+            lab = whole[:y.shape[0]]
         k = y.shape[1]
         classes = np.arange(k).reshape((1, k) + (1,) * (y.ndim - 2))
         onehot = np.expand_dims(lab, 1) == classes
@@ -355,8 +370,9 @@ def _softmax_output_backward(p: Params, ctx: OpContext, inputs: list[Array],
         ignored = lab == int(p.ignore_label)
         if p.use_ignore:
             grad = np.where(np.expand_dims(ignored, 1), 0, grad)
-        count = {"null": 1, "batch": lab.shape[0],
-                 "valid": max(int(np.count_nonzero(~ignored)), 1)}[p.normalization]
+        count = {"null": 1, "batch": lab.shape[0] if p.multi_output else whole.size,
+                 "valid": max(int(np.count_nonzero(whole != int(p.ignore_label))), 1)
+                 }[p.normalization]
         if p.multi_output and p.normalization != "valid":
             count *= y.shape[2]
         grad = (grad * (p.grad_scale / count)).reshape(out.shape)

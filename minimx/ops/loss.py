@@ -11,6 +11,7 @@ no gradient: zeros, as in MXNet.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -124,7 +125,9 @@ register(OpDef(
 def _make_loss_backward(p: Params, ctx: OpContext, inputs: list[Array], outputs: list[Array],
                         out_grads: list[Array]) -> list:
     data = inputs[0]
-    count = {"null": 1, "batch": data.shape[0]}.get(p.normalization)
+    # batch: MXNet's kernel divides by the rows of data flattened to 2-D (every axis but
+    # the last), which is the batch size for 2-D data only.
+    count = {"null": 1, "batch": math.prod(data.shape[:-1])}.get(p.normalization)
     if count is None:  # valid: the elements above valid_thresh, at least one
         count = max(int(np.count_nonzero(data > p.valid_thresh)), 1)
     return [np.full(data.shape, p.grad_scale / count, data.dtype)]
@@ -140,7 +143,8 @@ register(OpDef(
             Param("valid_thresh", "float", 0.0, "Elements above it count as valid when "
                   "normalization is 'valid'."),
             Param("normalization", "str", "null", "Divide the gradient by nothing (null), the "
-                  "batch size (batch) or the number of valid elements (valid).",
+                  "batch size (batch: as MXNet's kernel, the product of all axes but the "
+                  "last) or the number of valid elements (valid).",
                   choices=("batch", "null", "valid"))),
     doc="Makes its input a loss: identity forward; backward gives grad_scale (normalized) "
         "for every element, whatever the output gradient."))

@@ -21,6 +21,14 @@ def bounded(values: Array, bound: float | None) -> Array:
     return values if bound is None or bound < 0 else np.clip(values, -bound, bound)
 
 
+def decay(rate: float, ref: Array) -> tuple[np.generic, np.generic]:
+    """A decay rate and one minus it as MXNet's kernels compute them: its float32
+    parameter in `ref`'s dtype, and ``1 - rate`` in that dtype (the double ``1.0 - rate``
+    rounded to float32 can be an ulp away, which Adam's moments then compound)."""
+    kept = ref.dtype.type(np.float32(rate))
+    return kept, ref.dtype.type(1) - kept
+
+
 def sgd(w: Array, g: Array, mom: Array | None = None, *, lr: float, momentum: float = 0.0,
         wd: float = 0.0, rescale_grad: float = 1.0, clip_gradient: float | None = None
         ) -> None:
@@ -50,8 +58,9 @@ def adam(w: Array, g: Array, mean: Array, var: Array, *, lr: float, beta1: float
          rescale_grad: float = 1.0, clip_gradient: float | None = None) -> None:
     """``adam_update``: no bias correction (the optimizer folds it into `lr`)."""
     grad = bounded(rescale_grad * g + wd * w, clip_gradient)
-    mean[...] = beta1 * mean + (1.0 - beta1) * grad
-    var[...] = beta2 * var + (1.0 - beta2) * np.square(grad)
+    (b1, rest1), (b2, rest2) = decay(beta1, mean), decay(beta2, var)
+    mean[...] = b1 * mean + rest1 * grad
+    var[...] = b2 * var + rest2 * grad * grad   # MXNet's order: ((1 - b2) * g) * g
     w -= lr * mean / (np.sqrt(var) + epsilon)
 
 
@@ -60,7 +69,8 @@ def rmsprop(w: Array, g: Array, n: Array, *, lr: float, gamma1: float = 0.95,
             clip_gradient: float | None = None, clip_weights: float | None = None) -> None:
     """``rmsprop_update`` (Tieleman and Hinton)."""
     grad = bounded(rescale_grad * g + wd * w, clip_gradient)
-    n[...] = (1.0 - gamma1) * np.square(grad) + gamma1 * n
+    g1, rest = decay(gamma1, n)
+    n[...] = rest * np.square(grad) + g1 * n
     w[...] = bounded(w - lr * (grad / np.sqrt(n + epsilon)), clip_weights)
 
 
@@ -71,8 +81,9 @@ def rmspropalex(w: Array, g: Array, n: Array, mean: Array, delta: Array, *, lr: 
                 ) -> None:
     """``rmspropalex_update`` (Graves' centered RMSProp; MXNet calls `mean` g)."""
     grad = bounded(rescale_grad * g + wd * w, clip_gradient)
-    n[...] = (1.0 - gamma1) * np.square(grad) + gamma1 * n
-    mean[...] = (1.0 - gamma1) * grad + gamma1 * mean
+    g1, rest = decay(gamma1, n)
+    n[...] = rest * np.square(grad) + g1 * n
+    mean[...] = rest * grad + g1 * mean
     delta[...] = gamma2 * delta - lr * (grad / np.sqrt(n - np.square(mean) + epsilon))
     w[...] = bounded(w + delta, clip_weights)
 
@@ -124,10 +135,14 @@ def lamb_phase1(w: Array, g: Array, mean: Array, var: Array, *, t: int, wd: floa
                 clip_gradient: float | None = None) -> Array:
     """``lamb_update_phase1``: updates the moments and returns LAMB's direction."""
     grad = bounded(rescale_grad * g, clip_gradient)
-    mean[...] = beta1 * mean + (1.0 - beta1) * grad
-    var[...] = beta2 * var + (1.0 - beta2) * np.square(grad)
-    mean_hat, var_hat = ((mean / (1.0 - beta1 ** t), var / (1.0 - beta2 ** t))
-                         if bias_correction else (mean, var))
+    (b1, rest1), (b2, rest2) = decay(beta1, mean), decay(beta2, var)
+    mean[...] = b1 * mean + rest1 * grad
+    var[...] = b2 * var + rest2 * grad * grad   # MXNet's order, as Adam's
+    mean_hat, var_hat = mean, var
+    if bias_correction:   # MXNet's kernel: the mean's in double, the variance's in its type
+        p1, p2 = (var.dtype.type(np.float64(b) ** t) for b in (b1, b2))
+        mean_hat = (mean / (1.0 - np.float64(p1))).astype(mean.dtype)
+        var_hat = var / (var.dtype.type(1) - p2)
     return mean_hat / (np.sqrt(var_hat) + epsilon) + wd * w
 
 
@@ -152,8 +167,9 @@ def adamw(w: Array, g: Array, mean: Array, var: Array, *, rescale_grad: float, l
     if not math.isfinite(rescale_grad) or rescale_grad == 0:
         return
     grad = bounded(rescale_grad * g, clip_gradient)
-    mean[...] = beta1 * mean + (1.0 - beta1) * grad
-    var[...] = beta2 * var + (1.0 - beta2) * np.square(grad)
+    (b1, rest1), (b2, rest2) = decay(beta1, mean), decay(beta2, var)
+    mean[...] = b1 * mean + rest1 * grad
+    var[...] = b2 * var + rest2 * np.square(grad)
     w -= eta * (lr * mean / (np.sqrt(var) + epsilon) + wd * w)
 
 

@@ -216,14 +216,21 @@ def test_softmax_refuses_lengths_of_a_float_type_naming_the_node():
     assert y.simple_bind(mx.cpu(), d=(1, 3), n=(1,), type_dict={"n": "uint8"}) is not None
 
 
-@pytest.mark.parametrize("mode", ["instance", "channel"])
+@pytest.mark.parametrize("mode, min_dims", [("instance", 2), ("channel", 3)])
 @FAST
-@given(x=floats(shape=hnp.array_shapes(min_dims=2, max_dims=4, max_side=3)))
-def test_softmax_activation(mode, x):
+@given(data=st.data())
+def test_softmax_activation(mode, min_dims, data):
+    x = data.draw(floats(shape=hnp.array_shapes(min_dims=min_dims, max_dims=4, max_side=3)))
     out = run("SoftmaxActivation", {"mode": mode}, x)
     expected = plain_softmax(x, 1 if mode == "channel" else -1)
     np.testing.assert_allclose(out, expected, rtol=1e-10, atol=1e-12)
     check_gradient("SoftmaxActivation", {"mode": mode}, [x])
+
+
+def test_softmax_activation_channel_mode_refuses_2d_data_as_mxnet():
+    # MXNet 1.9.1: "Input need to have a least 3 dimensions when mode=channel".
+    with pytest.raises(ShapeError, match=r"mode=channel needs data of at least 3 axes"):
+        mx.nd.SoftmaxActivation(mx.nd.ones((2, 3)), mode="channel")
 
 
 def test_softmax_activation_instance_mode_is_mxnets_last_axis():

@@ -131,3 +131,41 @@ def test_softmax_cross_entropy_refuses_what_mxnet_reads_past():
     with pytest.raises(ShapeError, match="2-D"):
         mx.nd.softmax_cross_entropy(mx.nd.ones((3,)), mx.nd.array([0]))
 
+
+
+def _input_gradient(sym: mx.sym.Symbol, data: np.ndarray, label: np.ndarray | None = None
+                    ) -> np.ndarray:
+    args = {"x": mx.nd.array(data)} | ({"l": mx.nd.array(label)} if label is not None else {})
+    ex = sym.bind(mx.cpu(), args, args_grad={"x": mx.nd.zeros(data.shape)},
+                  grad_req={"x": "write", "l": "null"} if label is not None else "write")
+    ex.forward(is_train=True)
+    ex.backward()
+    return ex.grad_dict["x"].asnumpy()
+
+
+@pytest.mark.parametrize("shape, want", [((2, 3, 4), 0.5), ((4,), 3.0), ((1, 3, 2), 1.0),
+                                         ((3, 2), 1.0)])
+def test_make_loss_batch_normalization_divides_by_every_axis_but_the_last(shape, want):
+    """MXNet 1.9.1's kernel flattens data to 2-D and divides by its rows (grad_scale 3;
+    values from MXNet's venv), which the batch size is for 2-D data only."""
+    loss = mx.sym.MakeLoss(mx.sym.var("x"), normalization="batch", grad_scale=3.0)
+    np.testing.assert_array_equal(_input_gradient(loss, np.ones(shape, np.float32)),
+                                  np.full(shape, want, np.float32))
+
+
+def test_softmax_output_of_an_unflattened_label_takes_its_first_values_as_mxnet():
+    """Data (N, C, d) without multi_output: shape inference takes a label (N, d) and the
+    rows are the flattened (N, C*d) ones. MXNet 1.9.1's backward gives row i the label's
+    i-th value and counts the whole label for 'batch' and 'valid' (its values, from its
+    venv, to 4 places)."""
+    data = (np.arange(12).reshape(2, 2, 3) / 4).astype(np.float32)
+    sym = mx.sym.SoftmaxOutput(mx.sym.var("x"), mx.sym.var("l"), normalization="valid",
+                               use_ignore=True, ignore_label=-1)
+    grad = _input_gradient(sym, data, np.array([[-1, 0], [4, -1]], np.float32))
+    np.testing.assert_allclose(grad.reshape(2, 6), [
+        [0, 0, 0, 0, 0, 0],
+        [-0.4592, 0.0524, 0.0672, 0.0863, 0.1109, 0.1424]], atol=1e-4)
+    batch = mx.sym.SoftmaxOutput(mx.sym.var("x"), mx.sym.var("l"), normalization="batch")
+    grad = _input_gradient(batch, data, np.array([[1, 0], [4, 2]], np.float32))
+    np.testing.assert_allclose(grad.reshape(2, 6)[0], [0.0204, -0.2238, 0.0336, 0.0432,
+                                                        0.0554, 0.0712], atol=1e-4)

@@ -160,3 +160,16 @@ def test_contrib_multi_update_without_out_returns_new_weights() -> None:
                                           step_count=[1, 1], lrs=[0.1, 0.1], wds=[0.0, 0.0])
     assert [w.asnumpy().tolist() for w in weights] == [[1, 1], [1, 1, 1]]
     np.testing.assert_allclose(new[0].asnumpy(), [0.9, 0.9], rtol=1e-5)
+
+
+def test_adam_moments_take_one_minus_beta_in_float32_as_mxnet() -> None:
+    """Three `adam_update` steps with beta1 0.8 and beta2 0.95 give MXNet 1.9.1's float32
+    bits exactly (values from its venv): its kernel forms ``1 - beta`` from the float32
+    parameter, an ulp from the double ``1 - beta`` rounded, which the moments compound."""
+    w, g = mx.nd.array([1.0, -0.5]), mx.nd.array([0.3, 0.7])
+    m, v = mx.nd.zeros(2), mx.nd.zeros(2)
+    for _ in range(3):
+        mx.nd.adam_update(w, g, m, v, out=w, lr=0.1, beta1=0.8, beta2=0.95)
+    assert w.asnumpy().tolist() == [0.6660474538803101, -0.8339526057243347]
+    assert m.asnumpy().tolist() == [0.14639998972415924, 0.3415999710559845]
+    assert v.asnumpy().tolist() == [0.012836254201829433, 0.06988626718521118]
