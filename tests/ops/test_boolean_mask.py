@@ -60,3 +60,13 @@ def test_graphs_refuse_it_naming_the_node_and_why() -> None:
             '[1, 0, 0]]}], "arg_nodes": [0, 1], "heads": [[2, 0, 0]]}')
     with pytest.raises(OperatorError, match="boolean_mask"):
         mx.sym.load_json(text)
+
+
+def test_its_gradient_scatters_the_head_to_the_kept_slices() -> None:
+    # MXNet 1.9.1: dx = [[1, 2], [0, 0], [3, 4]] for this mask and head gradient.
+    x = mx.nd.array([[1, 2], [3, 4], [5, 6]])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.contrib.boolean_mask(x, mx.nd.array([1, 0, 1]))
+    y.backward(mx.nd.array([[1, 2], [3, 4]]))
+    np.testing.assert_array_equal(x.grad.asnumpy(), [[1, 2], [0, 0], [3, 4]])
