@@ -18,7 +18,7 @@ from ..base import DataFileError, DTypeError, MinimxError, ShapeError
 from ..formats import image_codec
 from ..formats.image_resize import AREA, CUBIC, LINEAR, resize
 from ..ndarray import NDArray, array
-from ..ops.elemwise import from_double
+from ..ops.elemwise import UNARY
 from ..ops.image_io import encoded_bytes
 
 _FLAGS = (image_codec.GRAYSCALE, image_codec.COLOR)
@@ -252,8 +252,8 @@ def _angles(rotation_degrees: Any, count: int) -> np.ndarray:
     return degrees
 
 
-# float32 trigonometry as MXNet's NDArray operators give it (glibc's float functions).
-_cos, _sin, _arctan = from_double(np.cos), from_double(np.sin), from_double(np.arctan)
+# float32 trigonometry as MXNet's NDArray operators (and mx.nd's) give it.
+_cos, _sin, _arctan = (UNARY[name].fn for name in ("cos", "sin", "arctan"))
 
 
 def _rotation_grid(radians: np.ndarray, h: int, w: int, zoom_in: bool,

@@ -48,14 +48,16 @@ def from_double(fn: Callable[[Array], Array]) -> Callable[[Array], Array]:
     return wide
 
 
+_exp = from_double(np.exp)   # one wrapper for the table's exp and sigmoid's
+
+
 def sigmoid(x: Array) -> Array:
     """MXNet's 1 / (1 + exp(-x)): for float32 data in float32 from a correctly
     rounded exp, as MXNet's kernel computes it with glibc's expf (its values but for
     0.03%); for other types through logaddexp, clear of overflow."""
     if x.dtype != np.float32:
         return np.exp(-np.logaddexp(0, -x))
-    e = from_double(np.exp)(-x)
-    return np.float32(1) / (np.float32(1) + e)
+    return np.float32(1) / (np.float32(1) + _exp(-x))
 
 
 def mx_sign(x: Array) -> Array:
@@ -79,7 +81,7 @@ UNARY: dict[str, Unary] = {
     "relu": Unary(lambda x: np.where(x > 0, x, 0), lambda x, y: y > 0, "y"),
     "sigmoid": Unary(sigmoid, lambda x, y: y * (1 - y), "y"),
     "tanh": Unary(from_double(np.tanh), lambda x, y: 1 - y * y, "y"),
-    "exp": Unary(from_double(np.exp), lambda x, y: y, "y"),
+    "exp": Unary(_exp, lambda x, y: y, "y"),
     "log": Unary(from_double(np.log), lambda x, y: 1 / x, "x"),
     "sqrt": Unary(np.sqrt, lambda x, y: 0.5 / y, "y"),
     "square": Unary(np.square, lambda x, y: 2 * x, "x"),

@@ -169,7 +169,7 @@ def adamw(w: Array, g: Array, mean: Array, var: Array, *, rescale_grad: float, l
     grad = bounded(rescale_grad * g, clip_gradient)
     (b1, rest1), (b2, rest2) = decay(beta1, mean), decay(beta2, var)
     mean[...] = b1 * mean + rest1 * grad
-    var[...] = b2 * var + rest2 * np.square(grad)
+    var[...] = b2 * var + rest2 * np.square(grad)   # adamw's kernel squares first
     w -= eta * (lr * mean / (np.sqrt(var) + epsilon) + wd * w)
 
 
