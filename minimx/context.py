@@ -10,7 +10,13 @@ from .base import MinimxError
 class Context:
     """A device; only ``cpu`` exists. Equal contexts compare equal."""
 
-    def __init__(self, device_type: str = "cpu", device_id: int = 0) -> None:
+    device_type: str
+    device_id: int
+
+    def __init__(self, device_type: str | Context = "cpu", device_id: int = 0) -> None:
+        if isinstance(device_type, Context):   # a copy, as MXNet's Context(ctx)
+            device_id = device_type.device_id
+            device_type = device_type.device_type
         if device_type not in ("cpu", "cpu_pinned", "cpu_shared"):
             raise MinimxError(f"device {device_type}({device_id}) is not supported: "
                               "minimx runs on the CPU only (use mx.cpu())")

@@ -123,11 +123,7 @@ def create(init: Initializer | str, **kwargs: Any) -> Initializer:
         return init
     if not isinstance(init, str):
         raise MinimxError(f"mx.init.create: expected an Initializer or a name, got {init!r}")
-    if init.startswith("["):
-        name, kwargs = json.loads(init)
-    else:
-        name = init
-    return _REGISTRY.get(name)(**kwargs)
+    return _REGISTRY.create(init, **kwargs)
 
 
 @register

@@ -122,9 +122,10 @@ def _pairs(name: Any, value: Any) -> list[tuple[str, float]]:
 
 
 def create(metric: Any, *args: Any, **kwargs: Any) -> EvalMetric:
-    """A metric from a name (``'acc'``, ``'ce'``, ``'top_k_accuracy'``...), an
-    EvalMetric (itself), a function ``feval(label, pred)`` of numpy arrays (a
-    `CustomMetric`), or a list of them (a `CompositeEvalMetric`)."""
+    """A metric from a name (``'acc'``, ``'ce'``, ``'top_k_accuracy'``...), a
+    metric's `get_config()` (or its JSON), an EvalMetric (itself), a function
+    ``feval(label, pred)`` of numpy arrays (a `CustomMetric`), or a list of them
+    (a `CompositeEvalMetric`)."""
     if isinstance(metric, EvalMetric):
         return metric
     if callable(metric):
@@ -134,10 +135,10 @@ def create(metric: Any, *args: Any, **kwargs: Any) -> EvalMetric:
         for child in metric:
             composite.add(create(child, *args, **kwargs))
         return composite
-    if not isinstance(metric, str):
+    if not isinstance(metric, str | Mapping):
         raise MinimxError(f"mx.metric.create: expected a name, an EvalMetric or a list, got "
                           f"{metric!r}")
-    return _REGISTRY.get(metric)(*args, **kwargs)
+    return _REGISTRY.create(metric, *args, **kwargs)
 
 
 @register
@@ -643,7 +644,9 @@ class Perplexity(EvalMetric):
             if truth.shape[0] != probs.shape[0]:
                 raise ShapeError(f"Perplexity: {truth.shape[0]} labels for predictions of "
                                  f"shape {pred.shape}")
-            picked = probs[numpy.arange(truth.shape[0]), truth.astype(numpy.int64)]
+            # Labels past either end pick the nearest class, as MXNet's `pick` clips.
+            classes = numpy.clip(truth.astype(numpy.int64), 0, probs.shape[-1] - 1)
+            picked = probs[numpy.arange(truth.shape[0]), classes]
             count = picked.size
             if self.ignore_label is not None:
                 ignore = truth == self.ignore_label
@@ -723,4 +726,4 @@ class CustomMetric(EvalMetric):
 def np(numpy_feval: FEval, name: str | None = None,
        allow_extra_outputs: bool = False) -> CustomMetric:
     """A `CustomMetric` from a function of numpy arrays (MXNet's ``mx.metric.np``)."""
-    return CustomMetric(numpy_feval, name or numpy_feval.__name__, allow_extra_outputs)
+    return CustomMetric(numpy_feval, name, allow_extra_outputs)

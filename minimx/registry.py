@@ -8,10 +8,13 @@ in a registry of their kind.
 ... class Thing: pass
 >>> reg.get("T") is reg.get("thing") is Thing
 True
+>>> type(reg.create('["t", {}]')).__name__
+'Thing'
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .base import MinimxError
@@ -46,3 +49,27 @@ class Registry:
             raise MinimxError(f"unknown {self.kind} {name!r} "
                               f"(known: {', '.join(sorted(self._classes))})")
         return self._classes[name.lower()]
+
+    def create(self, spec: str | Mapping[str, Any], *args: Any, **kwargs: Any) -> Any:
+        """An instance from a name, MXNet's JSON of one (``'["xavier", {"magnitude":
+        2}]'`` as `dumps` writes, or ``'{"metric": "Accuracy", ...}'``) or a dict of
+        the constructor's arguments with the class under the registry's kind (what
+        `get_config` returns), as MXNet's `registry.get_create_func` reads them."""
+        if isinstance(spec, Mapping):
+            spec = json.dumps(dict(spec))
+        if not isinstance(spec, str):
+            raise MinimxError(f"mx.{self.kind}.create: expected a name, got {spec!r}")
+        if spec.startswith(("[", "{")):
+            if args or kwargs:
+                raise MinimxError(f"mx.{self.kind}.create: {spec!r} holds the arguments; "
+                                  "no others may be given")
+            try:
+                decoded = json.loads(spec)
+                name, kwargs = decoded if spec.startswith("[") else \
+                    (decoded.pop(self.kind), decoded)
+            except (ValueError, TypeError, KeyError) as err:
+                raise MinimxError(f"mx.{self.kind}.create: {spec!r} is neither '[name, "
+                                  f"{{arguments}}]' nor '{{\"{self.kind}\": name, ...}}'"
+                                  ) from err
+            return self.create(name, **kwargs)
+        return self.get(spec)(*args, **kwargs)

@@ -111,6 +111,28 @@ def test_custom_metrics_from_functions() -> None:
         assert metric.get() == (name, 0.5 if name == "wrong" else 0.25)
     with pytest.raises(MinimxError, match="cannot be serialized"):
         mx.metric.np(wrong).get_config()
+    assert mx.metric.np(lambda label, pred: 0.0).name == "custom(<lambda>)"
+
+
+@pytest.mark.parametrize("metric", [
+    mx.metric.Accuracy(name="acc1"), mx.metric.F1(average="micro"),
+    mx.metric.CrossEntropy(eps=1e-6), mx.metric.Perplexity(ignore_label=-1, axis=1),
+    mx.metric.CompositeEvalMetric([mx.metric.MAE(), "rmse"])], ids=lambda m: m.name)
+def test_create_remakes_a_metric_from_its_config(metric: mx.metric.EvalMetric) -> None:
+    config = metric.get_config()
+    for spec in (config, json.dumps(config)):
+        again = mx.metric.create(spec)
+        assert type(again) is type(metric) and again.get_config() == config
+    with pytest.raises(MinimxError, match="holds the arguments"):
+        mx.metric.create(json.dumps(config), name="other")
+
+
+def test_perplexity_clips_labels_past_the_classes() -> None:
+    # MXNet picks with `pick`'s default clip: label 3 of 3 classes reads class 2.
+    metric = mx.metric.Perplexity(ignore_label=-1)
+    metric.update([mx.nd.array([3, 1, -1])], [mx.nd.array([[0.2, 0.3, 0.5], [0.1, 0.6, 0.3],
+                                                           [0.9, 0.05, 0.05]])])
+    assert metric.get()[1] == pytest.approx(np.exp(-(np.log(0.5) + np.log(0.6)) / 2))
 
 
 def test_metrics_refuse_what_they_cannot_compute() -> None:

@@ -48,6 +48,7 @@ globals().update(op_functions(__name__, make_op_function))
 # other Python functions there.
 for _fn in (control_flow.foreach, control_flow.while_loop, control_flow.cond, functions.isinf,
             functions.isfinite, functions.isnan, functions.rand_zipfian,
+            functions.adamw_update, functions.mp_adamw_update,
             functions.multi_adamw_update, functions.multi_mp_adamw_update,
             functions.multi_lamb_update, functions.multi_mp_lamb_update):
     setattr(globals()["contrib"], _fn.__name__, _fn)

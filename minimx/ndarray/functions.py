@@ -6,8 +6,8 @@ Python result for two numbers, as MXNet's `_ufunc_helper`. Then `concatenate`,
 `moveaxis`, `onehot_encode`, `from_numpy`, `imdecode` (legacy), `split_v2` and
 `histogram`, the fronts of operators; and `mx.nd.contrib`'s Python functions `isinf`,
 `isfinite`, `isnan` and `rand_zipfian` (whose arithmetic `zipfian` also serves
-`mx.sym.contrib`), and its fronts of the multi-tensor updates, `multi_adamw_update`,
-`multi_lamb_update` and their mixed-precision `multi_mp_*` forms.
+`mx.sym.contrib`), and its fronts of the AdamW and multi-tensor updates, `adamw_update`,
+`multi_adamw_update`, `multi_lamb_update` and their mixed-precision `mp_*` forms.
 """
 from __future__ import annotations
 
@@ -257,7 +257,7 @@ def rand_zipfian(true_classes: NDArray, num_sampled: int, range_max: int,
     return zipfian(true_classes.as_in_context(ctx), num_sampled, range_max, uniform)
 
 
-# -- mx.nd.contrib's fronts of the multi-tensor AdamW and LAMB updates ----------------------
+# -- mx.nd.contrib's fronts of the AdamW and the multi-tensor AdamW and LAMB updates ---
 def _multi_update(op: str, per_weight: Sequence[Sequence[NDArray]], last: list[NDArray],
                   attrs: dict[str, Any], out: Any) -> NDArray | list[NDArray]:
     """`op` on the per-weight arrays interleaved (weight_0, grad_0, mean_0, ..., weight_1,
@@ -273,6 +273,33 @@ def _rescale_grad(rescale_grad: Any, like: NDArray) -> NDArray:
     if isinstance(rescale_grad, NDArray):
         return rescale_grad.as_in_context(like.context)
     return full((1,), rescale_grad, ctx=like.context)
+
+
+def adamw_update(weight: NDArray, grad: NDArray, mean: NDArray, var: NDArray,
+                 rescale_grad: Any, lr: float, eta: float, beta1: float = 0.9,
+                 beta2: float = 0.999, epsilon: float = 1e-8, wd: float = 0,
+                 clip_gradient: float = -1, out: Any = None, name: str | None = None,
+                 **kwargs: Any) -> NDArray | list[NDArray]:
+    """``_adamw_update`` with `rescale_grad` a number or a one-element NDArray (MXNet's
+    front); mean and var are updated in place."""
+    return _multi_update("_adamw_update", [[weight], [grad], [mean], [var]],
+                         [_rescale_grad(rescale_grad, weight)],
+                         dict(kwargs, lr=lr, eta=eta, beta1=beta1, beta2=beta2,
+                              epsilon=epsilon, wd=wd, clip_gradient=clip_gradient,
+                              name=name), out)
+
+
+def mp_adamw_update(weight: NDArray, grad: NDArray, mean: NDArray, var: NDArray,
+                    weight32: NDArray, rescale_grad: Any, lr: float, eta: float,
+                    beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-8,
+                    wd: float = 0, clip_gradient: float = -1, out: Any = None,
+                    name: str | None = None, **kwargs: Any) -> NDArray | list[NDArray]:
+    """`adamw_update` of a float16 weight on its float32 master copy `weight32`."""
+    return _multi_update("_mp_adamw_update", [[weight], [grad], [mean], [var], [weight32]],
+                         [_rescale_grad(rescale_grad, weight)],
+                         dict(kwargs, lr=lr, eta=eta, beta1=beta1, beta2=beta2,
+                              epsilon=epsilon, wd=wd, clip_gradient=clip_gradient,
+                              name=name), out)
 
 
 def multi_adamw_update(weights: Sequence[NDArray], grads: Sequence[NDArray],

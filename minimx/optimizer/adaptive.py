@@ -69,7 +69,7 @@ class Adam(_Moments):
         super().__init__(beta1, beta2, epsilon, learning_rate=learning_rate, **kwargs)
         self.lazy_update = lazy_update   # dense arrays only: nothing is lazy here
 
-    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+    def _update_one(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         lr, wd, t = self._begin_update(index)
         lr *= math.sqrt(1.0 - self.beta2 ** t) / (1.0 - self.beta1 ** t)
         kwargs: dict[str, Any] = dict(
@@ -96,7 +96,7 @@ class RMSProp(_PerElement):
         self.clip_weights = clip_weights
         self.states = 3 if centered else 1
 
-    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+    def _update_one(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         lr, wd, _ = self._begin_update(index)
         # MXNet's Python rule passes clip_weights only when set and non-zero.
         kwargs: dict[str, Any] = dict(lr=lr, gamma1=self.gamma1, epsilon=self.epsilon, wd=wd,
@@ -124,7 +124,7 @@ class AdaGrad(_PerElement):
         super().__init__(**kwargs)
         self.float_stable_eps = eps
 
-    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+    def _update_one(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         lr, wd, _ = self._begin_update(index)
         rescale, clip, eps = self.rescale_grad, self.clip_gradient, self.float_stable_eps
 
@@ -151,7 +151,7 @@ class GroupAdaGrad(Optimizer):
                              "it takes 2-D weights (a step size per row)")
         return (zeros((weight.shape[0], 1), dtype=weight.dtype),)
 
-    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+    def _update_one(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         lr, wd, _ = self._begin_update(index)
         if wd:
             raise OperatorError(f"GroupAdaGrad: weight decay {wd} for parameter {index}; "
@@ -174,7 +174,7 @@ class AdaDelta(_PerElement):
         self.rho = rho
         self.epsilon = epsilon
 
-    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+    def _update_one(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         wd = self._get_wd(index)
         self._update_count(index)
         rescale, clip, rho, eps = self.rescale_grad, self.clip_gradient, self.rho, self.epsilon
@@ -199,7 +199,7 @@ class Adamax(_PerElement):
         self.beta1 = beta1
         self.beta2 = beta2
 
-    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+    def _update_one(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         lr, wd, t = self._begin_update(index)
         lr /= 1.0 - self.beta1 ** t
         rescale, clip, beta1, beta2 = (self.rescale_grad, self.clip_gradient, self.beta1,
@@ -223,7 +223,7 @@ class Nadam(_Moments):
         self.schedule_decay = schedule_decay
         self.m_schedule = 1.0
 
-    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+    def _update_one(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         lr, wd, t = self._begin_update(index)
         mu = self.beta1 * (1.0 - 0.5 * 0.96 ** (t * self.schedule_decay))
         mu_next = self.beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * self.schedule_decay))

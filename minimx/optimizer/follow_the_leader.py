@@ -43,7 +43,7 @@ class Ftrl(_PerElement):
         self.beta = beta
         self.lr = learning_rate   # as MXNet: an lr_scheduler still decides
 
-    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+    def _update_one(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         lr, wd, _ = self._begin_update(index)
         kwargs: dict[str, Any] = dict(lr=lr, lamda1=self.lamda1, beta=self.beta, wd=wd,
                       rescale_grad=self.rescale_grad, clip_gradient=self._clip())
@@ -64,7 +64,7 @@ class FTML(_Moments):
                  **kwargs: Any) -> None:
         super().__init__(beta1, beta2, epsilon, **kwargs)
 
-    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+    def _update_one(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         lr, wd, t = self._begin_update(index)
         kwargs: dict[str, Any] = dict(
             lr=lr, t=t, beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon,

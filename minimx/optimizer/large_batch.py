@@ -68,7 +68,7 @@ class LBSGD(Optimizer):
     def create_state(self, index: int, weight: NDArray) -> State:
         return zeros(weight.shape, dtype=weight.dtype) if self.momentum != 0.0 else None
 
-    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+    def _update_one(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         lr, wd = self._get_lr(index), self._get_wd(index)   # before counting, as MXNet
         self._update_count(index)
         cgrad = self._cumulate_gradient(grad, index)

@@ -57,7 +57,7 @@ class LARS(_Momentum):
         self.last_lr: float | None = None
         self.cur_lr: float | None = None
 
-    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+    def _update_one(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         lr, wd, _ = self._begin_update(index)
         momentum = self._corrected_momentum()
         rescale, clip, eta, eps = self.rescale_grad, self._clip(), self.eta, self.eps
@@ -99,7 +99,7 @@ class LAMB(_Moments):
         self.upper_bound = upper_bound
         self.bias_correction = bias_correction
 
-    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+    def _update_one(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         lr, wd, t = self._begin_update(index)
         phase1: dict[str, Any] = dict(
             t=t, wd=wd, beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon,

@@ -12,8 +12,8 @@ decay.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 
@@ -73,7 +73,33 @@ class Optimizer:
         """The state the rule keeps for one parameter (None if it keeps none)."""
         return None
 
-    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+    def update(self, index: int | Sequence[int], weight: NDArray | Sequence[NDArray],
+               grad: NDArray | Sequence[NDArray], state: State | Sequence[State]) -> None:
+        """Update `weight` in place from `grad` and the parameter's `state`; or, as
+        MXNet's aggregated rules take them, lists of each, every update of the list
+        counted before the first is made."""
+        if not isinstance(index, (list, tuple)):
+            self._update_one(cast(int, index), cast(NDArray, weight), cast(NDArray, grad), state)
+            return
+        weight, grad, state = (cast(Sequence, x) for x in (weight, grad, state))
+        if not len(index) == len(weight) == len(grad) == len(state):
+            raise MinimxError(f"{type(self).__name__}.update: {len(index)} indices, "
+                              f"{len(weight)} weights, {len(grad)} gradients and "
+                              f"{len(state)} states")
+        self.count_ahead(index)
+        for i, w, g, s in zip(index, weight, grad, state, strict=True):
+            self._update_one(i, w, g, s)
+
+    def update_multi_precision(self, index: int | Sequence[int],
+                               weight: NDArray | Sequence[NDArray],
+                               grad: NDArray | Sequence[NDArray],
+                               state: State | Sequence[State]) -> None:
+        """MXNet's entry for float16 weights with float32 master copies; without
+        `multi_precision` (which minimx refuses), `update`."""
+        self.update(index, weight, grad, state)
+
+    def _update_one(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+        """One parameter's update: the rule itself."""
         raise NotImplementedError(f"{type(self).__name__} must define update")
 
     # -- learning rates and weight decay ---------------------------------------------------
@@ -159,7 +185,7 @@ class Test(Optimizer):
     def create_state(self, index: int, weight: NDArray) -> State:
         return zeros(weight.shape)
 
-    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+    def _update_one(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         weight += grad * self.rescale_grad
         state[:] = weight
 

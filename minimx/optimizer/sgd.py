@@ -49,7 +49,7 @@ class _Momentum(Optimizer):
     def create_state(self, index: int, weight: NDArray) -> State:
         return zeros(weight.shape, dtype=weight.dtype) if self.momentum != 0.0 else None
 
-    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+    def _update_one(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         lr, wd, _ = self._begin_update(index)
         rescale, clip = self.rescale_grad, self._clip()
         if state is None:
@@ -173,7 +173,7 @@ class DCASGD(Optimizer):
         mom = zeros(weight.shape, dtype=weight.dtype) if self.momentum != 0.0 else None
         return mom, weight.copy()
 
-    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+    def _update_one(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         lr, wd, _ = self._begin_update(index)
         rescale, clip, momentum, lamda = (self.rescale_grad, self.clip_gradient,
                                           self.momentum, self.lamda)
@@ -196,7 +196,7 @@ class SGLD(Optimizer):
     """Stochastic gradient Langevin dynamics (Welling and Teh): half an SGD step, then
     Gaussian noise of variance lr, so that the weights sample a posterior."""
 
-    def update(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+    def _update_one(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         lr, wd, _ = self._begin_update(index)
         rescale, clip = self.rescale_grad, self.clip_gradient
         # Drawn here, in update order, so that a seed gives the same noise however

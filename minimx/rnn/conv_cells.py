@@ -88,7 +88,7 @@ class BaseConvRNNCell(_GatedCell):
 
     def _projections(self, inputs: Symbol, state: Symbol, name: str
                      ) -> tuple[Symbol, Symbol]:
-        width = self._hidden * len(self._gate_names)
+        width = self._num_hidden * len(self._gate_names)
         i2h = symbol.Convolution(data=inputs, weight=self._iW, bias=self._iB, num_filter=width,
                                  name=f"{name}i2h", **self._i2h_conv)
         h2h = symbol.Convolution(data=state, weight=self._hW, bias=self._hB, num_filter=width,

@@ -53,7 +53,7 @@ class FusedRNNCell(BaseRNNCell):
             raise MinimxError(f"FusedRNNCell: mode={mode!r}: must be one of "
                               f"{', '.join(GATES)}")
         super().__init__(prefix=f"{mode}_" if prefix is None else prefix, params=params)
-        self._hidden = num_hidden
+        self._num_hidden = num_hidden
         self._num_layers = num_layers
         self._mode = mode
         self._bidirectional = bidirectional
@@ -64,16 +64,12 @@ class FusedRNNCell(BaseRNNCell):
         self._parameter = self.params.get("parameters", init=initializer)
 
     @property
-    def _num_hidden(self) -> int:
-        return self._hidden
-
-    @property
     def _parameter_name(self) -> str:
         return str(self._parameter.name)
 
     @property
     def state_info(self) -> list[dict[str, Any]]:
-        shape = (len(self._directions) * self._num_layers, 0, self._hidden)
+        shape = (len(self._directions) * self._num_layers, 0, self._num_hidden)
         return [{"shape": shape, "__layout__": "LNC"}
                 for _ in range(2 if self._mode == "lstm" else 1)]
 
@@ -84,7 +80,7 @@ class FusedRNNCell(BaseRNNCell):
     def _layout(self, num_input: int) -> dict[str, tuple[int, tuple[int, ...]]]:
         """Where each unfused weight and bias sits in the packed vector: (offset,
         shape), for an input `num_input` wide."""
-        hidden, layout, position = self._hidden, {}, 0
+        hidden, layout, position = self._num_hidden, {}, 0
         width = len(self._directions) * hidden
         for kind in ("weight", "bias"):
             for layer in range(self._num_layers):
@@ -106,13 +102,13 @@ class FusedRNNCell(BaseRNNCell):
         if offset + math.prod(shape) != size:
             raise MinimxError(f"FusedRNNCell {self._prefix!r}: parameters of size {size} do "
                               f"not fit the cell ({self._num_layers} layers of "
-                              f"{self._hidden} {self._mode} units)")
+                              f"{self._num_hidden} {self._mode} units)")
         return layout
 
     def unpack_weights(self, args: dict[str, NDArray]) -> dict[str, NDArray]:
         args = dict(args)
         arr = args.pop(self._parameter_name)
-        b, m, h = len(self._directions), len(self._gate_names), self._hidden
+        b, m, h = len(self._directions), len(self._gate_names), self._num_hidden
         num_input = arr.size // b // h // m - (self._num_layers - 1) * (h + b * h + 2) - h - 2
         for name, (offset, shape) in self._checked_layout(arr.size, num_input).items():
             args[name] = arr[offset:offset + math.prod(shape)].reshape(shape).copy()
@@ -141,7 +137,7 @@ class FusedRNNCell(BaseRNNCell):
             data = symbol.swapaxes(data, dim1=0, dim2=1)
         begin_state = self.begin_state() if begin_state is None else begin_state
         names = ("state", "state_cell") if self._mode == "lstm" else ("state",)
-        rnn = symbol.RNN(data=data, parameters=self._parameter, state_size=self._hidden,
+        rnn = symbol.RNN(data=data, parameters=self._parameter, state_size=self._num_hidden,
                          num_layers=self._num_layers, bidirectional=self._bidirectional,
                          p=self._dropout, state_outputs=self._get_next_state,
                          mode=self._mode, name=f"{self._prefix}rnn",
@@ -162,10 +158,10 @@ class FusedRNNCell(BaseRNNCell):
         """The same network as a stack of step cells (``<prefix>l<k>_``, and
         ``<prefix>r<k>_`` backwards), with dropout between layers."""
         make: Callable[[str], BaseRNNCell] = {
-            "rnn_relu": lambda p: RNNCell(self._hidden, activation="relu", prefix=p),
-            "rnn_tanh": lambda p: RNNCell(self._hidden, activation="tanh", prefix=p),
-            "lstm": lambda p: LSTMCell(self._hidden, prefix=p),
-            "gru": lambda p: GRUCell(self._hidden, prefix=p)}[self._mode]
+            "rnn_relu": lambda p: RNNCell(self._num_hidden, activation="relu", prefix=p),
+            "rnn_tanh": lambda p: RNNCell(self._num_hidden, activation="tanh", prefix=p),
+            "lstm": lambda p: LSTMCell(self._num_hidden, prefix=p),
+            "gru": lambda p: GRUCell(self._num_hidden, prefix=p)}[self._mode]
         stack = SequentialRNNCell()
         for i in range(self._num_layers):
             if self._bidirectional:

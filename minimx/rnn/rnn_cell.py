@@ -24,6 +24,7 @@ from ..ndarray import NDArray
 from ..symbol import Symbol
 
 Inputs = Symbol | Sequence[Symbol]
+Act = str | Callable[..., Symbol]  # an Activation act_type, or a symbol function
 LAYOUTS = ("NTC", "TNC")
 
 
@@ -82,6 +83,7 @@ class BaseRNNCell:
 
     # Whether `__call__` works: fused and bidirectional cells only unroll.
     can_step = True
+    _num_hidden: int   # the units of a cell with gates (set by the cell, as in MXNet)
 
     def __init__(self, prefix: str = "", params: RNNParams | None = None) -> None:
         self._own_params = params is None
@@ -162,9 +164,9 @@ class BaseRNNCell:
                 args[f"{self._prefix}{group}_{kind}"] = nd.concat(*parts, dim=0)
         return args
 
-    @property
-    def _num_hidden(self) -> int:
-        raise NotImplementedError
+    def _get_activation(self, inputs: Symbol, act: Act, **kwargs: Any) -> Symbol:
+        """`act` applied to `inputs` (MXNet's helper for cells written by users)."""
+        return activation(inputs, act, **kwargs)
 
     def unroll(self, length: int, inputs: Inputs, begin_state: list[Symbol] | None = None,
                layout: str = "NTC", merge_outputs: bool | None = None
@@ -181,9 +183,6 @@ class BaseRNNCell:
             outputs.append(output)
         merged, _ = normalize_sequence(length, outputs, layout, merge_outputs)
         return merged, states
-
-
-Act = str | Callable[..., Symbol]  # an Activation act_type, or a symbol function
 
 
 def activation(inputs: Symbol, act: Act, **kwargs: Any) -> Symbol:
@@ -231,19 +230,15 @@ class _GatedCell(BaseRNNCell):
                  inits: dict[str, Any] | None = None) -> None:
         """`inits` maps a weight's name (``i2h_bias``) to its initializer."""
         super().__init__(prefix=prefix, params=params)
-        self._hidden = num_hidden
+        self._num_hidden = num_hidden
         inits = inits or {}
         self._iW, self._iB, self._hW, self._hB = (
             self.params.get(n, init=inits.get(n))
             for n in ("i2h_weight", "i2h_bias", "h2h_weight", "h2h_bias"))
 
-    @property
-    def _num_hidden(self) -> int:
-        return self._hidden
-
     def _projections(self, inputs: Symbol, state: Symbol, name: str
                      ) -> tuple[Symbol, Symbol]:
-        width = self._hidden * len(self._gate_names)
+        width = self._num_hidden * len(self._gate_names)
         i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB,
                                     num_hidden=width, name=f"{name}i2h")
         h2h = symbol.FullyConnected(data=state, weight=self._hW, bias=self._hB,
@@ -307,7 +302,7 @@ class RNNCell(_ElmanStep):
 
     @property
     def state_info(self) -> list[dict[str, Any]]:
-        return [{"shape": (0, self._hidden), "__layout__": "NC"}]
+        return [{"shape": (0, self._num_hidden), "__layout__": "NC"}]
 
 
 class LSTMCell(_LSTMStep):
@@ -321,7 +316,7 @@ class LSTMCell(_LSTMStep):
 
     @property
     def state_info(self) -> list[dict[str, Any]]:
-        return [{"shape": (0, self._hidden), "__layout__": "NC"} for _ in range(2)]
+        return [{"shape": (0, self._num_hidden), "__layout__": "NC"} for _ in range(2)]
 
 
 class GRUCell(_GRUStep):
@@ -334,7 +329,7 @@ class GRUCell(_GRUStep):
 
     @property
     def state_info(self) -> list[dict[str, Any]]:
-        return [{"shape": (0, self._hidden), "__layout__": "NC"}]
+        return [{"shape": (0, self._num_hidden), "__layout__": "NC"}]
 
     def _projections(self, inputs: Symbol, state: Symbol, name: str
                      ) -> tuple[Symbol, Symbol]:

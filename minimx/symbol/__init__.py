@@ -31,9 +31,9 @@ from .symbol import NotImplementedForSymbol, Symbol
 # operators by MXNet's short names: mx.sym.contrib.box_nms), as MXNet's.
 globals().update(op_functions(__name__, make_op_function))
 # ... and MXNet's Python control flow, which builds _foreach, _while_loop and _cond nodes,
-# and its rand_zipfian.
+# and its rand_zipfian and AdamW fronts.
 for _fn in (control_flow.foreach, control_flow.while_loop, control_flow.cond,
-            functions.rand_zipfian):
+            functions.rand_zipfian, functions.adamw_update, functions.mp_adamw_update):
     setattr(globals()["contrib"], _fn.__name__, _fn)
 del _fn
 # mx.sym.random: the samplers by MXNet's names.

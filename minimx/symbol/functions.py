@@ -4,7 +4,8 @@
 `hypot` pick the two-symbol or the scalar operator by their arguments, as
 ``mx.sym.maximum(x, 0)`` does in MXNet 1.x, and give a plain Python result for two
 numbers; `split_v2` and `histogram` are MXNet's Python fronts of `_split_v2` and
-`_histogram`; `rand_zipfian` is `mx.sym.contrib`'s.
+`_histogram`; `rand_zipfian`, `adamw_update` and `mp_adamw_update` are
+`mx.sym.contrib`'s.
 """
 from __future__ import annotations
 
@@ -139,3 +140,30 @@ def histogram(a: Symbol, bins: int | Symbol = 10,
                             "is not supported in symbol mode)")
     return create(get_op("_histogram"), [a], {"bin_cnt": bins, "range": tuple(range),
                                               **kwargs}, hint="_histogram")
+
+
+def adamw_update(weight: Symbol, grad: Symbol, mean: Symbol, var: Symbol, rescale_grad: Any,
+                 lr: float, eta: float, beta1: float = 0.9, beta2: float = 0.999,
+                 epsilon: float = 1e-8, wd: float = 0, clip_gradient: float = -1,
+                 name: str | None = None, **kwargs: Any) -> Symbol:
+    """An ``_adamw_update`` node; a number for `rescale_grad` becomes a `full` node."""
+    return _make("_adamw_update", weight=weight, grad=grad, mean=mean, var=var,
+                 rescale_grad=_one_element(rescale_grad), lr=lr, eta=eta, beta1=beta1,
+                 beta2=beta2, epsilon=epsilon, wd=wd, clip_gradient=clip_gradient,
+                 name=name, **kwargs)
+
+
+def mp_adamw_update(weight: Symbol, grad: Symbol, mean: Symbol, var: Symbol, weight32: Symbol,
+                    rescale_grad: Any, lr: float, eta: float, beta1: float = 0.9,
+                    beta2: float = 0.999, epsilon: float = 1e-8, wd: float = 0,
+                    clip_gradient: float = -1, name: str | None = None,
+                    **kwargs: Any) -> Symbol:
+    """An ``_mp_adamw_update`` node (a float16 weight on its float32 master copy)."""
+    return _make("_mp_adamw_update", weight=weight, grad=grad, mean=mean, var=var,
+                 weight32=weight32, rescale_grad=_one_element(rescale_grad), lr=lr, eta=eta,
+                 beta1=beta1, beta2=beta2, epsilon=epsilon, wd=wd,
+                 clip_gradient=clip_gradient, name=name, **kwargs)
+
+
+def _one_element(value: Any) -> Symbol:
+    return value if isinstance(value, Symbol) else full((1,), value)

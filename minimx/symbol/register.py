@@ -25,7 +25,7 @@ from ..ops.registry import OpDef, get_op, is_hidden_attr
 from .symbol import Symbol
 
 
-def Variable(name: str, attr: dict | None = None, shape: Sequence[int] | None = None,
+def Variable(name: str, attr: dict | None = None, shape: Sequence[int] | int | None = None,
              lr_mult: float | None = None, wd_mult: float | None = None,
              dtype: Any = None, init: Any = None, stype: str | None = None,
              **kwargs: Any) -> Symbol:
@@ -39,7 +39,9 @@ def Variable(name: str, attr: dict | None = None, shape: Sequence[int] | None = 
         raise MinimxError(f"Variable name must be a non-empty string, got {name!r}")
     attrs = {stored_key(k): str(v) for k, v in current_attr_scope().get(attr).items()}
     if shape is not None:
-        attrs["__shape__"] = format_value(tuple(int(d) for d in shape))
+        # One number is a 1-D shape, as MXNet reads `shape=(5)`.
+        dims = (shape,) if isinstance(shape, int | np.integer) else shape
+        attrs["__shape__"] = format_value(tuple(int(d) for d in dims))
     if lr_mult is not None:
         attrs["__lr_mult__"] = str(lr_mult)
     if wd_mult is not None:

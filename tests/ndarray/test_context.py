@@ -52,6 +52,8 @@ def test_other_cpu_kinds_and_repr():
         mx.Context("cpu_shared", 3)
     assert repr(mx.nd.zeros((1,), ctx=mx.cpu_pinned(0))).endswith("<NDArray 1 @cpu_pinned(0)>")
     assert repr(mx.nd.ones((2, 3), ctx=C1)).endswith("<NDArray 2x3 @cpu(1)>")
+    with mx.Context(C1) as copied:   # a Context made from another is a copy of it
+        assert copied == C1 and mx.current_context() == C1
 
 
 def test_copies_go_where_they_are_sent():

@@ -67,6 +67,22 @@ def test_adamw_leaves_the_gradient_as_it_was(op):
     np.testing.assert_allclose(m.asnumpy()[0], [0.05, -0.05], rtol=1e-6)
 
 
+def test_adamw_fronts_take_a_number_for_rescale_grad():
+    # MXNet's mx.nd.contrib / mx.sym.contrib fronts: lr and eta by position too.
+    arrays = [mx.nd.ones((3,)), mx.nd.ones((3,)), mx.nd.zeros((3,)), mx.nd.zeros((3,))]
+    mx.nd.contrib.adamw_update(*arrays, 1.0, 0.9, 0.9, out=arrays[0])
+    # MXNet 1.9.1's values for these arguments
+    np.testing.assert_allclose(arrays[0].asnumpy(), [-1.5614607] * 3, rtol=1e-6)
+    np.testing.assert_allclose(arrays[2].asnumpy(), [0.1] * 3, rtol=1e-6)
+    w, g, m, v = (mx.sym.var(n) for n in "wgmv")
+    node = mx.sym.contrib.adamw_update(w, g, m, v, 0.5, lr=0.1, eta=1.0)
+    assert node.list_arguments() == ["w", "g"] and node.list_auxiliary_states() == ["m", "v"]
+    got = node.bind(mx.cpu(), {"w": mx.nd.ones((3,)), "g": mx.nd.ones((3,))},
+                    aux_states={"m": mx.nd.zeros((3,)), "v": mx.nd.zeros((3,))}).forward()[0]
+    np.testing.assert_allclose(got.asnumpy(), [1 - 0.1 * 0.05 / (np.sqrt(0.00025) + 1e-8)] * 3,
+                               rtol=1e-5)
+
+
 @pytest.mark.parametrize("op, attrs, message", [
     ("_multi_adamw_update", {"num_weights": "2", "lrs": "(0.1,)", "wds": "(0, 0)",
                              "etas": "(1, 1)"}, r"num_weights=2 needs .* \{'lrs': \(0.1,\)\}"),

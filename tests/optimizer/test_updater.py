@@ -119,3 +119,22 @@ def test_an_aggregated_rule_counts_the_whole_list_first() -> None:
     updater(1, mx.nd.ones(1), w1)
     updater([0, 1], [mx.nd.ones(1), mx.nd.ones(1)], [w0, w1])
     assert (w0.asscalar(), w1.asscalar(), opt.num_update) == (-0.5, -1.5, 2)
+
+
+@pytest.mark.parametrize("name, kwargs, want", [
+    ("sgd", {"momentum": 0.9}, ([0.855] * 3, [0.71] * 2)),
+    ("lamb", {}, ([0.81] * 3, [0.81] * 2))])
+def test_update_takes_lists_as_mxnets_aggregated_rules(name: str, kwargs: dict,
+                                                        want: tuple) -> None:
+    # MXNet 1.9.1's SGD and LAMB take lists of indices, weights, gradients and states.
+    opt = mx.optimizer.create(name, learning_rate=0.1, **kwargs)
+    weights = [mx.nd.ones((3,)), mx.nd.ones((2,))]
+    grads = [mx.nd.full((3,), 0.5), mx.nd.ones((2,))]
+    states = [opt.create_state(i, w) for i, w in enumerate(weights)]
+    opt.update([0, 1], weights, grads, states)
+    opt.update_multi_precision([0, 1], weights, grads, states)
+    for got, values in zip(weights, want, strict=True):   # MXNet's values
+        np.testing.assert_allclose(got.asnumpy(), values, rtol=1e-6)
+    assert opt.num_update == 2
+    with pytest.raises(MinimxError, match="2 indices, 1 weights"):
+        opt.update([0, 1], [mx.nd.ones((1,))], [mx.nd.ones((1,))] * 2, [None] * 2)

@@ -116,3 +116,33 @@ def test_conv_cells_have_mxnets_public_base() -> None:
     assert base.state_info[0]["shape"] == (0, 3, 4, 4)
     with pytest.raises(NotImplementedError, match="abstract class for convolutional RNN"):
         base(mx.sym.Variable("x"), base.begin_state())
+
+
+def test_a_users_cell_written_as_mxnets_own_unrolls() -> None:
+    # MXNet's cells set self._num_hidden and squash with self._get_activation.
+    class Elman(mx.rnn.BaseRNNCell):
+        def __init__(self, num_hidden: int, prefix: str = "elman_") -> None:
+            super().__init__(prefix=prefix)
+            self._num_hidden = num_hidden
+            self._weight = self.params.get("i2h_weight")
+
+        @property
+        def state_info(self) -> list[dict]:
+            return [{"shape": (0, self._num_hidden), "__layout__": "NC"}]
+
+        def __call__(self, inputs, states):
+            self._counter += 1
+            name = f"{self._prefix}t{self._counter}_"
+            i2h = mx.sym.FullyConnected(inputs, weight=self._weight, no_bias=True,
+                                        num_hidden=self._num_hidden, name=f"{name}i2h")
+            out = self._get_activation(i2h + states[0], "tanh", name=f"{name}out")
+            return out, [out]
+
+    outputs, _ = Elman(4).unroll(2, [mx.sym.Variable(f"x{i}") for i in range(2)])
+    group = mx.sym.Group(outputs)
+    assert group.infer_shape(x0=(3, 5), x1=(3, 5))[1] == [(3, 4), (3, 4)]
+    x = np.ones((3, 5), np.float32)
+    weight = np.full((4, 5), 0.1, np.float32)
+    got = group.eval(x0=mx.nd.array(x), x1=mx.nd.array(x), elman_i2h_weight=mx.nd.array(weight))
+    first = np.tanh(x @ weight.T)
+    np.testing.assert_allclose(got[1].asnumpy(), np.tanh(x @ weight.T + first), rtol=1e-6)

@@ -115,6 +115,8 @@ def test_split_has_one_output_per_piece():
 def test_attributes():
     x = mx.sym.Variable("x", shape=(2, 3), dtype="float64", lr_mult=2.0)
     assert x.attr("__shape__") == "(2, 3)" and x.attr("__dtype__") == "1"
+    # One number is a 1-D shape, as MXNet reads `shape=(5)`.
+    assert mx.sym.var("b", shape=5).infer_shape()[0] == [(5,)]
     assert x.list_attr()["__lr_mult__"] == "2.0"
     r = mx.sym.relu(x, name="r", attr={"__ctx_group__": "dev1"})
     r._set_attr(__mood__="calm")
