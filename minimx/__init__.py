@@ -75,6 +75,7 @@ init = initializer
 mod = module
 mon = monitor
 kv = kvstore
+img = image
 random = ndarray.random
 visualization = viz
 
@@ -84,7 +85,7 @@ __all__ = ["AttrScope", "BackendError", "Context", "DataFileError", "DTypeError"
            "GraphFormatError", "MinimxError", "MXNetError", "OperatorError", "ShapeError",
            "attribute", "autograd", "callback", "contrib", "cpu", "cpu_pinned", "current_context",
            "engine",
-           "gluon", "gpu", "init", "initializer", "image", "io", "is_np_array", "is_np_shape",
+           "gluon", "gpu", "img", "init", "initializer", "image", "io", "is_np_array", "is_np_shape",
            "np_array", "np_shape", "runtime", "set_np_shape", "use_np", "use_np_array",
            "use_np_shape", "util",
            "kv", "kvstore", "lr_scheduler", "metric", "mod", "model", "models", "module", "mon",

@@ -57,6 +57,11 @@ class DataFileError(MinimxError, OSError):
     image file (bad magic number, truncated or corrupt record)."""
 
 
+def py_str(value: bytes) -> str:
+    """UTF-8 bytes as a str: MXNet's `mx.base.py_str`, which scripts and tests import."""
+    return value.decode("utf-8")
+
+
 def node_label(name: str, op: str | None) -> str:
     """How every message names a node: ``conv0 (Convolution)``."""
     return f"{name} ({op or 'Variable'})"

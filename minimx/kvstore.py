@@ -28,7 +28,8 @@ from .base import MinimxError, ShapeError
 from .ndarray import NDArray
 from .optimizer import Optimizer, Updater
 
-LOCAL_TYPES = ("local", "device")
+# The single-process types MXNet 1.9.1 makes on a CPU (its allreduce variants included).
+LOCAL_TYPES = ("local", "device", "local_allreduce_cpu", "local_allreduce_device")
 Key = int | str
 # What a store calls with each pushed sum: (key, the sum, the stored array to change).
 UpdateFn = Callable[[Any, NDArray, NDArray], None]
@@ -164,11 +165,11 @@ class KVStore:
 
 
 def create(name: str = "local") -> KVStore:
-    """A store of type `name`: ``local`` or ``device`` (the same here)."""
+    """A store of type `name`: one of `LOCAL_TYPES` (the same store here)."""
     if not isinstance(name, str):
         raise MinimxError(f"kvstore: name must be a string, got {name!r}")
     name = name.lower()
     if name not in LOCAL_TYPES:
         raise MinimxError(f"kvstore {name!r} is not supported: minimx runs in one process, "
-                          f"without distributed stores ({' and '.join(LOCAL_TYPES)} are)")
+                          f"without distributed or GPU stores ({', '.join(LOCAL_TYPES)} are)")
     return KVStore(name)

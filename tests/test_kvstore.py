@@ -53,6 +53,9 @@ def test_misuse_is_named(call, match, tmp_path, monkeypatch):
 def test_module_fit_takes_a_local_store_and_refuses_a_distributed_one():
     with pytest.raises(mx.MinimxError, match="kvstore 'dist_sync' is not supported"):
         mx.kv.create("dist_sync")
+    # MXNet 1.9.1 makes these single-process types on a CPU too.
+    for name in ("local_allreduce_cpu", "local_allreduce_device"):
+        assert mx.kv.create(name).type == name
     net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2,
                                                      name="fc"), name="softmax")
     it = mx.io.NDArrayIter(np.random.default_rng(0).random((8, 3)), np.zeros(8), batch_size=4)
