@@ -92,6 +92,6 @@ def test_mxnets_error_name_catches_minimx_errors():
 
 
 def test_mxnets_other_names_that_scripts_import():
-    from minimx.contrib.amp import amp   # MXNet's module of the AMP functions
+    from minimx.contrib.amp import amp  # MXNet's module of the AMP functions
     assert amp.convert_symbol is mx.contrib.amp.convert_symbol
     assert mx.img is mx.image and mx.base.py_str(b"caf\xc3\xa9") == "café"
