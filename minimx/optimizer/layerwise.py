@@ -43,6 +43,8 @@ class LARS(_Momentum):
     [3.0, 1.5]
     """
 
+    master_copy_last = True
+
     DECAYED_SUFFIXES = ("_weight",)
 
     aggregate_num = 4

@@ -18,7 +18,7 @@ from typing import Any, cast
 import numpy as np
 
 from .. import engine
-from ..base import MinimxError
+from ..base import MinimxError, warn_user
 from ..ndarray import NDArray, zeros
 from ..registry import Registry
 from ..symbol import Symbol
@@ -39,16 +39,16 @@ class Optimizer:
     # list (0: one at a time). Such a rule counts a whole chunk's updates first, so
     # every parameter of the chunk sees the scheduler at the chunk's num_update.
     aggregate_num = 0
+    # Where create_state_multi_precision puts the float32 master copy, as MXNet's rule does.
+    master_copy_last = False
 
     def __init__(self, rescale_grad: float = 1.0, param_idx2name: Mapping[int, str] | None = None,
                  wd: float = 0.0, clip_gradient: float | None = None,
                  learning_rate: float | None = None, lr_scheduler: Any = None,
                  sym: Symbol | None = None, begin_num_update: int = 0,
                  multi_precision: bool = False) -> None:
-        if multi_precision:
-            raise MinimxError(f"{type(self).__name__}: multi_precision=True (float32 master "
-                              "copies of float16 weights) is not supported")
         self.rescale_grad = rescale_grad
+        self.multi_precision = multi_precision
         self.lr_scheduler = lr_scheduler
         if lr_scheduler is None and learning_rate is None:
             learning_rate = 0.01
@@ -73,13 +73,41 @@ class Optimizer:
         """The state the rule keeps for one parameter (None if it keeps none)."""
         return None
 
+    def create_state_multi_precision(self, index: int, weight: NDArray) -> State:
+        """`create_state`, and with `multi_precision` for a float16 weight, a float32
+        master copy with it: ``(weight32, state of weight32)``, or the other way round
+        where `master_copy_last` (MXNet's SGD, NAG and LARS)."""
+        if weight.dtype == np.float16:
+            if self.multi_precision:
+                master = weight.astype(np.float32)
+                state = self.create_state(index, master)
+                return (state, master) if self.master_copy_last else (master, state)
+            warn_user("Accumulating with float16 in optimizer can lead to poor accuracy or "
+                      "slow convergence. Consider using multi_precision=True option of the "
+                      "optimizer")
+        return self.create_state(index, weight)
+
     def update(self, index: int | Sequence[int], weight: NDArray | Sequence[NDArray],
                grad: NDArray | Sequence[NDArray], state: State | Sequence[State]) -> None:
         """Update `weight` in place from `grad` and the parameter's `state`; or, as
         MXNet's aggregated rules take them, lists of each, every update of the list
         counted before the first is made."""
+        self._each(self._update_one, index, weight, grad, state)
+
+    def update_multi_precision(self, index: int | Sequence[int],
+                               weight: NDArray | Sequence[NDArray],
+                               grad: NDArray | Sequence[NDArray],
+                               state: State | Sequence[State]) -> None:
+        """`update` on the float32 master copy of a float16 weight (a state of
+        `create_state_multi_precision` with `multi_precision`), which is then cast
+        into the weight; other weights as `update`."""
+        self._each(self._update_mixed, index, weight, grad, state)
+
+    def _each(self, update: Callable[[int, NDArray, NDArray, State], None],
+              index: int | Sequence[int], weight: NDArray | Sequence[NDArray],
+              grad: NDArray | Sequence[NDArray], state: State | Sequence[State]) -> None:
         if not isinstance(index, (list, tuple)):
-            self._update_one(cast(int, index), cast(NDArray, weight), cast(NDArray, grad), state)
+            update(cast(int, index), cast(NDArray, weight), cast(NDArray, grad), state)
             return
         weight, grad, state = (cast(Sequence, x) for x in (weight, grad, state))
         if not len(index) == len(weight) == len(grad) == len(state):
@@ -88,15 +116,16 @@ class Optimizer:
                               f"{len(state)} states")
         self.count_ahead(index)
         for i, w, g, s in zip(index, weight, grad, state, strict=True):
-            self._update_one(i, w, g, s)
+            update(i, w, g, s)
 
-    def update_multi_precision(self, index: int | Sequence[int],
-                               weight: NDArray | Sequence[NDArray],
-                               grad: NDArray | Sequence[NDArray],
-                               state: State | Sequence[State]) -> None:
-        """MXNet's entry for float16 weights with float32 master copies; without
-        `multi_precision` (which minimx refuses), `update`."""
-        self.update(index, weight, grad, state)
+    def _update_mixed(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
+        if not (self.multi_precision and weight.dtype == np.float16):
+            self.update(index, weight, grad, state)
+            return
+        inner, master = state if self.master_copy_last else state[::-1]
+        # `update`, not `_update_one`: a user's rule overrides `update`, as in MXNet.
+        self.update(index, master, grad.astype(np.float32), inner)
+        weight[:] = master.astype(weight.dtype)
 
     def _update_one(self, index: int, weight: NDArray, grad: NDArray, state: State) -> None:
         """One parameter's update: the rule itself."""

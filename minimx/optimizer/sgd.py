@@ -84,6 +84,8 @@ class SGD(_Momentum):
     0.71
     """
 
+    master_copy_last = True
+
     aggregate_num = 4
 
     def __init__(self, momentum: float = 0.0, lazy_update: bool = True, **kwargs: Any) -> None:
@@ -109,6 +111,8 @@ class ccSGD(SGD):  # noqa: N801  (MXNet's name)
 @register
 class NAG(_Momentum):
     """SGD with Nesterov's accelerated gradient (plain SGD without momentum)."""
+
+    master_copy_last = True
 
     def _with_momentum(self, lr: float, wd: float, rescale: float, clip: float | None
                        ) -> Kernel:

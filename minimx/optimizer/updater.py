@@ -18,7 +18,8 @@ from .optimizer import Optimizer, State
 
 
 class Updater:
-    """Calls ``optimizer.update(index, weight, grad, state)`` with the index's state.
+    """Calls ``optimizer.update_multi_precision(index, weight, grad, state)`` with the
+    index's state (`create_state_multi_precision`'s), as MXNet's.
 
     >>> import minimx as mx
     >>> updater = Updater(mx.optimizer.Adam())
@@ -68,8 +69,8 @@ class Updater:
                               f"({self.optimizer.idx2name.get(index, 'unnamed')}) has shape "
                               f"{grad.shape}, the weight {weight.shape}")
         if index not in self.states:
-            self.states[index] = self.optimizer.create_state(index, weight)
-        self.optimizer.update(index, weight, grad, self.states[index])
+            self.states[index] = self.optimizer.create_state_multi_precision(index, weight)
+        self.optimizer.update_multi_precision(index, weight, grad, self.states[index])
 
     def get_states(self, dump_optimizer: bool = False) -> bytes:
         """The states (and, with `dump_optimizer`, the optimizer) as bytes."""

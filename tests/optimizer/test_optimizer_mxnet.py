@@ -109,7 +109,7 @@ def test_sgld_noise_is_gaussian_with_variance_lr() -> None:
 def test_mxnets_other_rules_by_name() -> None:
     """ccSGD is SGD (MXNet 1.9.1: a subclass that changes nothing); Test adds the rescaled
     gradient, keeps a float32 copy of the weight as its state and counts no update;
-    LBSGD has MXNet's arguments and refuses multi_precision as every rule here does."""
+    LBSGD has MXNet's arguments."""
     assert issubclass(mx.optimizer.ccSGD, mx.optimizer.SGD)
     assert isinstance(mx.optimizer.create("ccSGD"), mx.optimizer.ccSGD)
     opt = mx.optimizer.create("test", rescale_grad=0.5)
@@ -121,8 +121,7 @@ def test_mxnets_other_rules_by_name() -> None:
     lbsgd = mx.optimizer.create("lbsgd", batch_scale=4, updates_per_epoch=10, begin_epoch=2)
     assert (lbsgd.warmup_strategy, lbsgd.warmup_epochs, lbsgd.init_updates,
             lbsgd.num_epochs) == ("linear", 5, 20, 60)
-    with pytest.raises(mx.MinimxError, match="multi_precision"):
-        mx.optimizer.create("lbsgd", multi_precision=True)
+    assert mx.optimizer.create("lbsgd", multi_precision=True).multi_precision
 
 
 def test_group_adagrad_equals_mxnets() -> None:
