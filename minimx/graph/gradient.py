@@ -172,8 +172,10 @@ def build_backward(graph: Graph, grad_reqs: list[str]) -> BackwardGraph:
     for nid, node in enumerate(graph.nodes):
         if not node.is_variable:
             aux = set(node.aux_indices())
-            flows = any(needs[e] for j, e in enumerate(graph.input_entry_ids(nid))
-                        if j not in aux)
+            # Nothing flows back through a zero-gradient operator (BlockGrad, argmax...):
+            # its outputs need no gradient, and what feeds only them gets zeros.
+            flows = not node.operator()[0].zero_gradient and any(
+                needs[e] for j, e in enumerate(graph.input_entry_ids(nid)) if j not in aux)
             for e in graph.output_entry_ids(nid):
                 needs[e] = flows
     total: dict[int, int] = {}  # forward entry -> entry holding its gradient so far

@@ -76,6 +76,11 @@ class Unary(NamedTuple):
     reads: str
 
 
+def no_gradient(x: Array, y: Array) -> int:
+    """The derivative of a row nothing flows back through (rounding, sign, BlockGrad)."""
+    return 0
+
+
 UNARY: dict[str, Unary] = {
     # MXNet's `a > 0 ? a : 0`: NaN gives 0, as oneDNN's relu does.
     "relu": Unary(lambda x: np.where(x > 0, x, 0), lambda x, y: y > 0, "y"),
@@ -114,21 +119,21 @@ UNARY: dict[str, Unary] = {
     "gamma": Unary(gamma, lambda x, y: gamma(x) * digamma(x), "x"),
     "gammaln": Unary(gammaln, lambda x, y: digamma(x), "x"),
     # Steps: their gradient is zero, as MXNet's.
-    "sign": Unary(mx_sign, lambda x, y: 0, ""),
-    "floor": Unary(np.floor, lambda x, y: 0, ""),
-    "ceil": Unary(np.ceil, lambda x, y: 0, ""),
-    "trunc": Unary(np.trunc, lambda x, y: 0, ""),
+    "sign": Unary(mx_sign, no_gradient, ""),
+    "floor": Unary(np.floor, no_gradient, ""),
+    "ceil": Unary(np.ceil, no_gradient, ""),
+    "trunc": Unary(np.trunc, no_gradient, ""),
     # MXNet's fix rounds toward zero, as trunc does (numpy deprecates np.fix for it).
-    "fix": Unary(np.trunc, lambda x, y: 0, ""),
+    "fix": Unary(np.trunc, no_gradient, ""),
     # C's round (halves away from zero), not numpy's (halves to even).
     "round": Unary(lambda x: np.where(np.abs(x - np.trunc(x)) >= 0.5, np.trunc(x) + np.sign(x),
-                                      np.trunc(x)), lambda x, y: 0, ""),
+                                      np.trunc(x)), no_gradient, ""),
     # MXNet's rint takes the floor on a tie: rint(2.5) = 2, rint(-2.5) = -3.
     "rint": Unary(lambda x: np.where(x - np.floor(x) <= np.ceil(x) - x, np.floor(x), np.ceil(x)),
-                  lambda x, y: 0, ""),
-    "logical_not": Unary(lambda x: x == 0, lambda x, y: 0, ""),
+                  no_gradient, ""),
+    "logical_not": Unary(lambda x: x == 0, no_gradient, ""),
     # The identity that stops gradients.
-    "BlockGrad": Unary(np.copy, lambda x, y: 0, ""),
+    "BlockGrad": Unary(np.copy, no_gradient, ""),
 }
 
 
@@ -145,7 +150,8 @@ def elementwise_op(name: str, fn: Callable[[Params, Array], Any],
                  grad: Callable[[Params, Array, Array, Array], Any], reads: GradReads, *,
                  params: tuple[Param, ...] = (), aliases: tuple[str, ...] = (),
                  doc: str = "", infer_type: Callable | None = None,
-                 out_ref: Callable[[Params, Array], Array] | None = None) -> OpDef:
+                 out_ref: Callable[[Params, Array], Array] | None = None,
+                 zero_gradient: bool = False) -> OpDef:
     """A one-input operator whose output has the input's shape and dtype.
 
     ``fn(p, x)`` is the forward rule, ``grad(p, g, x, y)`` the input gradient,
@@ -162,7 +168,8 @@ def elementwise_op(name: str, fn: Callable[[Params, Array], Any],
 
     return OpDef(name, forward, params=params, backward=backward, backward_reads=reads,
                  inplace=((0, 0),), aliases=aliases, doc=doc,
-                 infer_type=infer_type or same_dtype, named_inputs=False)
+                 infer_type=infer_type or same_dtype, named_inputs=False,
+                 zero_gradient=zero_gradient)
 
 
 # Rows MXNet computes on integers in their own type; the others it computes in floating
@@ -183,14 +190,14 @@ def unary_op(name: str, u: Unary) -> OpDef:
     fn = u.fn if name in _INTEGER_NATIVE else lambda x: u.fn(_integers_as_float(x))
     return elementwise_op(name, lambda p, x: fn(x), lambda p, g, x, y: g * u.grad(x, y),
                         unary_reads(u), aliases=_UNARY_ALIASES.get(name, ()),
-                        doc=f"Elementwise {name.strip('_')}.")
+                        doc=f"Elementwise {name.strip('_')}.", zero_gradient=u.grad is no_gradient)
 
 
 def _fill_op(name: str, fill: Callable[[Array], Array]) -> OpDef:
     return elementwise_op(name, lambda p, x: fill(x),
                         lambda p, g, x, y: np.zeros(x.shape, x.dtype), GradReads(),
                         doc=f"An array of the input's shape and dtype filled with "
-                            f"{name.removesuffix('s_like')}s.")
+                            f"{name.removesuffix('s_like')}s.", zero_gradient=True)
 
 
 for _name, _u in UNARY.items():
@@ -383,12 +390,14 @@ def binary_ops(key: str, row: Binary) -> tuple[OpDef, OpDef]:
     names = _elemwise_names(key)
     doc = f"Elementwise {key} of two arrays"
     reads = GradReads(inputs=("lhs", "rhs") if row.reads_operands else ())
+    zero = row.grads is _zero_grads
     return (OpDef(names[0], same_shape_forward, inputs=("lhs", "rhs"),
                   backward=backward, backward_reads=reads, inplace=((0, 0),),
-                  aliases=names[1:], doc=doc + " of the same shape."),
+                  aliases=names[1:], doc=doc + " of the same shape.", zero_gradient=zero),
             OpDef(f"broadcast_{key}", broadcast_forward, inputs=("lhs", "rhs"),
                   infer_shape=_infer_broadcast, backward=backward, backward_reads=reads,
-                  aliases=_BROADCAST_ALIASES.get(key, ()), doc=doc + " with broadcasting."))
+                  aliases=_BROADCAST_ALIASES.get(key, ()), doc=doc + " with broadcasting.",
+                  zero_gradient=zero))
 
 
 for _key, _row in BINARY.items():
@@ -454,7 +463,8 @@ def scalar_op(name: str, row: Binary, reverse: bool, alias: str) -> OpDef:
                         params=_SCALAR_PARAMS, aliases=(alias,),
                         doc=f"Elementwise {row.fn.__name__} with a scalar {side}.",
                         infer_type=infer_type,
-                        out_ref=lambda p, x: operands(p, x)[1 if reverse else 0])
+                        out_ref=lambda p, x: operands(p, x)[1 if reverse else 0],
+                        zero_gradient=row.grads is _zero_grads)
 
 
 for _name, (_key, _reverse, _alias) in SCALAR_OPS.items():

@@ -198,8 +198,15 @@ class OpDef:
     # reports unnamed inputs as ``<node>_input0``, ``<node>_input1``, ... (most unary,
     # scalar, reduction and reshaping operators).
     named_inputs: bool = True
+    # Nothing flows back through it: every input's gradient is zero whatever the head
+    # gradients (MXNet's MakeZeroGradNodes: BlockGrad, comparisons, rounding, indices).
+    # The gradient pass cuts the graph there, so its outputs need no head gradient.
+    # Operators whose backward is `zero_gradients` are such operators.
+    zero_gradient: bool = False
 
     def __post_init__(self) -> None:
+        if self.backward is zero_gradients:
+            object.__setattr__(self, "zero_gradient", True)
         if self.bfloat16 not in ("float32", "native", "refuse"):
             raise OperatorError(f"{self.name}: bfloat16={self.bfloat16!r} is not one of "
                                 "float32, native, refuse")

@@ -94,6 +94,47 @@ def test_non_loss_heads_need_out_grads_as_in_mxnet():
     np.testing.assert_array_equal(ex.grad_dict["data"].asnumpy(), first)
 
 
+def test_outputs_nothing_flows_back_through_need_no_out_grads_as_in_mxnet():
+    # MXNet prunes the paths of zero gradients: BlockGrad and argmax outputs beside a
+    # loss need no head gradient, and what feeds only them gets zeros.
+    data = mx.sym.Variable("data")
+    fc = mx.sym.FullyConnected(data, num_hidden=3, name="fc")
+    for extra in (mx.sym.argmax(fc, axis=1), mx.sym.BlockGrad(fc), fc > 0):
+        ex = bound(mx.sym.Group([mx.sym.SoftmaxOutput(fc, name="sm"), extra]), data=(2, 3))
+        for array in ex.arg_dict.values():
+            array[:] = 0.1
+        ex.arg_dict["data"][:] = np.arange(6).reshape(2, 3)
+        ex.forward(is_train=True)
+        ex.backward()
+        # MXNet 1.9.1's gradient for both groups
+        np.testing.assert_allclose(ex.grad_dict["fc_weight"].asnumpy()[0],
+                                   [-1.9999999, -3.333333, -4.6666665], rtol=1e-6)
+    x, idx = mx.sym.Variable("x"), mx.sym.Variable("idx")
+    # batch_take has no gradient; behind stop_gradient none is asked of it.
+    ex = mx.sym.stop_gradient(mx.sym.batch_take(x * x, idx)).simple_bind(
+        mx.cpu(), x=(2, 3), idx=(2,), type_dict={"idx": np.int32})
+    ex.forward(is_train=True, x=mx.nd.array(np.arange(6).reshape(2, 3)),
+               idx=mx.nd.array([0, 2], dtype="int32"))
+    ex.backward()
+    assert ex.outputs[0].asnumpy().tolist() == [0, 25]
+    assert not ex.grad_dict["x"].asnumpy().any()
+
+
+def test_module_fits_a_loss_grouped_with_a_blocked_prediction():
+    data, label = mx.sym.Variable("data"), mx.sym.Variable("label")
+    pred = mx.sym.FullyConnected(data, num_hidden=1, name="fc")
+    loss = mx.sym.MakeLoss(mx.sym.mean(mx.sym.square(mx.sym.reshape(pred, (-1,)) - label)))
+    it = mx.io.NDArrayIter(np.ones((8, 3), "float32"), np.ones((8,), "float32"),
+                           batch_size=4, label_name="label")
+    mod = mx.mod.Module(mx.sym.Group([loss, mx.sym.BlockGrad(pred)]), data_names=["data"],
+                        label_names=["label"])
+    mod.fit(it, num_epoch=1, optimizer="sgd", eval_metric="loss",
+            initializer=mx.init.Constant(0.01))
+    # MXNet 1.9.1's weights after the epoch
+    np.testing.assert_allclose(mod.get_params()[0]["fc_weight"].asnumpy(), [[0.019603] * 3],
+                               rtol=1e-5)
+
+
 def test_batchnorm_moving_statistics_update_only_in_training():
     data = mx.sym.Variable("data")
     sym = mx.sym.BatchNorm(data, fix_gamma=False, momentum=0.5, name="bn")
