@@ -137,12 +137,15 @@ def _as_bool(key: str, value: object) -> bool:
 
 
 def set_state(state: str = "stop", profile_process: str = "worker") -> None:
-    """Start (``'run'``) or stop (``'stop'``) recording."""
-    global _running
+    """Start (``'run'``) or stop (``'stop'``) recording; ``'run'`` ends a `pause`, as
+    in MXNet."""
+    global _running, _paused
     _check_process(profile_process)
     if state not in ("run", "stop"):
         raise MinimxError(f"profiler.set_state: state must be 'run' or 'stop', got {state!r}")
     was_running, _running = _running, state == "run"
+    if _running:
+        _paused = False
     _install()
     if was_running and not _running and _config.continuous_dump:
         dump(finished=False)

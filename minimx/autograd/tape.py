@@ -157,7 +157,8 @@ def record_setitem(dst: NDArray, key: Any, value: Any) -> None:
     if in_graph(dst):
         raise AutogradError(f"setitem: {ASSIGN_MESSAGE}")
     if isinstance(value, NDArray) and in_graph(value):
-        if key != slice(None) or value.shape != dst.shape:
+        whole = isinstance(key, slice) and key == slice(None)   # an array key has no ==
+        if not whole or value.shape != dst.shape:
             raise AutogradError("setitem: assigning a recorded array into part of another "
                                 "is not recorded by minimx's autograd; build the result with "
                                 "operators (concat, where, ...) instead")

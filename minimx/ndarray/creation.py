@@ -8,7 +8,16 @@ from typing import Any
 
 import numpy as np
 
-from ..base import DEFAULT_DTYPE, DTypeError, OperatorError, as_dtype, check_array_size
+from ..base import (
+    DEFAULT_DTYPE,
+    DTypeError,
+    MinimxError,
+    OperatorError,
+    ShapeError,
+    as_dtype,
+    as_shape,
+    check_array_size,
+)
 from ..context import Context, as_context
 from .ndarray import NDArray, allocate
 
@@ -31,19 +40,39 @@ def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray
                          f"{type(source).__name__}: {exc}") from None
 
 
-def full(shape: Shape, val: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
-    return _filled(shape, val, ctx, dtype, "mx.nd.full")
+def full(shape: Shape, val: Any, ctx: Context | None = None, dtype: Any = None,
+         out: NDArray | None = None) -> NDArray:
+    return _filled(shape, val, ctx, dtype, "mx.nd.full", out)
 
 
-def zeros(shape: Shape, ctx: Context | None = None, dtype: Any = None, **kwargs: Any) -> NDArray:
-    return _filled(shape, 0, ctx, dtype, "mx.nd.zeros")
+def zeros(shape: Shape, ctx: Context | None = None, dtype: Any = None, stype: str | None = None,
+          out: NDArray | None = None) -> NDArray:
+    _dense(stype, "mx.nd.zeros")
+    return _filled(shape, 0, ctx, dtype, "mx.nd.zeros", out)
 
 
-def ones(shape: Shape, ctx: Context | None = None, dtype: Any = None, **kwargs: Any) -> NDArray:
-    return _filled(shape, 1, ctx, dtype, "mx.nd.ones")
+def ones(shape: Shape, ctx: Context | None = None, dtype: Any = None, stype: str | None = None,
+         out: NDArray | None = None) -> NDArray:
+    _dense(stype, "mx.nd.ones")
+    return _filled(shape, 1, ctx, dtype, "mx.nd.ones", out)
 
 
-def _filled(shape: Shape, val: Any, ctx: Any, dtype: Any, what: str) -> NDArray:
+def _dense(stype: str | None, what: str) -> None:
+    if stype not in (None, "default"):
+        raise MinimxError(f"{what}: stype={stype!r}: minimx has dense arrays only ('default')")
+
+
+def _filled(shape: Shape, val: Any, ctx: Any, dtype: Any, what: str,
+            out: NDArray | None = None) -> NDArray:
+    if out is not None:   # written in place, after what is pending on it (MXNet's out=)
+        if not isinstance(out, NDArray):
+            raise MinimxError(f"{what}: out must be an NDArray, got {type(out).__name__}")
+        if as_shape(shape, f"{what}: shape") != out.shape:
+            raise ShapeError(f"{what}: shape {shape} does not match out's {out.shape}")
+        if dtype is not None and as_dtype(dtype) != out.dtype:
+            raise DTypeError(f"{what}: dtype {as_dtype(dtype)} does not match out's {out.dtype}")
+        out[:] = val
+        return out
     out = allocate(shape, dtype, what, ctx)
     try:
         out._data.fill(val)

@@ -230,6 +230,37 @@ class NDArray:
         out._push(lambda: np.copyto(dst, src, casting="unsafe"), [self], "astype")
         return out
 
+    # MXNet's shape methods: with `inplace`, a view sharing this array's memory.
+    def flatten(self, inplace: bool = False) -> NDArray:
+        """The array as (first axis, the rest), as ``mx.nd.Flatten``; a view with `inplace`."""
+        return self.reshape((0, -1)) if inplace else _generated().Flatten(self)
+
+    def expand_dims(self, axis: int, inplace: bool = False) -> NDArray:
+        """A new axis of length 1 at `axis`, as ``mx.nd.expand_dims``; a view with `inplace`."""
+        if not inplace:
+            return _generated().expand_dims(self, axis=axis)
+        if not -self.ndim - 1 <= axis <= self.ndim:
+            raise ShapeError(f"expand_dims: axis {axis} is out of range for an array of "
+                             f"{self.ndim} axes")
+        shape = list(self.shape)
+        shape.insert(axis % (self.ndim + 1), 1)
+        return self.reshape(shape)
+
+    def squeeze(self, axis: int | Sequence[int] | None = None, inplace: bool = False) -> NDArray:
+        """The array without its axes of length 1 (or those of `axis`), as
+        ``mx.nd.squeeze``; a view with `inplace`."""
+        if not inplace:
+            return _generated().squeeze(self, axis=axis)
+        if axis is None:
+            drop = {a for a, n in enumerate(self.shape) if n == 1}
+        else:
+            listed = [axis] if isinstance(axis, int) else list(axis)
+            drop = {a % self.ndim for a in listed if -self.ndim <= a < self.ndim}
+            if len(drop) != len(listed) or any(self.shape[a] != 1 for a in drop):
+                raise ShapeError(f"squeeze: axis {axis} of an array of shape {self.shape}: "
+                                 "each axis once, of length 1")
+        return self.reshape([n for a, n in enumerate(self.shape) if a not in drop])
+
     def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
         """This array in a new shape, sharing its memory as MXNet's does (writes to
         either show in the other); the shape given as a tuple, as separate dimensions
@@ -321,13 +352,13 @@ class NDArray:
         for k in keys:
             if isinstance(k, NDArray):
                 reads.append(k)
-            elif isinstance(k, (list, np.ndarray)):
+            elif isinstance(k, (list, tuple, np.ndarray)):   # a tuple within the key: a list
                 k = np.asarray(k)
                 if k.dtype.kind not in "iub":
                     k = k.astype(np.int64)   # MXNet takes float indices too
             elif not isinstance(k, (int, np.integer, slice, type(Ellipsis), type(None))):
                 raise MinimxError("an NDArray is indexed by ints, slices, ..., None, lists, "
-                                  f"numpy arrays or NDArrays, not {type(k).__name__}")
+                                  f"tuples, numpy arrays or NDArrays, not {type(k).__name__}")
             out.append(k)
         return (tuple(out) if isinstance(key, tuple) else out[0]), reads
 
@@ -406,8 +437,8 @@ class NDArray:
     def __bool__(self) -> bool:
         """As MXNet's (and numpy's): the value of a one-element array, False for an
         empty one, an error for more elements (``if a == b`` must not pass quietly)."""
-        if self.size > 1:
-            raise MinimxError(f"the truth value of an NDArray of shape {self.shape} is "
+        if self.size > 1:   # a ValueError too, as MXNet's
+            raise ShapeError(f"the truth value of an NDArray of shape {self.shape} is "
                               "ambiguous: use a.asnumpy().any() or .all()")
         return bool(self.size) and bool(self.asnumpy().reshape(-1)[0])
 

@@ -151,7 +151,8 @@ class RandomFunctions:
         current = engine.get_engine()
         if isinstance(current, engine.ThreadedEngine):
             current.drain()  # work pushed before draws from the old seed; its errors wait
-        GENERATOR.seed(int(seed_state))
+        # MXNet takes the seed as a C int: any integer, wrapped to 32 bits (-1 is 2**32 - 1).
+        GENERATOR.seed(int(seed_state) % 2 ** 32)
 
     @property
     def rng(self) -> np.random.Generator:

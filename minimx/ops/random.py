@@ -318,8 +318,12 @@ def _multinomial_backward(p: Params, ctx: OpContext, inputs: list, outputs: list
     picked = np.asarray(outputs[0]).astype(np.int64).reshape(rows.shape[0], count)
     heads = np.asarray(out_grads[1], np.float64).reshape(rows.shape[0], count)
     hits = (picked[..., None] == np.arange(rows.shape[1])) * heads[..., None]
+    # Only drawn categories take 1 / p (as MXNet's kernel adds it per draw): one of
+    # probability 0 is never drawn and gets 0, not 0 / 0.
+    summed = hits.sum(1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return [(hits.sum(1) / rows).reshape(data.shape).astype(data.dtype)]
+        grad = np.where(summed != 0, summed / rows, 0.0)
+    return [grad.reshape(data.shape).astype(data.dtype)]
 
 
 register(OpDef(

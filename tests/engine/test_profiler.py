@@ -80,6 +80,17 @@ def test_nothing_recorded_when_stopped_or_paused(threaded: Engine, trace_file: P
     assert op_names(trace_file) == {"recorded"}
 
 
+def test_running_again_ends_a_pause_as_in_mxnet(threaded: Engine, trace_file: Path) -> None:
+    profiler.set_state("run")
+    profiler.pause()
+    profiler.set_state("stop")
+    profiler.set_state("run")
+    push_named(threaded, ["recorded"])
+    profiler.set_state("stop")
+    profiler.dump()
+    assert op_names(trace_file) == {"recorded"}
+
+
 def test_imperative_and_symbolic_filters(threaded: Engine, trace_file: Path) -> None:
     profiler.set_config(profile_imperative=False)
     profiler.set_state("run")

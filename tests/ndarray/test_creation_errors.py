@@ -116,3 +116,16 @@ def test_linspace_eye_and_randint_give_mxnets_values():
 def test_bad_parameters_of_linspace_eye_and_randint_are_named(make, match):
     with pytest.raises(mx.MinimxError, match=match):
         make()
+
+
+def test_fills_write_out_in_place_as_mxnets():
+    out = mx.nd.zeros((2, 2))
+    assert mx.nd.ones((2, 2), out=out) is out and out.asnumpy().tolist() == [[1, 1], [1, 1]]
+    mx.nd.full((2, 2), 7, out=out)
+    assert out.asnumpy().tolist() == [[7, 7], [7, 7]]
+    mx.nd.zeros((2, 2), out=out)
+    assert not out.asnumpy().any()
+    with pytest.raises(mx.ShapeError, match="does not match out's"):
+        mx.nd.ones((3,), out=out)
+    with pytest.raises(mx.MinimxError, match="dense arrays only"):
+        mx.nd.zeros((2,), stype="row_sparse")

@@ -37,3 +37,19 @@ def test_a_strided_slice_reshapes_to_a_copy():
 def test_bad_reshapes_are_refused(args, kwargs, error):
     with pytest.raises(error, match=r"reshape"):
         mx.nd.zeros((2, 3, 4)).reshape(*args, **kwargs)
+
+
+def test_inplace_shape_methods_give_views_as_mxnets():
+    t = (mx.nd.arange(6) + 1).reshape(2, 3)
+    flat, wide = t.flatten(inplace=True), t.expand_dims(axis=-1, inplace=True)
+    t[0] = -1
+    assert flat.asnumpy().tolist() == [[-1, -1, -1], [4, 5, 6]] and wide.shape == (2, 3, 1)
+    assert wide.squeeze(axis=2, inplace=True).asnumpy()[0].tolist() == [-1, -1, -1]
+    assert mx.nd.ones((1, 3, 1)).squeeze(inplace=True).shape == (3,)
+    copied = t.flatten()
+    t[1] = 0
+    assert copied.asnumpy()[1].tolist() == [4, 5, 6]
+    with pytest.raises(mx.ShapeError, match="each axis once, of length 1"):
+        t.squeeze(axis=0, inplace=True)
+    with pytest.raises(mx.ShapeError, match="axis 4 is out of range"):
+        t.expand_dims(axis=4, inplace=True)

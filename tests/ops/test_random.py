@@ -83,6 +83,9 @@ def test_the_same_seed_gives_the_same_draws_and_another_seed_others():
     for a, b, c in zip(first, again, other, strict=True):
         np.testing.assert_array_equal(a, b)
         assert not np.array_equal(a, c)
+    # Any integer seeds, wrapped to 32 bits as MXNet's C int takes it.
+    for a, b in zip(draws(-1), draws(2 ** 32 - 1), strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_dtypes_shapes_and_defaults_are_mxnets():
@@ -217,6 +220,11 @@ def test_multinomial_follows_its_probabilities_and_differentiates_its_log_likeli
                           [np.zeros((2, 4)), head])
     want = np.array([[2 / 0.1, 0, (0 + 1 + 3) / 0.7], [(5 + 6 + 7) / 0.5, 4 / 0.25, 0]])
     np.testing.assert_allclose(grad, want, rtol=1e-6)
+    # A category of probability 0 is never drawn: its gradient is 0, not 0 / 0.
+    (grad,) = op.backward(p, mx.ops.OpContext(), [np.array([[0.0, 0.5, 0.5]], np.float32)],
+                          [np.array([[1, 2, 2, 1]], np.int32), None],
+                          [np.zeros((1, 4)), np.ones((1, 4))])
+    assert grad.tolist() == [[0, 4, 4]]
     assert mx.nd.random.multinomial(mx.nd.array([0.5, 0.5]), dtype="uint8").shape == (1,)
 
 
