@@ -420,7 +420,8 @@ class Executor:
         unchanged is shared, one that shrinks becomes a view of the old one (its
         first values, same memory), and one that grows is new (zeros), only with
         `allow_up_sizing`; arrays not named in `shapes` may change shape only with
-        `partial_shaping`."""
+        `partial_shaping`. Outputs are shared or views the same way (growing ones
+        are new)."""
         shapes = {n: as_shape(s, f"reshape: shape of {n}") for n, s in shapes.items()}
         arg_shapes, out_shapes, aux_shapes, shape_of = self._symbol._infer(
             "shape", (), shapes, self._source)
@@ -440,8 +441,13 @@ class Executor:
         args = resized(self._arg_names, self.arg_arrays, arg_shapes, "argument")
         grads = resized(self._arg_names, self.grad_arrays, arg_shapes, "gradient")
         aux = resized(self._aux_names, self.aux_arrays, aux_shapes, "auxiliary state")
-        return Executor(self._symbol, args, grads, self._grad_req, aux, self._source,
-                        (shape_of, self._source_dtypes), self._ctx)
+        new = Executor(self._symbol, args, grads, self._grad_req, aux, self._source,
+                       (shape_of, self._source_dtypes), self._ctx)
+        # Outputs that fit in the old ones share their memory too, as in MXNet.
+        new.outputs = [_resized(old, out.shape, False, "reshape: output")
+                       if out.size <= old.size and out.dtype == old.dtype else out
+                       for old, out in zip(self.outputs, new.outputs, strict=True)]
+        return new
 
     def debug_str(self) -> str:
         """The executed graph (after partitioning): every entry's shape, dtype and
