@@ -387,15 +387,20 @@ def _head_grads(out_grads: Any, ctx: Context, dtype: Any) -> Any:
                       f"{type(out_grads).__name__}")
 
 
+# MXNet 1.9.1's default_numeric_eps: powers of two, exact as input deltas.
+NUMERIC_EPS = {np.dtype(np.float16): 2.0 ** -6, np.dtype(np.float32): 2.0 ** -9,
+               np.dtype(np.float64): 2.0 ** -14}
+
+
 def check_numeric_gradient(sym: Symbol, location: Location, aux_states: Location | None = None,
-                           numeric_eps: float = 1e-3, rtol: float = 1e-2,
+                           numeric_eps: float | None = 1e-3, rtol: float = 1e-2,
                            atol: float | None = None,
                            grad_nodes: Sequence[str] | Mapping[str, str] | None = None,
                            use_forward_train: bool = True, ctx: Context | None = None,
                            grad_stype_dict: Mapping[str, str] | None = None,
                            dtype: Any = np.float32) -> None:
     """Check the gradients `sym`'s backward gives (one output) against central finite
-    differences with step `numeric_eps`, at `location` (arrays by argument name, or in
+    differences with step `numeric_eps` (None: MXNet 1.9.1's for the dtype), at `location` (arrays by argument name, or in
     list_arguments order). The output is first multiplied by a fixed random projection,
     so every element's gradient counts. `grad_nodes`: the arguments checked (all by
     default), or a dict of their grad_req ('write', 'add', 'null').
@@ -406,6 +411,8 @@ def check_numeric_gradient(sym: Symbol, location: Location, aux_states: Location
     """
     _check_float_dtype(dtype, "check_numeric_gradient", asnumpy=False)
     _no_sparse(grad_stype_dict, "grad_stype_dict")
+    if numeric_eps is None:   # MXNet's step for the dtype (a power of two)
+        numeric_eps = NUMERIC_EPS[np.dtype(dtype)]
     if np.dtype(dtype) != np.float64 and numeric_eps < 1e-5:
         raise MinimxError(f"check_numeric_gradient: numeric_eps={numeric_eps} is too small "
                           f"for {np.dtype(dtype)} (at least 1e-5; or use dtype=np.float64)")

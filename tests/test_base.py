@@ -95,3 +95,5 @@ def test_mxnets_other_names_that_scripts_import():
     from minimx.contrib.amp import amp  # MXNet's module of the AMP functions
     assert amp.convert_symbol is mx.contrib.amp.convert_symbol
     assert mx.img is mx.image and mx.base.py_str(b"caf\xc3\xa9") == "café"
+    assert mx.contrib.nd is mx.contrib.ndarray is mx.nd.contrib
+    assert mx.contrib.sym.box_nms is mx.sym.contrib.box_nms

@@ -19,6 +19,7 @@ from ..base import (
     check_array_size,
 )
 from ..context import Context, as_context
+from ..ops.creation import ranged
 from .ndarray import NDArray, allocate
 
 Shape = int | Sequence[int]
@@ -95,8 +96,10 @@ def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: i
     if isinstance(repeat, bool) or not isinstance(repeat, (int, np.integer)) or repeat < 1:
         raise OperatorError(f"{what}: repeat={repeat!r} must be a positive integer")
     count = max(0, math.ceil((stop - start) / step))
-    check_array_size((count, int(repeat)), as_dtype(dtype or DEFAULT_DTYPE), what)
-    return array(np.repeat(np.arange(start, stop, step), repeat), ctx, dtype or DEFAULT_DTYPE)
+    dtype = as_dtype(dtype or DEFAULT_DTYPE)
+    check_array_size((count, int(repeat)), dtype, what)
+    # In the dtype, as MXNet's kernel: int32 takes start 1.3 and step 1.3 as 1 and 1.
+    return array(ranged(count * int(repeat), start, step, int(repeat), dtype), ctx, dtype)
 
 
 def linspace(start: float, stop: float, num: int, endpoint: bool = True,

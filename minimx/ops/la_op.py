@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 from functools import reduce
 
 import numpy as np
@@ -169,12 +170,33 @@ def _potrf_backward(p: Params, a: Array, low: Array, g: Array) -> list:
     return [0.5 * (s + batch_t(s))]
 
 
+_LOWER = Param("lower", "bool", True, "True for the lower triangular factor L (A's lower "
+               "triangle is read), False for the upper one U = L^T (A's upper triangle).")
+
+
+def _upper_by_transposition(forward: Callable, backward: Callable) -> tuple[Callable, Callable]:
+    """`forward` and `backward` of a lower-triangle rule, taking `lower`: the upper
+    one is the lower one on transposed matrices, its results transposed back."""
+    def t(x: Any) -> Any:
+        return x if isinstance(x, Unread) else batch_t(x)
+
+    def run(p: Params, a: Array) -> Array:
+        return forward(p, a) if p.lower else batch_t(forward(p, batch_t(a)))
+
+    def grad(p: Params, *arrays: Any) -> list:
+        if p.lower:
+            return backward(p, *arrays)
+        return [t(g) for g in backward(p, *map(t, arrays))]
+    return run, grad
+
+
 register(_linalg(
-    "potrf", lambda p, a: _solved("linalg potrf", np.linalg.cholesky,
-                                  np.tril(a) + batch_t(np.tril(a, -1))),
-    _potrf_backward, _same_square, reads=GradReads(outputs=("output",)),
-    doc="The lower Cholesky factor L of a symmetric positive definite A = L * L^T (A's "
-        "lower triangle is read)."))
+    "potrf", *_upper_by_transposition(
+        lambda p, a: _solved("linalg potrf", np.linalg.cholesky,
+                             np.tril(a) + batch_t(np.tril(a, -1))), _potrf_backward),
+    _same_square, params=(_LOWER,), reads=GradReads(outputs=("output",)),
+    doc="The Cholesky factor of a symmetric positive definite A: L with A = L * L^T "
+        "(A's lower triangle read), or with lower=False U with A = U^T * U (its upper)."))
 
 
 def _potri_forward(p: Params, a: Array) -> Array:
@@ -187,9 +209,10 @@ def _potri_backward(p: Params, a: Array, y: Array, g: Array) -> list:
 
 
 register(_linalg(
-    "potri", _potri_forward, _potri_backward, _same_square,
-    reads=GradReads(("A",), ("output",)),
-    doc="The inverse of L * L^T from its lower Cholesky factor L (A's lower triangle)."))
+    "potri", *_upper_by_transposition(_potri_forward, _potri_backward), _same_square,
+    params=(_LOWER,), reads=GradReads(("A",), ("output",)),
+    doc="The inverse of L * L^T from its lower Cholesky factor L (A's lower triangle), or "
+        "with lower=False of U^T * U from its upper factor U."))
 
 _TRIANGULAR_PARAMS = (
     Param("transpose", "bool", False, "Use transposed of the triangular matrix."),

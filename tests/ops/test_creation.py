@@ -69,6 +69,15 @@ def test_arange_one_bound_dtype_and_errors():
         run("_arange", {"start": 0, "infer_range": True})
 
 
+
+def test_nd_arange_computes_in_its_dtype_as_mxnets_kernel():
+    # MXNet 1.9.1: an integer dtype takes start and step as integers; float32 sums in float32.
+    assert mx.nd.arange(1.3, 10.6, 1.3, dtype="int32").asnumpy().tolist() == list(range(1, 9))
+    assert mx.nd.arange(-2.7, 3, 1.5, dtype="int8").asnumpy().tolist() == [-2, -1, 0, 1]
+    assert mx.nd.arange(0.1, 1, 0.1).asnumpy()[-1] == np.float32(0.9000000357627869)
+    assert mx.nd.arange(0, 3, repeat=2, dtype="int64").asnumpy().tolist() == [0, 0, 1, 1, 2, 2]
+
+
 @FAST
 @given(x=floats(dtype=np.float32), data=st.data())
 def test_arange_like(x, data):

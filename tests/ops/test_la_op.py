@@ -25,6 +25,27 @@ def test_linalg_namespaces_hold_every_linalg_operator():
     assert "linalg_syevd" not in mx.ops.list_ops()
 
 
+def test_potrf_and_potri_take_the_upper_triangle_with_lower_false():
+    # MXNet 1.9.1's values, its gradients included (a one-off run in its venv).
+    a = mx.nd.array([[4.0, 1.5], [0.7, 3.0]])
+    upper = mx.nd.linalg.potrf(mx.nd.array([[4.0, 2.0], [2.0, 3.0]]), lower=False)
+    np.testing.assert_allclose(upper.asnumpy(), [[2, 1], [0, np.sqrt(2)]], rtol=1e-6)
+    np.testing.assert_allclose(mx.nd.linalg.potri(upper, lower=False).asnumpy(),
+                               [[0.375, -0.25], [-0.25, 0.5]], rtol=1e-5)
+    weights = mx.nd.array([[1.0, 2.0], [3.0, 4.0]])
+    for op, x, want in (
+            (mx.nd.linalg.potrf, a, [[0.2426, 0.0196], [0.0196, 1.281]]),
+            (mx.nd.linalg.potri, mx.nd.array([[2.0, 0.3], [0.5, 1.5]]),
+             [[-0.0933, -1.0444], [0.0, -1.9393]])):
+        x.attach_grad()
+        with mx.autograd.record():
+            loss = (op(x, lower=False) * weights).sum()
+        loss.backward()
+        np.testing.assert_allclose(x.grad.asnumpy(), want, atol=1e-4)
+    with pytest.raises(OperatorError, match="foo"):
+        mx.nd.linalg.potrf(a, foo=1)
+
+
 @pytest.mark.parametrize("name", ["_linalg_potrf", "_linalg_syevd"])
 def test_gradient_is_the_derivative_along_symmetric_directions(name):
     rng = np.random.default_rng(3)
