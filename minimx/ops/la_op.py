@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 from functools import reduce
+from typing import Any
 
 import numpy as np
 
