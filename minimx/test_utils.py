@@ -402,8 +402,9 @@ def check_numeric_gradient(sym: Symbol, location: Location, aux_states: Location
     """Check the gradients `sym`'s backward gives (one output) against central finite
     differences with step `numeric_eps` (None: MXNet 1.9.1's for the dtype), at
     `location` (arrays by argument name, or in list_arguments order). The output is
-    first multiplied by a fixed random projection, so every element's gradient counts. `grad_nodes`: the arguments checked (all by
-    default), or a dict of their grad_req ('write', 'add', 'null').
+    first multiplied by a fixed random projection, so every element's gradient counts.
+    `grad_nodes`: the arguments checked (all by default), or a dict of their grad_req
+    ('write', 'add', 'null').
 
     >>> import numpy as np, minimx as mx
     >>> x = mx.sym.var("x")
