@@ -158,6 +158,7 @@ class Executor:
         # work on them must stay ordered whatever arrays are bound later.
         self._blocks: dict[int, list[engine.Var]] = {}
         self._arrays_seen: tuple[list, ...] = ()
+        self._monitor_callback: tuple[Callable[[str, NDArray], None], bool] | None = None
         self._sync_arrays()
         # Read at bind, as MXNet does (and reading the environment costs more
         # than the rest of a small forward).
@@ -369,6 +370,9 @@ class Executor:
                                   "the network in a loss layer such as SoftmaxOutput)")
             if not isinstance(grad, NDArray):
                 grad = _own_copy(grad, self.outputs[i].dtype, f"backward: out_grad for {name}")
+            elif grad.dtype != self.outputs[i].dtype:
+                # MXNet copies it into the output's dtype (an int32 output truncates it).
+                grad = grad.astype(self.outputs[i].dtype)
             if grad.shape != self.outputs[i].shape:
                 raise ShapeError(f"backward: out_grad for {name} has shape {grad.shape}, "
                                  f"the output has {self.outputs[i].shape}")
@@ -393,6 +397,7 @@ class Executor:
                 callback(name, NDArray(np.array(data), ctx=self._ctx))
         self._runner.monitor = report
         self._runner.monitor_all = monitor_all
+        self._monitor_callback = (callback, monitor_all)   # for the executors reshape makes
         if self._runner.differentiable and self._runner.backward_monitor is None:
             g = self._graph
             variables = {g.entry_ptr[nid]: g.nodes[nid].name for nid in g.input_ids}
@@ -447,6 +452,8 @@ class Executor:
         new.outputs = [_resized(old, out.shape, False, "reshape: output")
                        if out.size <= old.size and out.dtype == old.dtype else out
                        for old, out in zip(self.outputs, new.outputs, strict=True)]
+        if self._monitor_callback is not None:   # the monitor goes along, as in MXNet
+            new.set_monitor_callback(*self._monitor_callback)
         return new
 
     def debug_str(self) -> str:

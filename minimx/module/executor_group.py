@@ -98,7 +98,6 @@ class DataParallelExecutorGroup:
         self.slices: list[slice | None] = []
         self.execs: list[Executor] = []
         self._default_execs: list[Executor] | None = None
-        self._monitor: Any = None
         self.data_shapes: list[DataDesc] = []
         self.label_shapes: list[DataDesc] | None = None
         self.data_layouts: list[int] = []
@@ -212,19 +211,24 @@ class DataParallelExecutorGroup:
     def _reshaped(self, i: int, shapes: list[DataDesc]) -> Executor:
         if self._default_execs is None:
             self._default_execs = list(self.execs)
-        return self._default_execs[i].reshape(partial_shaping=True, allow_up_sizing=True,
-                                              **{d.name: d.shape for d in shapes})
+        new = self._default_execs[i].reshape(partial_shaping=True, allow_up_sizing=True,
+                                             **{d.name: d.shape for d in shapes})
+        # A monitor installed after the first reshape watches the new executor too.
+        watched = self.execs[i]._monitor_callback
+        if watched is not None:
+            new.set_monitor_callback(*watched)
+        return new
 
     def reshape(self, data_shapes: Sequence[DataDesc],
                 label_shapes: Sequence[DataDesc] | None) -> None:
         """Reshape every executor (from the first ones bound) for new input shapes; the
-        monitor installed watches the new ones."""
+        reshaped executors keep the monitor's callback, and the monitor keeps reading
+        the arguments of the ones it was installed on (which the new ones share), as
+        in MXNet."""
         labels = None if label_shapes is None else list(label_shapes)
         if list(data_shapes) == self.data_shapes and labels == self.label_shapes:
             return
         self.bind_exec(data_shapes, label_shapes, reshape=True)
-        if self._monitor is not None:
-            self.install_monitor(self._monitor)
 
     # -- the arrays of every context, by name (MXNet's attributes) ------------------------
     def _per_device(self, names: Sequence[str], attribute: str) -> list[list[Any]]:
@@ -393,8 +397,8 @@ class DataParallelExecutorGroup:
                                                     strict=True)))
 
     def install_monitor(self, mon: Any) -> None:
-        """Have `mon` watch every executor, and those `reshape` makes later."""
-        self._monitor = mon
+        """Have `mon` watch every executor (and, through their callback, those
+        `reshape` makes from them later)."""
         for executor in self.execs:
             mon.install(executor)
 

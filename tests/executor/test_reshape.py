@@ -52,3 +52,12 @@ def test_growing_gives_new_arrays():
     big = ex.reshape(allow_up_sizing=True, x=(3,))
     np.testing.assert_array_equal(big.arg_dict["x"].asnumpy(), [0, 0, 0])
     np.testing.assert_array_equal(ex.arg_dict["x"].asnumpy(), [7, 7])
+
+
+def test_the_monitor_callback_goes_along():
+    conv = mx.sym.Convolution(mx.sym.var("data"), num_filter=2, kernel=(3, 3), name="conv")
+    ex = conv.simple_bind(mx.cpu(), data=(1, 3, 8, 8), grad_req="null")
+    seen: list[str] = []
+    ex.set_monitor_callback(lambda name, array: seen.append(name))
+    ex.reshape(allow_up_sizing=True, data=(1, 3, 10, 14)).forward()
+    assert seen == ["conv_output"]   # MXNet 1.9.1's

@@ -230,3 +230,12 @@ def test_sgd_on_a_small_net_lowers_the_loss():
             if name not in ("data", "softmax_label"):
                 ex.arg_dict[name][:] = ex.arg_dict[name].asnumpy() - 0.05 * grad.asnumpy()
     assert losses[-1] < 0.6 * losses[0]
+
+
+def test_a_head_gradient_takes_its_outputs_dtype():
+    # MXNet copies out_grads into the output's dtype: an int32 output truncates them.
+    a = mx.sym.var("a")
+    ex = (mx.sym.cast(a, dtype="int32") * 3).simple_bind(mx.cpu(), a=(4,))
+    ex.forward(is_train=True, a=mx.nd.array([1, 2, 3, 4]))
+    ex.backward(mx.nd.array([0.5, 0.9, 1.7, 2.5]))
+    assert ex.grad_dict["a"].asnumpy().tolist() == [0, 0, 3, 6]   # MXNet 1.9.1's
