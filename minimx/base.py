@@ -52,6 +52,12 @@ class BackendError(MinimxError):
     """A subgraph backend problem, or the native library missing or failing."""
 
 
+class AssertedError(MinimxError, AssertionError):
+    """An argument refused where MXNet 1.9.1 refuses it with an ``assert`` (AMP's
+    operator lists, TopKAccuracy's top_k): a script's ``except AssertionError``
+    still catches it."""
+
+
 class DataFileError(MinimxError, OSError):
     """A data file that cannot be read as asked: missing, or not a RecordIO, MNIST idx or
     image file (bad magic number, truncated or corrupt record)."""

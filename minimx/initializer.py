@@ -35,7 +35,8 @@ _BY_ENDING = (("weight", "_init_weight"), ("bias", "_init_bias"), ("gamma", "_in
               ("beta", "_init_beta"), ("min", "_init_zero"), ("max", "_init_one"),
               ("moving_mean", "_init_zero"), ("moving_var", "_init_one"),
               ("moving_inv_var", "_init_zero"), ("moving_avg", "_init_zero"),
-              ("running_mean", "_init_zero"), ("running_var", "_init_one"))
+              ("running_mean", "_init_zero"), ("running_var", "_init_one"),
+              ("weight_quantize", "_init_quantized_weight"), ("bias_quantize", "_init_zero"))
 
 _REGISTRY = Registry("initializer")
 register = _REGISTRY.register
@@ -114,6 +115,11 @@ class Initializer:
 
     def _init_weight(self, name: str, arr: NDArray) -> None:
         raise NotImplementedError(f"{type(self).__name__} has no rule for weights ({name})")
+
+    def _init_quantized_weight(self, _: str, arr: NDArray) -> None:
+        """An int8 weight of a quantized graph (MXNet's rule, for running one on dummy
+        data): one random integer in [-127, 127) everywhere."""
+        arr[:] = random.randint(-127, 127, dtype="int32").asnumpy().astype(np.int8)
 
 
 def create(init: Initializer | str, **kwargs: Any) -> Initializer:

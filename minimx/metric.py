@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy  # not as np: mx.metric.np is MXNet's name for a metric maker
 
-from .base import MinimxError, ShapeError
+from .base import AssertedError, MinimxError, ShapeError
 from .ndarray import NDArray
 from .registry import Registry
 
@@ -230,7 +230,7 @@ class TopKAccuracy(EvalMetric):
                  output_names: Sequence[str] | None = None,
                  label_names: Sequence[str] | None = None) -> None:
         if top_k <= 1:
-            raise MinimxError(f"TopKAccuracy: top_k={top_k}; use Accuracy if top_k is no more "
+            raise AssertedError(f"TopKAccuracy: top_k={top_k}; use Accuracy if top_k is no more "
                               "than 1")
         super().__init__(f"{name}_{top_k}", top_k=top_k, output_names=output_names,
                          label_names=label_names)

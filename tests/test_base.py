@@ -97,3 +97,4 @@ def test_mxnets_other_names_that_scripts_import():
     assert mx.img is mx.image and mx.base.py_str(b"caf\xc3\xa9") == "café"
     assert mx.contrib.nd is mx.contrib.ndarray is mx.nd.contrib
     assert mx.contrib.sym.box_nms is mx.sym.contrib.box_nms
+    assert mx.contrib.quant.quantize_model is mx.contrib.quantization.quantize_model

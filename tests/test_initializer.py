@@ -168,3 +168,15 @@ def test_fused_rnn_is_an_initializer_by_mxnets_name_and_json() -> None:
         "init": '["one", {}]', "num_hidden": 2, "num_layers": 1, "mode": "lstm",
         "bidirectional": False, "forget_bias": 0.5}]
     assert mx.init.create(fused.dumps()) == fused   # MXNet 1.9.1: KeyError 'one'
+
+
+def test_quantized_graph_parameters_by_their_names_as_mxnet():
+    # MXNet's rule for running a quantized graph on dummy data: one random int8 weight
+    # value everywhere, zero biases.
+    weight, bias = mx.nd.zeros((4, 5), dtype="int8"), mx.nd.ones((4,), dtype="int32")
+    init = mx.init.Xavier(magnitude=2.0)
+    init(mx.init.InitDesc("fc_weight_quantize"), weight)
+    init(mx.init.InitDesc("fc_bias_quantize"), bias)
+    values = weight.asnumpy()
+    assert weight.dtype == np.int8 and (values == values.flat[0]).all()
+    assert -127 <= values.flat[0] < 127 and not bias.asnumpy().any()

@@ -7,5 +7,6 @@ from . import amp, quantization
 
 nd = ndarray
 sym = symbol
+quant = quantization   # MXNet's older name, which its example scripts import
 
-__all__ = ["amp", "nd", "ndarray", "quantization", "sym", "symbol"]
+__all__ = ["amp", "nd", "ndarray", "quant", "quantization", "sym", "symbol"]

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import as_dtype
+from ..base import BFLOAT16, MXNET_BFLOAT16, as_dtype
 
 REQUIRED = object()  # default of a parameter the user must give
 
@@ -121,7 +121,8 @@ _KIND_NAMES = {"int": "int", "float": "float", "bool": "boolean", "shape": "Shap
 def format_value(value: Any) -> str:
     """A Python value in the string form MXNet writes to JSON."""
     if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
-        return np.dtype(value).name
+        # MXNet's structured bfloat16 dtype is ml_dtypes' here, named 'bfloat16'.
+        return BFLOAT16.name if np.dtype(value) == MXNET_BFLOAT16 else np.dtype(value).name
     if isinstance(value, list):
         value = tuple(value)
     if isinstance(value, np.integer):

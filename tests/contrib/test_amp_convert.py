@@ -95,8 +95,10 @@ def test_the_lists_are_mxnets() -> None:
 ])
 def test_bad_arguments_are_refused_as_mxnet_refuses_them(arguments, message) -> None:
     sym = mx.sym.FullyConnected(mx.sym.var("x"), num_hidden=10, name="fc")
-    with pytest.raises(MinimxError, match=message):
+    with pytest.raises(MinimxError, match=message) as refused:
         amp.convert_symbol(sym, **arguments)
+    # The operator lists' checks are MXNet's asserts: AssertionErrors too.
+    assert isinstance(refused.value, AssertionError) == ("ops" in str(arguments))
 
 
 

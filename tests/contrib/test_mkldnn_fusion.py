@@ -39,7 +39,7 @@ def test_clip_after_a_sum_stays_apart():
                                                       ("clip", "relu6")]
 
 
-def test_dropouts_an_operator_feeds_are_read_through():
+def test_identities_an_operator_feeds_are_read_through():
     """MXNet 1.9.1's graphs, from its identity property: a training-mode Dropout after
     an operator goes (the chain then fuses across it); one on an input, or of mode
     'always', stays."""
@@ -52,6 +52,11 @@ def test_dropouts_an_operator_feeds_are_read_through():
                           mode="always", name="drop2")
     assert [op[:2] for op in _ops(fuse_float(kept))] == [
         ("Dropout", "drop1"), ("_sg_mkldnn_conv", "sg_mkldnn_conv_0"), ("Dropout", "drop2")]
+    # So does an identity (_copy), as MXNet's property removes it: an FC then fuses its relu.
+    fc = mx.sym.FullyConnected(x, num_hidden=8, name="fc1")
+    y = mx.sym.Activation(mx.sym.identity(fc, name="idn"), act_type="relu", name="relu")
+    assert [op[:2] for op in _ops(fuse_float(y))] == [
+        ("_sg_mkldnn_fully_connected", "sg_mkldnn_fully_connected_eltwise_0")]
 
 
 def _fc_then(act: str) -> mx.sym.Symbol:

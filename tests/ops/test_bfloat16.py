@@ -30,6 +30,12 @@ def test_rounding_is_to_nearest_even_as_mxnets_amp_cast() -> None:
     assert bits(to_bfloat16(x)) == [0x3F81, 0x3F80, 0x3F82]
     assert bits(mx.nd.amp_cast(mx.nd.array(x), dtype="bfloat16").asnumpy()) == \
         [0x3F81, 0x3F80, 0x3F82]
+    # MXNet's own bfloat16 dtype (structured, as its tests pass it) names the same type.
+    mxnet_bf16 = np.dtype([("bfloat16", np.uint16)])
+    assert bits(mx.nd.amp_cast(mx.nd.array(x), dtype=mxnet_bf16).asnumpy()) == \
+        [0x3F81, 0x3F80, 0x3F82]
+    assert mx.sym.Cast(mx.sym.var("x"), dtype=mxnet_bf16).infer_type(x="float32")[1] == \
+        [BFLOAT16]
 
 
 @given(hnp.arrays(np.float32, hnp.array_shapes(max_dims=2, max_side=5),

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ...base import BFLOAT16, DTYPE_TO_FLAG, FLAG_TO_DTYPE, MinimxError, warn_user
+from ...base import BFLOAT16, DTYPE_TO_FLAG, FLAG_TO_DTYPE, AssertedError, MinimxError, warn_user
 from ...graph import Graph, Node, NodeEntry, topo_order
 from ...graph.infer import infer_dtypes
 from ...symbol import Symbol
@@ -38,7 +38,7 @@ def _checked_lists(target_dtype_ops: Sequence[str] | None, fp32_ops: Sequence[st
     for rule in conditional:
         if not (len(rule) == 3 and isinstance(rule[0], str) and isinstance(rule[1], str)
                 and isinstance(rule[2], (list, tuple))):
-            raise MinimxError(f"conditional_fp32_ops: {rule!r} is not "
+            raise AssertedError(f"conditional_fp32_ops: {rule!r} is not "
                               "(op name, parameter name, list of values)")
     cond_ops = [rule[0] for rule in conditional]
     for (a, b), (left, right) in {("target_dtype_ops", "fp32_ops"): (target, fp32),
@@ -46,12 +46,12 @@ def _checked_lists(target_dtype_ops: Sequence[str] | None, fp32_ops: Sequence[st
                                   ("fp32_ops", "conditional_fp32_ops"): (fp32, cond_ops)}.items():
         common = sorted(set(left) & set(right))
         if common:
-            raise MinimxError(f"ops cannot be in two lists: {common} are in {a} and {b}")
+            raise AssertedError(f"ops cannot be in two lists: {common} are in {a} and {b}")
     allowed = {*known.target_dtype_ops, *known.fp32_ops, *known.target_fp32_ops,
                *(rule[0] for rule in known.conditional_fp32_ops)}
     unknown = sorted({*target, *fp32, *cond_ops} - allowed)
     if unknown:
-        raise MinimxError(f"ops {unknown} are in none of the lists list_lp16_ops, "
+        raise AssertedError(f"ops {unknown} are in none of the lists list_lp16_ops, "
                           "list_fp32_ops, list_lp16_fp32_ops, list_conditional_fp32_ops")
     return target, fp32, conditional
 

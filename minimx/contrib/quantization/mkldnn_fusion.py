@@ -232,15 +232,16 @@ class MkldnnQuantizeProperty(GraphPassProperty):
 
 def fuse_float(sym: Symbol) -> Symbol:
     """`sym` with MXNet's fused convolution and FC nodes (the first pass), after
-    its inference identities are gone (`without_dropouts`)."""
-    sym = without_dropouts(sym)
+    its inference identities are gone (`without_identities`)."""
+    sym = without_identities(sym)
     return _fuse(_fuse(sym, "Convolution", _CONV, _conv_chain), "FullyConnected", _FC, _fc_chain)
 
 
-def without_dropouts(sym: Symbol) -> Symbol:
-    """`sym` with each Dropout of mode 'training' that an operator feeds read
-    through (MXNet's identity property, first in ``MKLDNN_QUANTIZE``): an identity
-    at inference, it would otherwise cut the chains and INT8 runs around it."""
+def without_identities(sym: Symbol) -> Symbol:
+    """`sym` with each `_copy` (identity) and Dropout of mode 'training' that an
+    operator feeds read through (MXNet's identity property, first in
+    ``MKLDNN_QUANTIZE``): identities at inference, they would otherwise cut the
+    chains and INT8 runs around them."""
     copies: dict[int, Node] = {}
     bypassed: dict[int, NodeEntry] = {}
 
@@ -248,8 +249,9 @@ def without_dropouts(sym: Symbol) -> Symbol:
         return bypassed.get(id(e.node)) or NodeEntry(copies[id(e.node)], e.index, e.version)
 
     for node in topo_order(sym.outputs):
-        if node.op == "Dropout" and node.params is not None \
-                and node.params.mode == "training" and not node.inputs[0].node.is_variable:
+        identity = node.op == "_copy" or (node.op == "Dropout" and node.params is not None
+                                          and node.params.mode == "training")
+        if identity and not node.inputs[0].node.is_variable:
             bypassed[id(node)] = entry(node.inputs[0])
         else:
             copies[id(node)] = node if node.is_variable else node.with_inputs(
