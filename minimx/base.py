@@ -43,6 +43,12 @@ class OperatorError(MinimxError):
     """An unknown operator or a bad operator parameter."""
 
 
+class IndexRangeError(OperatorError, IndexError):
+    """An index past the array or axis it indexes (NDArray indexing, gather_nd). Also
+    an IndexError, as MXNet raises, which ends Python's iteration over ``a[0], a[1],
+    ...``."""
+
+
 class GraphOperatorError(GraphFormatError, OperatorError):
     """An unknown operator or a bad parameter found while loading a graph file:
     both a format error of the file and an operator error."""

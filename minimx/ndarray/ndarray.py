@@ -20,8 +20,8 @@ from .. import engine, profiler
 from ..base import (
     DEFAULT_DTYPE,
     DTypeError,
+    IndexRangeError,
     MinimxError,
-    OperatorError,
     ShapeError,
     as_dtype,
     as_shape,
@@ -457,19 +457,14 @@ def _values(key: Any, shape_only: bool = False) -> Any:
     return tuple(map(value, key)) if isinstance(key, tuple) else value(key)
 
 
-class NDArrayIndexError(OperatorError, IndexError):
-    """An index past the array. Also an IndexError, which ends Python's iteration
-    over ``a[0], a[1], ...`` (and is what MXNet raises for an int past the end)."""
-
-
 @contextmanager
 def _index_errors() -> Iterator[None]:
     """numpy's IndexError (an index past the array, found at the call or when the
-    operation runs) as an NDArrayIndexError."""
+    operation runs) as an IndexRangeError."""
     try:
         yield
     except IndexError as exc:
-        raise NDArrayIndexError(f"NDArray index: {exc}") from None
+        raise IndexRangeError(f"NDArray index: {exc}") from None
 
 
 def _numeric_copy(value: Any, dtype: np.dtype) -> np.ndarray:

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ..base import OperatorError, ShapeError
+from ..base import IndexRangeError, OperatorError, ShapeError
 from .indexing import integer_indices
 from .infer import Dims, Shape, first_input_dtype, from_input, merge, merge_dtype
 from .params import Params
@@ -25,15 +25,15 @@ Array = np.ndarray
 
 def _coordinates(what: str, indices: Array, sizes: Dims, wrap: bool) -> tuple[Array, ...]:
     """The rows of `indices` as integer coordinates into axes of `sizes`: truncated,
-    negatives wrapped once if `wrap`; `OperatorError` for any left outside."""
+    negatives wrapped once if `wrap`; `IndexRangeError` for any left outside."""
     low = np.array([-s if wrap else 0 for s in sizes]).reshape((-1,) + (1,) * (indices.ndim - 1))
     high = np.array(sizes).reshape(low.shape) - 1
     bad = (indices < low) | (indices > high)   # raw values, as MXNet checks them
     if bad.any():
         axis = int(np.nonzero(bad)[0][0])
         value = indices[axis][bad[axis]].flat[0]
-        raise OperatorError(f"{what}: index {value} is out of bounds for axis {axis} with "
-                            f"size {sizes[axis]}")
+        raise IndexRangeError(f"{what}: index {value} is out of bounds for axis {axis} with "
+                              f"size {sizes[axis]}")
     idx = np.trunc(indices).astype(np.int64)
     return tuple(np.where(row < 0, row + size, row) for row, size in zip(idx, sizes, strict=True))
 
