@@ -18,7 +18,6 @@ from ..context import Context
 from ..executor import Executor
 from ..ndarray import NDArray, empty
 from ..symbol import Symbol
-from .errors import InputError
 
 Signature = tuple[Context, tuple[tuple[tuple[int, ...], np.dtype], ...]]
 
@@ -32,11 +31,9 @@ class CachedOp:
         self._data_names = data_names
         self._arg_names = sym.list_arguments()
         self._aux_names = sym.list_auxiliary_states()
-        auxiliary = [n for n in data_names if n in self._aux_names]
-        if auxiliary:
-            raise InputError(f"inputs {auxiliary} are auxiliary states of the graph (the "
-                             "statistics an operator such as BatchNorm keeps): give them as "
-                             "parameters")
+        # Auxiliary states given as inputs (BatchNorm's statistics, as MXNet takes them):
+        # written into the executor's own before each run.
+        self._aux_inputs = [n for n in data_names if n in self._aux_names]
         self._executors: dict[Signature, Executor] = {}
         # The parameter mapping each executor's arrays were last checked against.
         self._checked: dict[Signature, Mapping[str, NDArray]] = {}
@@ -55,7 +52,11 @@ class CachedOp:
         elif self._checked[key] is not params:   # the caller gathered the arrays anew
             self._swap_replaced(executor, params)
         self._checked[key] = params
-        outputs = executor.forward(is_train=False, **{n: data[n] for n in self._data_names})
+        aux = executor.aux_dict
+        for name in self._aux_inputs:
+            aux[name][:] = data[name]
+        outputs = executor.forward(is_train=False, **{n: data[n] for n in self._data_names
+                                                      if n not in aux})
         return [_copied(out) for out in outputs]
 
     def _bind(self, data: Mapping[str, NDArray], params: Mapping[str, NDArray],

@@ -456,3 +456,17 @@ def test_parameter_and_constant() -> None:
         params.get("w", lr_mult=3.0)
     with pytest.raises(ParameterError, match="no Parameter 'q'"):
         params["q"]
+
+
+def test_auxiliary_states_may_be_inputs_as_in_mxnet():
+    # BatchNorm's statistics given at each call (MXNet's test_subgraph_op network 3).
+    bn = mx.sym.BatchNorm(mx.sym.var("data"), name="bn")
+    names = ["data", *bn.list_auxiliary_states()]
+    block = mx.gluon.nn.SymbolBlock(bn, [mx.sym.var(n) for n in names])
+    block.initialize()
+    block.params["bn_beta"].set_data(mx.nd.zeros(3))
+    x = mx.nd.ones((2, 3, 4, 4))
+    for mean, var in ((0.0, 1.0), (0.5, 4.0)):
+        out = block(x, mx.nd.full((3,), mean), mx.nd.full((3,), var))
+        np.testing.assert_allclose(out.asnumpy(), (1 - mean) / np.sqrt(var + 1e-3), rtol=1e-6)
+    assert sorted(block.params.keys()) == ["bn_beta", "bn_gamma"]
