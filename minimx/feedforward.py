@@ -128,11 +128,19 @@ class FeedForward:
 
     def _module(self, data: DataIter, contexts: list[Context], logger: Any = logging,
                 unfed: Sequence[str] = (), work_load_list: list | None = None) -> Module:
-        """A Module of the symbol on `contexts`, reading the iterator's data and labels
-        (and taking the arguments `unfed` as labels that no batch gives)."""
+        """A Module of the symbol on `contexts`, reading the iterator's data and the
+        labels the symbol takes (and taking the arguments `unfed` as labels that no
+        batch gives)."""
         return Module(self.symbol, data_names=[d[0] for d in data.provide_data],
-                      label_names=[d[0] for d in data.provide_label or []] + list(unfed),
+                      label_names=[d[0] for d in self._labels(data)] + list(unfed),
                       logger=logger, context=contexts, work_load_list=work_load_list)
+
+    def _labels(self, data: DataIter) -> list:
+        """The iterator's labels that are inputs of the symbol: a model without
+        `softmax_label` (a feature layer, a regression) predicts on numpy data, whose
+        iterator names one."""
+        arguments = set(self.symbol.list_arguments())
+        return [d for d in data.provide_label or [] if d[0] in arguments]
 
     # -- training ------------------------------------------------------------------------
     def fit(self, X: Data, y: Any = None, eval_data: Any = None, eval_metric: Any = "acc",
@@ -174,12 +182,12 @@ class FeedForward:
             raise MinimxError(f"FeedForward: parameters {extra} are not inputs of the symbol "
                               "(allow_extra_params=True drops them)")
         data = self._init_iter(X, None, is_train=False)
-        given = {d[0] for d in data.provide_data + (data.provide_label or [])}
+        given = {d[0] for d in data.provide_data + self._labels(data)}
         # MXNet predicts on the first context alone.
         mod = self._module(data, self.ctx[:1], unfed=[n for n in self.symbol.list_arguments()
                                                       if n not in given
                                                       and n not in self.arg_params])
-        mod.bind(data.provide_data, data.provide_label or None, for_training=False)
+        mod.bind(data.provide_data, self._labels(data) or None, for_training=False)
         mod.set_params(self.arg_params, self.aux_params or {}, allow_missing=False)
         return mod, data
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numbers
 import os
 import struct
+import threading
 from collections import namedtuple
 from typing import IO, Any
 
@@ -235,6 +236,8 @@ class MXIndexedRecordIO(MXRecordIO):
         self.idx: dict[Any, int] = {}
         self.keys: list[Any] = []
         self._index_file: IO[str] | None = None
+        # read_idx seeks, then reads: a DataLoader's worker threads share one reader.
+        self._read_lock = threading.Lock()
         super().__init__(uri, flag)
 
     def open(self) -> None:
@@ -263,9 +266,10 @@ class MXIndexedRecordIO(MXRecordIO):
         return self._open_writer().tell()
 
     def read_idx(self, idx: Any) -> bytes | None:
-        """The record of key `idx`."""
-        self.seek(idx)
-        return self.read()
+        """The record of key `idx` (one thread at a time seeks and reads)."""
+        with self._read_lock:
+            self.seek(idx)
+            return self.read()
 
     def write_idx(self, idx: Any, buf: bytes) -> None:
         """Append `buf` as the record of key `idx`, and list it in the index."""

@@ -171,3 +171,13 @@ def test_feedforward_joins_mx_model_beside_checkpoints() -> None:
     assert FeedForward is mx.feedforward.FeedForward
     assert (save_checkpoint, load_checkpoint) == (mx.model.save_checkpoint,
                                                   mx.model.load_checkpoint)
+
+
+def test_a_model_without_softmax_label_predicts_on_numpy_data() -> None:
+    # A feature layer (MXNet's own test_mlp predicts one): numpy's iterator names a
+    # softmax_label that the symbol does not take.
+    fc = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, name="fc")
+    with pytest.warns(DeprecationWarning):
+        model = mx.model.FeedForward(fc, numpy_batch_size=4, arg_params={
+            "fc_weight": mx.nd.ones((2, 3)), "fc_bias": mx.nd.zeros(2)})
+    assert model.predict(np.ones((6, 3), "float32")).tolist() == [[3.0, 3.0]] * 6

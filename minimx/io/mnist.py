@@ -31,14 +31,15 @@ _GZIP_MAGIC = b"\x1f\x8b"
 class MNISTIter(MXDataIter):
     """Batches of (batch_size, 1, rows, cols) images - (batch_size, rows * cols) with
     `flat` - and (batch_size,) labels from the idx files `image` and `label`.
-    `input_shape` is accepted and ignored, as by MXNet."""
+    `input_shape` and other keywords (``data_shape``, ``prefetch_buffer``, as MXNet's
+    own scripts pass them) are accepted and ignored, as by MXNet's C++ iterator."""
 
     def __init__(self, image: str = "./train-images-idx3-ubyte",
                  label: str = "./train-labels-idx1-ubyte", batch_size: int = 128,
                  shuffle: bool = True, flat: bool = False, seed: int = 0, silent: bool = False,
                  num_parts: int = 1, part_index: int = 0,
                  input_shape: Sequence[int] | None = None, data_name: str = "data",
-                 label_name: str = "softmax_label") -> None:
+                 label_name: str = "softmax_label", **kwargs: Any) -> None:
         super().__init__(checked_batch_size(batch_size, "MNISTIter"))
         if not 0 <= part_index < num_parts:
             raise ShapeError(f"MNISTIter: part_index must be in [0, num_parts), got "

@@ -151,9 +151,14 @@ class Kind:
             raise type(exc)(f"{p.label}: {what}: {a} and {b} differ") from None
 
 
-SHAPES = Kind(infer_shapes, merge, lambda s: None if s is None else tuple(s[1:]),
+# A step of a 1-D input is (1,), as MXNet 1.x has no 0-d arrays (`step_of`).
+SHAPES = Kind(infer_shapes, merge, lambda s: None if s is None else (tuple(s[1:]) or (1,)),
               lambda s, n: None if s is None else (n, *s))
 DTYPES = Kind(infer_dtypes, merge_dtype, lambda t: t, lambda t, n: t)
+
+
+def _one_axis(kind: Kind, value: Any) -> bool:
+    return kind is SHAPES and value is not None and len(value) == 1
 
 
 def _foreach_infer(kind: Kind) -> Callable:
@@ -172,8 +177,9 @@ def _foreach_infer(kind: Kind) -> Callable:
         got_in, got_out = _inner(p, 0, kind.infer, body_in, body_out)
         states = [kind.merged(p, f"loop state {i} (enters the body as, the body returns)",
                               got_in[p.in_state_locs[i]], got_out[nod + i]) for i in range(ns)]
-        new_ins = [kind.stack(got_in[loc], length) if j < nd else got_in[loc]
-                   for j, loc in enumerate(locs)]
+        # 1-D data steps as (1,) (`step_of`): its shape stays as given.
+        new_ins = [got_in[loc] if j >= nd else ins[j] if _one_axis(kind, ins[j])
+                   else kind.stack(got_in[loc], length) for j, loc in enumerate(locs)]
         new_ins[nd:nd + ns] = states
         return new_ins, [kind.stack(v, length) for v in got_out[:nod]] + states
     return rule
@@ -292,13 +298,19 @@ def _arrange(p: Params, values: Sequence) -> list:
     return body
 
 
+def step_of(data: np.ndarray, t: int) -> np.ndarray:
+    """Step `t` of a loop's data: its `t`-th slice, of shape (1,) for 1-D data."""
+    return data[t] if data.ndim > 1 else data[t:t + 1]
+
+
 def _foreach_steps(state: Bodies, inputs: Sequence[np.ndarray], train: bool) -> Iterator:
     """Each step's body inputs and outputs, in order."""
     p = state.p
     nd, ns = len(p.in_data_locs), len(p.in_state_locs)
     states = list(inputs[nd:nd + ns])
     for t in range(inputs[0].shape[0] if nd else 0):
-        body_in = _arrange(p, [d[t] for d in inputs[:nd]] + states + list(inputs[nd + ns:]))
+        body_in = _arrange(p, [step_of(d, t) for d in inputs[:nd]] + states
+                           + list(inputs[nd + ns:]))
         out = state.run(0, body_in, train)
         states = out[p.num_out_data:]
         yield body_in, out
@@ -332,7 +344,7 @@ def _foreach_backward(state: Bodies, ctx: Any, inputs: Sequence[np.ndarray],
     for t in reversed(range(len(steps))):
         got = state.grads(0, steps[t], [g[t] for g in out_grads[:nod]] + state_grads)
         for j in range(nd):
-            grads[j][t] = got[locs[j]]
+            grads[j][t] = np.reshape(got[locs[j]], grads[j][t].shape)
         for j in range(nd + ns, len(locs)):
             grads[j] += got[locs[j]]
         state_grads = [got[loc] for loc in p.in_state_locs]

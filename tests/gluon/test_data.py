@@ -296,3 +296,16 @@ def test_an_evaluation_loop_as_gluoncv_scripts_write_it() -> None:
     want = net(whole).asnumpy().argmax(1)
     assert predictions == want.tolist()
     assert metric.get() == ("accuracy", float(np.mean(want == labels)))
+
+
+def test_worker_threads_read_a_record_file_each_record_whole(tmp_path) -> None:
+    # The workers share one reader: a seek and its read must not interleave.
+    writer = mx.recordio.MXIndexedRecordIO(str(tmp_path / "a.idx"), str(tmp_path / "a.rec"),
+                                           "w")
+    for i in range(200):
+        writer.write_idx(i, (b"%d|" % i) * (1000 + i))
+    writer.close()
+    dataset = mx.gluon.data.RecordFileDataset(str(tmp_path / "a.rec"))
+    loader = DataLoader(dataset, batch_size=1, num_workers=4, batchify_fn=lambda b: b[0])
+    for _ in range(3):
+        assert [record.split(b"|")[0] for record in loader] == [b"%d" % i for i in range(200)]

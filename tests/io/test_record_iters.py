@@ -42,7 +42,9 @@ def check_epochs(it: mx.io.DataIter, case: str, pads: list[list[int]], atol: flo
 @pytest.mark.parametrize("case", sorted(CASES["mnist"]))
 def test_mnist_batches_are_mxnets(case: str):
     spec = CASES["mnist"][case]
-    it = mx.io.MNISTIter(image=str(IMAGES), label=str(LABELS), silent=True, **spec["kwargs"])
+    # data_shape and prefetch_buffer: keywords MXNet's own scripts pass, which it ignores
+    it = mx.io.MNISTIter(image=str(IMAGES), label=str(LABELS), silent=True, data_shape=(784,),
+                         prefetch_buffer=4, **spec["kwargs"])
     flat = spec["kwargs"].get("flat", False)
     assert it.provide_data[0].shape == ((it.batch_size, 20) if flat else (it.batch_size, 1, 5, 4))
     assert it.provide_label[0].shape == (it.batch_size,)

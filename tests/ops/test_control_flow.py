@@ -158,3 +158,18 @@ def test_builders_refuse_bad_bodies() -> None:
         mx.sym.contrib.while_loop(lambda i: i < 3, lambda i: ([], [i + 1]), [i])
     with pytest.raises(MinimxError, match="Number of outputs differs"):
         mx.sym.contrib.cond(i < 1, lambda: [i, i], lambda: i)
+
+
+def test_a_symbolic_loop_over_one_axis_steps_in_one_element_arrays() -> None:
+    # MXNet 1.9.1: each step of 1-D data has shape (1,), the stacked outputs (3, 1).
+    d, s = mx.sym.var("d"), mx.sym.var("s")
+    out, states = mx.sym.contrib.foreach(lambda x, st: ([x * st[0]], [st[0] * 2]), d, [s])
+    group = mx.sym.Group(out + states)
+    assert group.infer_shape(d=(3,), s=(1,)) == ([(3,), (1,)], [(3, 1), (1,)], [])
+    ex = group.bind(mx.cpu(), {"d": mx.nd.array([0, 1, 2]), "s": mx.nd.array([2])},
+                    args_grad={"d": mx.nd.zeros(3), "s": mx.nd.zeros(1)})
+    assert [o.asnumpy().ravel().tolist() for o in ex.forward(is_train=True)] == \
+        [[0, 4, 16], [16]]
+    ex.backward([mx.nd.ones((3, 1)), mx.nd.ones((1,))])
+    assert ex.grad_dict["d"].asnumpy().tolist() == [2, 4, 8]   # MXNet's gradients
+    assert ex.grad_dict["s"].asnumpy().tolist() == [18]
