@@ -130,9 +130,11 @@ for _name, _onnx_op in _COMPARISONS.items():
 
 @translates("where")
 def _where(e: Emitter, s: Site) -> None:
-    if len(s.in_shapes[0]) != len(s.in_shapes[1]):
-        raise Unsupported("a condition of lower rank than x (MXNet picks whole rows)")
     condition = e.add("Cast", [s.inputs[0]], to=np.dtype(bool))
+    extra = len(s.in_shapes[1]) - len(s.in_shapes[0])
+    if extra:   # a 1-D condition picks whole rows: its axes trail as length 1
+        axes = e.ints(f"{s.name}_row_axes", list(range(1, 1 + extra)))
+        condition = e.add("Unsqueeze", [condition, axes])
     e.add("Where", [condition, s.inputs[1], s.inputs[2]], s.outputs[0])
 
 

@@ -160,9 +160,16 @@ def translate(symbol: Symbol, params: Mapping[str, np.ndarray],
         _refuse(kinds)
     inputs = _data_inputs(graph, params)
     names = [n.name for n in inputs]
+    # MXNet's call also gives the labels' shapes and types (its ONNX lists the labels
+    # as inputs): they are dropped with the labels.
+    unset = [graph.nodes[i].name for i in graph.input_ids if graph.nodes[i].name not in params]
+    if in_shapes is not None and len(in_shapes) == len(unset) != len(names):
+        in_shapes = [s for n, s in zip(unset, in_shapes, strict=True) if n in names]
+        if isinstance(in_types, (list, tuple)) and len(in_types) == len(unset):
+            in_types = [d for n, d in zip(unset, in_types, strict=True) if n in names]
     if in_shapes is None or len(in_shapes) != len(inputs):
         raise ShapeError(f"export_model: in_shapes must give one shape for each input "
-                         f"{names}, got {in_shapes}")
+                         f"{names} (and may give the labels' too: {unset}), got {in_shapes}")
     types = list(in_types) if isinstance(in_types, (list, tuple)) else [in_types] * len(inputs)
     if len(types) != len(inputs):
         raise MinimxError(f"export_model: {len(types)} in_types for the inputs {names}")

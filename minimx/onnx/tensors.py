@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ops.split_v2 import piece_bounds
 from .emitter import Emitter, OnnxNode, Site, Unsupported
 from .ordering import axis_size
 from .registry import translates
@@ -104,12 +105,26 @@ def _shape_array(e: Emitter, s: Site) -> None:
 
 @translates("SliceChannel")
 def _slice_channel(e: Emitter, s: Site) -> None:
-    if not s.p.squeeze_axis:
-        e.nodes.append(OnnxNode("Split", s.inputs, s.outputs, {"axis": s.p.axis}, s.outputs[0]))
+    _split(e, s, s.p.axis, s.p.squeeze_axis, s.inputs)
+
+
+@translates("_split_v2")
+def _split_v2(e: Emitter, s: Site) -> None:
+    s.needs_fixed_shapes()   # the pieces' lengths come from the export's shapes
+    axis = s.p.axis % s.ndim
+    sizes = [b - a for a, b in piece_bounds(s.p, s.in_shapes[0][axis])]
+    _split(e, s, axis, s.p.squeeze_axis, [s.inputs[0], e.ints(f"{s.name}_split", sizes)])
+
+
+def _split(e: Emitter, s: Site, axis: int, squeeze: bool, inputs: list[str]) -> None:
+    """ONNX's Split of `inputs` (the data, and the pieces' lengths if not equal) into
+    the node's outputs, each squeezed along `axis` with `squeeze`."""
+    if not squeeze:
+        e.nodes.append(OnnxNode("Split", inputs, s.outputs, {"axis": axis}, s.outputs[0]))
         return
     parts = [e.fresh(f"{o}_unsqueezed") for o in s.outputs]
-    e.nodes.append(OnnxNode("Split", s.inputs, parts, {"axis": s.p.axis}, parts[0]))
-    axes = e.ints(f"{s.name}_axes", [s.p.axis])
+    e.nodes.append(OnnxNode("Split", inputs, parts, {"axis": axis}, parts[0]))
+    axes = e.ints(f"{s.name}_axes", [axis])
     for part, out in zip(parts, s.outputs, strict=True):
         e.add("Squeeze", [part, axes], out)
 

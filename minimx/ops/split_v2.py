@@ -41,7 +41,7 @@ def _count(p: Params) -> int:
     return n
 
 
-def _bounds(p: Params, size: int) -> list[tuple[int, int]]:
+def piece_bounds(p: Params, size: int) -> list[tuple[int, int]]:
     """(start, stop) of every piece along an axis of `size`."""
     if p.sections > 0:
         if size % p.sections:
@@ -74,7 +74,7 @@ def _infer_split(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
     if not dshape[axis]:
         return in_shapes, out_shapes
     pieces = [_piece_shape(dshape, axis, b - a, p.squeeze_axis)
-              for a, b in _bounds(p, dshape[axis])]
+              for a, b in piece_bounds(p, dshape[axis])]
     return in_shapes, [merge(o, s) for o, s in zip(out_shapes, pieces, strict=True)]
 
 
@@ -83,14 +83,14 @@ def _split_forward(p: Params, ctx: OpContext, inputs: list[Array]) -> list[Array
     axis = checked_axis(p.axis, x.ndim, f"_split_v2 (axis={p.axis})")
     return [np.take(x, range(a, b), axis).reshape(_piece_shape(x.shape, axis, b - a,
                                                                 p.squeeze_axis))
-            for a, b in _bounds(p, x.shape[axis])]
+            for a, b in piece_bounds(p, x.shape[axis])]
 
 
 def _split_backward(p, ctx, inputs, outputs, out_grads):
     x = inputs[0]
     axis = checked_axis(p.axis, x.ndim, f"_split_v2 (axis={p.axis})")
     parts = [g.reshape(_piece_shape(x.shape, axis, b - a, squeeze=False))
-             for g, (a, b) in zip(out_grads, _bounds(p, x.shape[axis]), strict=True)]
+             for g, (a, b) in zip(out_grads, piece_bounds(p, x.shape[axis]), strict=True)]
     return [np.concatenate(parts, axis).astype(x.dtype, copy=False)]
 
 

@@ -84,6 +84,7 @@ class Symbol:
     """
 
     __slots__ = ("outputs",)
+    __array_priority__ = 1000.0  # numpy defers `np.float32(2) * sym` to us, as MXNet's
 
     def __init__(self, outputs: Sequence[NodeEntry]) -> None:
         self.outputs: list[NodeEntry] = list(outputs)

@@ -166,7 +166,7 @@ def test_bad_arguments(tmp_path: Path) -> None:
     params = dict(zip(("arg", "aux"), small_params(net, (1, 3, 8, 8)), strict=True))
     both = [params["arg"], params["aux"]]
     with pytest.raises(mx.ShapeError, match=r"one shape for each input \['data'\]"):
-        mx.onnx.export_model(net, both, [(1, 3, 8, 8), (1, 3)])
+        mx.onnx.export_model(net, both, [(1, 3, 8, 8), (1, 3), (1,)])
     with pytest.raises(mx.MinimxError, match="pass dynamic=True"):
         mx.onnx.export_model(net, both, [(1, 3, 8, 8)], dynamic_input_shapes=[(None, 3, 8, 8)])
     with pytest.raises(mx.MinimxError, match="params must be a dict"):
@@ -224,3 +224,16 @@ def test_readme_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     mx.model.save_checkpoint("resnet18_v1", 0, net, arg_params, aux_params)
     exec(code, {"mx": mx})  # noqa: S102  (the README's own lines)
     assert_close(run("resnet18_v1.onnx", data), minimx_output(net, arg_params, aux_params, data))
+
+
+def test_the_labels_shapes_may_be_given_as_mxnets_call_gives_them(tmp_path: Path) -> None:
+    # MXNet's export_model takes the label's shape and type too; minimx's ONNX has no
+    # label input (the loss layer's inference needs none), so they are dropped.
+    data, label = mx.sym.var("data"), mx.sym.var("label")
+    path = mx.onnx.export_model(mx.sym.SoftmaxOutput(data, label), {}, [(3, 4), (3,)],
+                                [np.float32] * 2, str(tmp_path / "so.onnx"))
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    assert [i.name for i in session.get_inputs()] == ["data"]
+    x = np.random.default_rng(0).random((3, 4), np.float32)
+    np.testing.assert_allclose(session.run(None, {"data": x})[0],
+                               mx.nd.softmax(mx.nd.array(x)).asnumpy(), rtol=1e-6)

@@ -145,6 +145,9 @@ CASES: dict[str, tuple[Callable[[], mx.sym.Symbol], dict[str, tuple[int, ...]]]]
                     + S._not_equal(x, x) - S.broadcast_lesser_equal(y, x),
                     {"x": (2, 3), "y": (2, 3)}),
     "where": (lambda: S.where(x > 0, x, y), {"x": (2, 3), "y": (2, 3)}),
+    # a 1-D condition picks whole rows, as MXNet's
+    "where_rows": (lambda: S.where(S.sum(x, axis=(1, 2)) > 0, x, y),
+                   {"x": (3, 2, 4), "y": (3, 2, 4)}),
     "fill_like": (lambda: S.zeros_like(x) + S.ones_like(x) * 3, {"x": (2, 3)}),
     "creation": (lambda: x + S._zeros(shape=(2, 6)) + S._ones(shape=(2, 6))
                  + S._full(shape=(2, 6), value=0.5),
@@ -170,6 +173,10 @@ CASES: dict[str, tuple[Callable[[], mx.sym.Symbol], dict[str, tuple[int, ...]]]]
     "split": (lambda: S.split(x, num_outputs=3, axis=1), {"x": (2, 6, 2)}),
     "split_squeeze": (lambda: S.split(x, num_outputs=2, axis=-1, squeeze_axis=True),
                       {"x": (2, 3, 2)}),
+    "split_v2_indices": (lambda: S.split_v2(x, (2, 5), axis=1), {"x": (2, 6, 2)}),
+    "split_v2_sections": (lambda: S.split_v2(x, 3, axis=-1), {"x": (2, 2, 6)}),
+    "split_v2_squeeze": (lambda: S.split_v2(x, (1, 2), axis=1, squeeze_axis=True),
+                         {"x": (2, 3, 2)}),
     "stack": (lambda: S.stack(x, y, axis=1), {"x": (2, 3), "y": (2, 3)}),
     "tile": (lambda: S.tile(x, reps=(2, 1, 3)), {"x": (2, 3)}),
     "tile_short": (lambda: S.tile(x, reps=(2,)), {"x": (2, 3)}),

@@ -60,3 +60,12 @@ def test_a_variadic_count_that_disagrees_is_refused_before_listing_inputs(monkey
                                                "inputs were given"):
         mx.sym.Concat(x, x, num_args=10**8, name="cat")
     assert listed == []
+
+
+def test_a_numpy_number_on_the_left_of_a_symbol_builds_a_node():
+    # numpy defers to Symbol's own operators, as MXNet's Symbol asks (__array_priority__).
+    x = mx.sym.var("x")
+    for got, want in ((np.float32(2) * x, [2, 4]), (np.float64(3) - x, [2, 1]),
+                      (np.int64(1) + x, [2, 3]), (np.float64(3) / x, [3, 1.5])):
+        assert isinstance(got, mx.sym.Symbol)
+        assert got.eval(x=mx.nd.array([1, 2]))[0].asnumpy().tolist() == want
