@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .emitter import Emitter, Site, Unsupported
+from .emitter import Emitter, Site
 from .registry import TRANSLATIONS, Translation, same_op, translates
 
 _UNARY = {
