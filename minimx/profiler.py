@@ -39,6 +39,7 @@ Example::
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import threading
@@ -288,6 +289,20 @@ def dump(finished: bool = True, profile_process: str = "worker") -> None:
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(trace, f, indent=1)
     os.replace(tmp, filename)  # readers never see a half-written trace
+
+
+@atexit.register
+def _dump_at_exit() -> None:
+    """What was recorded and not dumped goes to the configured file when the process
+    ends, as MXNet's profiler writes it then."""
+    with _lock:
+        pending = bool(_events or _memory_samples or _annotations)
+    if pending:
+        try:
+            dump()
+        except OSError as exc:   # the file's directory may be gone by now
+            warnings.warn(f"profiler: the trace could not be written at exit: {exc}",
+                          stacklevel=1)
 
 
 _SORT_COLUMNS = {"count": 1, "total": 2, "min": 3, "max": 4, "avg": 5}

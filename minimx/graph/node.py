@@ -7,7 +7,7 @@ reach.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
 
 from ..base import MinimxError, OperatorError, node_label
@@ -154,3 +154,26 @@ def topo_order(outputs: Iterable[NodeEntry]) -> list[Node]:
                 stack.pop()
                 order.append(node)
     return order
+
+
+def read_through(outputs: Iterable[NodeEntry], passes: Callable[[Node], bool]
+                 ) -> list[NodeEntry]:
+    """`outputs` with every node for which `passes` holds read through: a reader of its
+    output k reads its input k instead (identities, casts). Other nodes are copied
+    where an input changed; `outputs` are returned as they are when nothing passes."""
+    outputs = list(outputs)
+    copies: dict[int, Node] = {}
+    bypassed: dict[int, Node] = {}
+
+    def entry(e: NodeEntry) -> NodeEntry:
+        if id(e.node) in bypassed:
+            return entry(bypassed[id(e.node)].inputs[e.index])
+        return NodeEntry(copies[id(e.node)], e.index, e.version)
+
+    for node in topo_order(outputs):
+        if not node.is_variable and passes(node):
+            bypassed[id(node)] = node
+        else:
+            copies[id(node)] = node if node.is_variable else node.with_inputs(
+                entry(e) for e in node.inputs)
+    return [entry(e) for e in outputs] if bypassed else outputs

@@ -38,9 +38,31 @@ from .ndarray_iter import checked_batch_size
 from .protocol import DataBatch, DataDesc, MXDataIter
 from .ring import check_one_wrap, next_epoch_start
 
-# Arguments of MXNet's that only tune its threads and buffers, accepted and ignored.
+# Arguments of MXNet's that only tune its threads and buffers, accepted and ignored
+# (and fill_value, which only fills what rotations and pads make).
 _IGNORED = frozenset({"preprocess_threads", "prefetch_buffer", "verbose", "ctx",
-                      "device_id", "shuffle_chunk_size", "shuffle_chunk_seed"})
+                      "device_id", "shuffle_chunk_size", "shuffle_chunk_seed", "fill_value"})
+# MXNet's augmentations and partitioning that minimx does not have, with the values that
+# leave the images as they are (its defaults): accepted at those values, as MXNet's own
+# example scripts always pass them (src/io/image_aug_default.cc, image_rec parser).
+_NO_OP: dict[str, Any] = {
+    "max_rotate_angle": 0, "rotate": -1, "max_aspect_ratio": 0, "min_aspect_ratio": None,
+    "max_shear_ratio": 0, "max_crop_size": -1, "min_crop_size": -1, "max_random_scale": 1,
+    "min_random_scale": 1, "max_random_area": 1, "min_random_area": 1, "max_img_size": 1e10,
+    "min_img_size": 0, "brightness": 0, "contrast": 0, "saturation": 0, "pca_noise": 0,
+    "random_h": 0, "random_s": 0, "random_l": 0, "pad": 0, "random_resized_crop": False,
+    "num_parts": 1, "part_index": 0}
+
+
+def _is_no_op(key: str, value: Any) -> bool:
+    """Whether MXNet's argument `key` at `value` leaves the images as they are."""
+    default = _NO_OP[key]
+    if default is None or isinstance(default, bool):
+        return value in (default, str(default))
+    try:
+        return float(value) == float(default)
+    except (TypeError, ValueError):
+        return False
 _DECODE_FLAG = {1: GRAYSCALE, 3: COLOR, 4: UNCHANGED}
 _DTYPES = ("float32", "uint8", "int8")
 
@@ -138,10 +160,14 @@ class ImageRecordIter(RecordBatcher):
                  data_name: str = "data", label_name: str = "softmax_label",
                  dtype: Any = "float32", **kwargs: Any) -> None:
         what = type(self).__name__
-        unknown = sorted(set(kwargs) - _IGNORED)
+        unknown = sorted(k for k in set(kwargs) - _IGNORED
+                         if k not in _NO_OP or not _is_no_op(k, kwargs[k]))
         if unknown:
-            raise OperatorError(f"{what}: MXNet's {', '.join(unknown)} not supported "
-                                f"(minimx has resize, crops, mirrors and mean/std/scale)")
+            given = ", ".join(f"{k}={kwargs[k]!r}" for k in unknown)
+            raise OperatorError(f"{what}: MXNet's {given} not supported (minimx has "
+                                "resize, crops, mirrors and "
+                                "mean/std/scale; MXNet's other augmentations only at the "
+                                "values that do nothing)")
         shape = tuple(int(d) for d in data_shape)
         if len(shape) != 3 or shape[0] not in _DECODE_FLAG:
             raise ShapeError(f"{what}: data_shape must be (channels, height, width) "

@@ -50,7 +50,8 @@ def check_input_names(symbol: Symbol, names: Sequence[str], typename: str, throw
                    f"Did you mean one of: {', '.join(candidates)}")
         if throw:
             raise MinimxError(message)
-        logging.warning(message)
+        # A warning, as MXNet's (logging's root handler would swallow a later basicConfig).
+        warn_user(message)
 
 
 def parse_data_desc(data_names: Sequence[str], label_names: Sequence[str],
@@ -64,8 +65,8 @@ def parse_data_desc(data_names: Sequence[str], label_names: Sequence[str],
     labels = None if label_shapes is None else \
         [d if isinstance(d, DataDesc) else DataDesc(*d) for d in label_shapes]
     if sorted(label_names) != sorted(d.name for d in labels or []):
-        logging.warning("Data provided by label_shapes don't match names specified by "
-                        "label_names (%s vs. %s)", labels, list(label_names))
+        warn_user(f"Data provided by label_shapes don't match names specified by "
+                  f"label_names ({labels} vs. {list(label_names)})")
     return data, labels
 
 

@@ -261,6 +261,17 @@ class NDArray:
                                  "each axis once, of length 1")
         return self.reshape([n for a, n in enumerate(self.shape) if a not in drop])
 
+    def broadcast_to(self, shape: Sequence[int]) -> NDArray:
+        """The array broadcast to `shape` (any sequence of ints, a numpy array too),
+        ones prepended to its own shape first, as MXNet's method does."""
+        target = tuple(int(d) for d in shape)
+        if len(target) < self.ndim:
+            raise ShapeError(f"broadcast_to: cannot broadcast an array of shape {self.shape} "
+                             f"to {target}")
+        padded = (1,) * (len(target) - self.ndim) + self.shape
+        source = self if padded == self.shape else self.reshape(padded)
+        return _generated().broadcast_to(source, shape=target)
+
     def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
         """This array in a new shape, sharing its memory as MXNet's does (writes to
         either show in the other); the shape given as a tuple, as separate dimensions

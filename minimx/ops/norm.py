@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..base import OperatorError, ShapeError, compute_dtype
+from ..base import BFLOAT16, DTypeError, OperatorError, ShapeError, compute_dtype
 from .infer import merge, merge_at, merge_dtype, same_shape
 from .reduce import kept_shape
 from .registry import GradReads, OpContext, OpDef, Param, Params, get_op, register
@@ -81,6 +81,8 @@ def _bn_infer_type(p: Params, in_types: list, out_types: list):
     data = merge_dtype(in_types[0], out_types[0])
     if data is None:
         return in_types, out_types
+    if data.kind != "f" and data != BFLOAT16:   # MXNet's kernel refuses integers too
+        raise DTypeError(f"BatchNorm takes floating-point data, not {data}")
     # As MXNet: float16 and bfloat16 data keep parameters and statistics in float32.
     param = compute_dtype(data)
     for t in (*in_types[1:], *out_types[1:]):

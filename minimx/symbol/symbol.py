@@ -10,7 +10,7 @@ import numpy as np
 from .. import attribute
 from ..base import DTypeError, MinimxError, ShapeError, as_dtype, warn_user
 from ..formats.atomic import atomic_write
-from ..graph import Graph, Node, NodeEntry, topo_order
+from ..graph import Graph, Node, NodeEntry, read_through, topo_order
 from ..graph.infer import infer_dtypes, infer_shapes
 from ..ops.infer import known
 from ..ops.params import Param, ParamParseError
@@ -71,6 +71,10 @@ def _register() -> Any:
     # register builds Symbols (the operator overloads call it); imported when used.
     from . import register
     return register
+
+
+# AMP's cast operators: output k is input k in another dtype.
+AMP_CASTS = ("amp_cast", "amp_multicast")
 
 
 class Symbol:
@@ -283,12 +287,18 @@ class Symbol:
         return arg, out, aux
 
     # -- serialization, binding -----------------------------------------
-    def tojson(self) -> str:
-        return _json_format().to_json(self)
+    def tojson(self, remove_amp_cast: bool = False) -> str:
+        """MXNet's JSON graph; with `remove_amp_cast`, without AMP's casts (what MXNet
+        writes by default: minimx keeps them unless asked)."""
+        kept = self
+        if remove_amp_cast:
+            kept = Symbol(read_through(self.outputs, lambda n: n.op in AMP_CASTS))
+        return _json_format().to_json(kept)
 
-    def save(self, fname: str) -> None:
-        """Write the JSON graph to `fname`, replacing it whole or not at all."""
-        text = self.tojson().encode("utf-8")
+    def save(self, fname: str, remove_amp_cast: bool = False) -> None:
+        """Write the JSON graph to `fname`, replacing it whole or not at all (see
+        `tojson`)."""
+        text = self.tojson(remove_amp_cast).encode("utf-8")
         with atomic_write(fname) as f:
             f.write(text)
 

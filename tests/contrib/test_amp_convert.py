@@ -279,3 +279,16 @@ def test_head_casts_are_named_by_output_name_where_mxnet_names_outputs(build, na
     converted = amp.convert_symbol(sym, target_dtype_ops=[], fp32_ops=[], conditional_fp32_ops=[])
     nodes, heads = structure(converted.tojson())
     assert [nodes[i][1] for i, _ in heads] == names
+
+
+def test_saving_without_the_casts_as_mxnet_saves_by_default(tmp_path) -> None:
+    x, w = mx.sym.var("x"), mx.sym.var("w")
+    sym = mx.sym.FullyConnected(x, w, num_hidden=4, no_bias=True, name="fc") + mx.sym.sin(x)
+    converted = amp.convert_symbol(sym, target_dtype="bfloat16")
+
+    def ops(text: str) -> list[str]:
+        return [n["op"] for n in json.loads(text)["nodes"] if n["op"] != "null"]
+    assert ops(converted.tojson()).count("amp_cast") == 3
+    assert ops(converted.tojson(remove_amp_cast=True)) == ops(sym.tojson())
+    converted.save(str(tmp_path / "kept.json"), remove_amp_cast=False)
+    assert ops((tmp_path / "kept.json").read_text()) == ops(converted.tojson())

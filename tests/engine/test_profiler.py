@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import gc
 import json
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -260,3 +262,14 @@ def test_mxnets_deprecated_names_warn_and_work(trace_file: Path) -> None:
         profiler.dump_profile()
     assert trace_file.exists()
 
+
+def test_what_was_not_dumped_is_written_when_the_process_ends(tmp_path: Path) -> None:
+    # As MXNet's profiler: a script that never calls dump still leaves its trace.
+    trace = tmp_path / "exit.json"
+    code = ("import minimx as mx\n"
+            f"mx.profiler.set_config(profile_all=True, filename={str(trace)!r})\n"
+            "mx.profiler.set_state('run')\n"
+            "mx.nd.sqrt(mx.nd.ones((2, 2))).asnumpy()\n"
+            "mx.profiler.set_state('stop')\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+    assert "sqrt" in {e.get("name") for e in json.loads(trace.read_text())["traceEvents"]}

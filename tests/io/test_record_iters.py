@@ -173,9 +173,17 @@ def test_random_augmentations_are_seeded_crops_and_mirrors():
 
 def test_bad_settings_are_refused(tmp_path: Path):
     rec = str(FIXTURES / "png.rec")
-    with pytest.raises(mx.OperatorError, match="max_rotate_angle not supported"):
+    with pytest.raises(mx.OperatorError, match="max_rotate_angle=10 not supported"):
         mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
                               max_rotate_angle=10)
+    # At the values that do nothing, as MXNet's own example scripts pass them, they run.
+    plain = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2)
+    noop = mx.io.ImageRecordIter(
+        path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2, num_parts=1, part_index=0,
+        max_rotate_angle=0, max_shear_ratio=0.0, max_aspect_ratio=0, random_h=0,
+        random_s=0, random_l=0, brightness=0, pad=0, fill_value=127, min_random_scale=1.0,
+        max_random_scale=1.0)
+    np.testing.assert_array_equal(next(noop).data[0].asnumpy(), next(plain).data[0].asnumpy())
     with pytest.raises(mx.ShapeError, match=r"data_shape must be .* got \(2, 8, 8\)"):
         mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(2, 8, 8), batch_size=2)
     with pytest.raises(mx.ShapeError, match="3 label\\(s\\), but label_width is 1"):

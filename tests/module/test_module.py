@@ -172,3 +172,10 @@ def test_refusals(make, message: str) -> None:
 def test_gpu_context_is_refused_where_it_is_made() -> None:
     with pytest.raises(MinimxError, match="CPU only"):
         mx.mod.Module(mlp(), context=mx.gpu())
+
+
+def test_an_unknown_input_name_is_a_python_warning_as_in_mxnet():
+    # A warnings.warn, not a root-logger message: a later logging.basicConfig still works.
+    net = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, name="fc")
+    with pytest.warns(UserWarning, match="'softmax_label' is not found"):
+        mx.mod.Module(net)

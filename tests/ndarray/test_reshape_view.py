@@ -53,3 +53,10 @@ def test_inplace_shape_methods_give_views_as_mxnets():
         t.squeeze(axis=0, inplace=True)
     with pytest.raises(mx.ShapeError, match="axis 4 is out of range"):
         t.expand_dims(axis=4, inplace=True)
+
+
+def test_broadcast_to_takes_any_sequence_and_prepends_axes_as_mxnets_method():
+    assert mx.nd.ones((1, 3)).broadcast_to(np.array([2, 3])).shape == (2, 3)
+    assert mx.nd.arange(3).broadcast_to((2, 3)).asnumpy().tolist() == [[0, 1, 2]] * 2
+    with pytest.raises(mx.ShapeError, match="cannot broadcast"):
+        mx.nd.ones((2, 3)).broadcast_to((3,))

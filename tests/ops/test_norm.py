@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+import minimx as mx
 from minimx.base import OperatorError, ShapeError
 from minimx.ops import get_op
 from minimx.ops.registry import OpContext
@@ -306,3 +307,11 @@ def test_lrn_declaration_and_errors():
         even.infer_shape(q, [(1, 4, 2, 2)], [None, None])
     with pytest.raises(OperatorError, match="nsize"):
         get_op("LRN").parse_params({})
+
+
+def test_batchnorm_refuses_integer_data_as_mxnet():
+    # MXNet 1.9.1: "only support floating point types"; its integers would be wrong here.
+    bn = mx.sym.BatchNorm(mx.sym.var("data"), name="bn")
+    with pytest.raises(mx.DTypeError, match="bn \\(BatchNorm\\): BatchNorm takes floating"):
+        bn.simple_bind(mx.cpu(), data=(1, 1, 1, 4), type_dict={"data": "uint8"},
+                       grad_req="null")

@@ -37,7 +37,7 @@ import numpy as np
 
 from ...backends.mkldnn_ops import quantized_out_type
 from ...graph import Graph, Node, NodeEntry
-from ...graph.node import topo_order
+from ...graph.node import read_through, topo_order
 from ...subgraph import GraphPassProperty, register_backend, register_property
 from ...subgraph.lift import lift
 from ...symbol import Symbol
@@ -242,21 +242,11 @@ def without_identities(sym: Symbol) -> Symbol:
     operator feeds read through (MXNet's identity property, first in
     ``MKLDNN_QUANTIZE``): identities at inference, they would otherwise cut the
     chains and INT8 runs around them."""
-    copies: dict[int, Node] = {}
-    bypassed: dict[int, NodeEntry] = {}
-
-    def entry(e: NodeEntry) -> NodeEntry:
-        return bypassed.get(id(e.node)) or NodeEntry(copies[id(e.node)], e.index, e.version)
-
-    for node in topo_order(sym.outputs):
-        identity = node.op == "_copy" or (node.op == "Dropout" and node.params is not None
-                                          and node.params.mode == "training")
-        if identity and not node.inputs[0].node.is_variable:
-            bypassed[id(node)] = entry(node.inputs[0])
-        else:
-            copies[id(node)] = node if node.is_variable else node.with_inputs(
-                entry(e) for e in node.inputs)
-    return Symbol([entry(e) for e in sym.outputs]) if bypassed else sym
+    def identity(node: Node) -> bool:
+        return (node.op == "_copy" or (node.op == "Dropout" and node.params is not None
+                                       and node.params.mode == "training")) \
+            and not node.inputs[0].node.is_variable
+    return Symbol(read_through(sym.outputs, identity))
 
 
 def fuse_requantize(qsym: Symbol) -> Symbol:
