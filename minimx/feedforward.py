@@ -182,12 +182,13 @@ class FeedForward:
             raise MinimxError(f"FeedForward: parameters {extra} are not inputs of the symbol "
                               "(allow_extra_params=True drops them)")
         data = self._init_iter(X, None, is_train=False)
-        given = {d[0] for d in data.provide_data + self._labels(data)}
+        labels = self._labels(data)
+        given = {d[0] for d in data.provide_data + labels}
         # MXNet predicts on the first context alone.
         mod = self._module(data, self.ctx[:1], unfed=[n for n in self.symbol.list_arguments()
                                                       if n not in given
                                                       and n not in self.arg_params])
-        mod.bind(data.provide_data, self._labels(data) or None, for_training=False)
+        mod.bind(data.provide_data, labels or None, for_training=False)
         mod.set_params(self.arg_params, self.aux_params or {}, allow_missing=False)
         return mod, data
 

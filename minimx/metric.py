@@ -230,8 +230,8 @@ class TopKAccuracy(EvalMetric):
                  output_names: Sequence[str] | None = None,
                  label_names: Sequence[str] | None = None) -> None:
         if top_k <= 1:
-            raise AssertedError(f"TopKAccuracy: top_k={top_k}; use Accuracy if top_k is no more "
-                              "than 1")
+            raise AssertedError(f"TopKAccuracy: top_k={top_k}; use Accuracy if top_k is no "
+                                "more than 1")
         super().__init__(f"{name}_{top_k}", top_k=top_k, output_names=output_names,
                          label_names=label_names)
         self.top_k = top_k

@@ -55,21 +55,23 @@ class Registry:
         2}]'`` as `dumps` writes, or ``'{"metric": "Accuracy", ...}'``) or a dict of
         the constructor's arguments with the class under the registry's kind (what
         `get_config` returns), as MXNet's `registry.get_create_func` reads them."""
-        if isinstance(spec, Mapping):
-            spec = json.dumps(dict(spec))
-        if not isinstance(spec, str):
-            raise MinimxError(f"mx.{self.kind}.create: expected a name, got {spec!r}")
-        if spec.startswith(("[", "{")):
+        if isinstance(spec, str) and spec.startswith(("[", "{")):
+            try:
+                spec = json.loads(spec)
+            except ValueError as err:
+                raise MinimxError(f"mx.{self.kind}.create: {spec!r} is not JSON") from err
+        if isinstance(spec, (list, Mapping)):
             if args or kwargs:
                 raise MinimxError(f"mx.{self.kind}.create: {spec!r} holds the arguments; "
                                   "no others may be given")
             try:
-                decoded = json.loads(spec)
-                name, kwargs = decoded if spec.startswith("[") else \
-                    (decoded.pop(self.kind), decoded)
+                name, arguments = spec if isinstance(spec, list) else \
+                    (spec[self.kind], {k: v for k, v in spec.items() if k != self.kind})
+                arguments = dict(arguments)
             except (ValueError, TypeError, KeyError) as err:
-                raise MinimxError(f"mx.{self.kind}.create: {spec!r} is neither '[name, "
-                                  f"{{arguments}}]' nor '{{\"{self.kind}\": name, ...}}'"
-                                  ) from err
-            return self.create(name, **kwargs)
+                raise MinimxError(f"mx.{self.kind}.create: {spec!r} is neither [name, "
+                                  f"{{arguments}}] nor {{'{self.kind}': name, ...}}") from err
+            return self.create(name, **arguments)
+        if not isinstance(spec, str):
+            raise MinimxError(f"mx.{self.kind}.create: expected a name, got {spec!r}")
         return self.get(spec)(*args, **kwargs)

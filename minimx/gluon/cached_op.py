@@ -31,9 +31,11 @@ class CachedOp:
         self._data_names = data_names
         self._arg_names = sym.list_arguments()
         self._aux_names = sym.list_auxiliary_states()
-        # Auxiliary states given as inputs (BatchNorm's statistics, as MXNet takes them):
-        # written into the executor's own before each run.
+        # Auxiliary states given as inputs (BatchNorm's statistics, as MXNet takes them)
+        # are written into the executor's own before each run; the other inputs go to
+        # forward.
         self._aux_inputs = [n for n in data_names if n in self._aux_names]
+        self._forward_inputs = [n for n in data_names if n not in self._aux_names]
         self._executors: dict[Signature, Executor] = {}
         # The parameter mapping each executor's arrays were last checked against.
         self._checked: dict[Signature, Mapping[str, NDArray]] = {}
@@ -52,11 +54,11 @@ class CachedOp:
         elif self._checked[key] is not params:   # the caller gathered the arrays anew
             self._swap_replaced(executor, params)
         self._checked[key] = params
-        aux = executor.aux_dict
-        for name in self._aux_inputs:
-            aux[name][:] = data[name]
-        outputs = executor.forward(is_train=False, **{n: data[n] for n in self._data_names
-                                                      if n not in aux})
+        if self._aux_inputs:
+            aux = executor.aux_dict
+            for name in self._aux_inputs:
+                aux[name][:] = data[name]
+        outputs = executor.forward(is_train=False, **{n: data[n] for n in self._forward_inputs})
         return [_copied(out) for out in outputs]
 
     def _bind(self, data: Mapping[str, NDArray], params: Mapping[str, NDArray],

@@ -63,6 +63,8 @@ def _is_no_op(key: str, value: Any) -> bool:
         return float(value) == float(default)
     except (TypeError, ValueError):
         return False
+
+
 _DECODE_FLAG = {1: GRAYSCALE, 3: COLOR, 4: UNCHANGED}
 _DTYPES = ("float32", "uint8", "int8")
 
@@ -165,9 +167,8 @@ class ImageRecordIter(RecordBatcher):
         if unknown:
             given = ", ".join(f"{k}={kwargs[k]!r}" for k in unknown)
             raise OperatorError(f"{what}: MXNet's {given} not supported (minimx has "
-                                "resize, crops, mirrors and "
-                                "mean/std/scale; MXNet's other augmentations only at the "
-                                "values that do nothing)")
+                                "resize, crops, mirrors and mean/std/scale; MXNet's other "
+                                "augmentations only at the values that do nothing)")
         shape = tuple(int(d) for d in data_shape)
         if len(shape) != 3 or shape[0] not in _DECODE_FLAG:
             raise ShapeError(f"{what}: data_shape must be (channels, height, width) "

@@ -450,7 +450,7 @@ class NDArray:
         empty one, an error for more elements (``if a == b`` must not pass quietly)."""
         if self.size > 1:   # a ValueError too, as MXNet's
             raise ShapeError(f"the truth value of an NDArray of shape {self.shape} is "
-                              "ambiguous: use a.asnumpy().any() or .all()")
+                             "ambiguous: use a.asnumpy().any() or .all()")
         return bool(self.size) and bool(self.asnumpy().reshape(-1)[0])
 
     def __repr__(self) -> str:

@@ -39,7 +39,7 @@ def _checked_lists(target_dtype_ops: Sequence[str] | None, fp32_ops: Sequence[st
         if not (len(rule) == 3 and isinstance(rule[0], str) and isinstance(rule[1], str)
                 and isinstance(rule[2], (list, tuple))):
             raise AssertedError(f"conditional_fp32_ops: {rule!r} is not "
-                              "(op name, parameter name, list of values)")
+                                "(op name, parameter name, list of values)")
     cond_ops = [rule[0] for rule in conditional]
     for (a, b), (left, right) in {("target_dtype_ops", "fp32_ops"): (target, fp32),
                                   ("target_dtype_ops", "conditional_fp32_ops"): (target, cond_ops),
@@ -52,7 +52,7 @@ def _checked_lists(target_dtype_ops: Sequence[str] | None, fp32_ops: Sequence[st
     unknown = sorted({*target, *fp32, *cond_ops} - allowed)
     if unknown:
         raise AssertedError(f"ops {unknown} are in none of the lists list_lp16_ops, "
-                          "list_fp32_ops, list_lp16_fp32_ops, list_conditional_fp32_ops")
+                            "list_fp32_ops, list_lp16_fp32_ops, list_conditional_fp32_ops")
     return target, fp32, conditional
 
 
