@@ -160,8 +160,13 @@ def read_through(outputs: Iterable[NodeEntry], passes: Callable[[Node], bool]
                  ) -> list[NodeEntry]:
     """`outputs` with every node for which `passes` holds read through: a reader of its
     output k reads its input k instead (identities, casts). Other nodes are copied
-    where an input changed; `outputs` are returned as they are when nothing passes."""
+    where an input changed; `outputs` are returned as they are when nothing passes. A
+    node whose output past its inputs is read (Dropout's mask) stays."""
     outputs = list(outputs)
+    order = topo_order(outputs)
+    highest: dict[int, int] = {}   # node -> the highest output index read of it
+    for e in [*outputs, *(e for node in order for e in node.inputs)]:
+        highest[id(e.node)] = max(highest.get(id(e.node), 0), e.index)
     copies: dict[int, Node] = {}
     bypassed: dict[int, Node] = {}
 
@@ -170,8 +175,8 @@ def read_through(outputs: Iterable[NodeEntry], passes: Callable[[Node], bool]
             return entry(bypassed[id(e.node)].inputs[e.index])
         return NodeEntry(copies[id(e.node)], e.index, e.version)
 
-    for node in topo_order(outputs):
-        if not node.is_variable and passes(node):
+    for node in order:
+        if not node.is_variable and highest[id(node)] < len(node.inputs) and passes(node):
             bypassed[id(node)] = node
         else:
             copies[id(node)] = node if node.is_variable else node.with_inputs(
