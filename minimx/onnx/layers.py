@@ -71,14 +71,11 @@ def _batch_norm(e: Emitter, s: Site) -> None:
 @translates("Pooling")
 def _pooling(e: Emitter, s: Site) -> None:
     x, out, kind = s.inputs[0], s.outputs[0], s.p.pool_type
-    if kind == "lp" and s.p.p_value != 2:
-        raise Unsupported(f"p_value={s.p.p_value}: MXNet sums x^p, ONNX's LpPool |x|^p")
+    if kind == "sum" or (kind == "lp" and s.p.p_value != 2):
+        _sum_pool(e, s)
+        return
     if s.p.global_pool:
-        if kind == "sum":
-            mean = e.add("GlobalAveragePool", [x])
-            size = e.const(f"{s.name}_size", prod(s.in_shapes[0][2:]), s.dtype)
-            e.add("Mul", [mean, size], out)
-        elif kind == "lp":
+        if kind == "lp":
             e.add("GlobalLpPool", [x], out, p=s.p.p_value)
         else:
             e.add({"avg": "GlobalAveragePool", "max": "GlobalMaxPool"}[kind], [x], out)
@@ -98,11 +95,32 @@ def _pooling(e: Emitter, s: Site) -> None:
               **attrs)
     elif kind == "lp" and not ceil_mode:
         e.add("LpPool", [x], out, p=s.p.p_value, **attrs)
-    elif kind == "sum" and not ceil_mode:  # every window is whole: the mean times its size
-        mean = e.add("AveragePool", [x], count_include_pad=1, **attrs)
-        e.add("Mul", [mean, e.const(f"{s.name}_size", prod(s.p.kernel), s.dtype)], out)
     else:
         raise Unsupported(f"pool_type={kind!r} with pooling_convention='full'")
+
+
+def _sum_pool(e: Emitter, s: Site) -> None:
+    """Sum pooling, and MXNet's lp pooling for p 1 and 3, which sums x^p (not ONNX's
+    LpPool's |x|^p) and takes the root with its sign (1: none; 3: cbrt): a mean times
+    the window's size, as ONNX has no sum pooling."""
+    p = s.p.p_value if s.p.pool_type == "lp" else 1
+    x = s.inputs[0]
+    if p != 1:
+        x = e.add("Pow", [x, e.const(f"{s.name}_p", p, s.dtype)])
+    total = s.outputs[0] if p == 1 else None
+    if s.p.global_pool:
+        mean = e.add("GlobalAveragePool", [x])
+        size = prod(s.in_shapes[0][2:])
+    elif s.p.pooling_convention == "valid":  # every window is whole
+        mean = e.add("AveragePool", [x], count_include_pad=1, **_window_attrs(s))
+        size = prod(s.p.kernel)
+    else:
+        raise Unsupported(f"pool_type={s.p.pool_type!r} with "
+                          f"pooling_convention={s.p.pooling_convention!r}")
+    summed = e.add("Mul", [mean, e.const(f"{s.name}_size", size, s.dtype)], total)
+    if p != 1:
+        root = e.add("Pow", [e.add("Abs", [summed]), e.const(f"{s.name}_root", 1 / p, s.dtype)])
+        e.add("Mul", [e.add("Sign", [summed]), root], s.outputs[0])
 
 
 def _pool_past_input(e: Emitter, s: Site, dropped: list[int], attrs: dict) -> None:
@@ -162,11 +180,17 @@ def _windows_dropped(s: Site) -> list[int]:
 
 @translates("LayerNorm")
 def _layer_norm(e: Emitter, s: Site) -> None:
-    if s.p.axis not in (-1, s.ndim - 1):
-        raise Unsupported(f"axis={s.p.axis} (ONNX normalizes the trailing axes together)")
     if s.p.output_mean_var:
         raise Unsupported("output_mean_var=True")
-    e.add("LayerNormalization", s.inputs, s.outputs[0], axis=-1, epsilon=s.p.eps)
+    axis = s.p.axis % s.ndim
+    if axis == s.ndim - 1:
+        e.add("LayerNormalization", s.inputs, s.outputs[0], axis=-1, epsilon=s.p.eps)
+        return
+    # ONNX normalizes every axis from `axis` on together; MXNet the one axis: moved last
+    perm = [a for a in range(s.ndim) if a != axis] + [axis]
+    moved = e.add("Transpose", [s.inputs[0]], perm=perm)
+    normed = e.add("LayerNormalization", [moved, *s.inputs[1:]], axis=-1, epsilon=s.p.eps)
+    e.add("Transpose", [normed], s.outputs[0], perm=[perm.index(a) for a in range(s.ndim)])
 
 
 @translates("InstanceNorm")

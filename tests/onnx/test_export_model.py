@@ -192,13 +192,13 @@ def test_without_onnx_minimx_imports_and_export_says_how_to_get_it(
 
 
 REFUSED = {
-    "lp3": (lambda x: S.Pooling(x, kernel=(2, 2), pool_type="lp", p_value=3),
-            "p_value=3: MXNet sums x^p"),
+    "lp3_full": (lambda x: S.Pooling(x, kernel=(2, 2), pool_type="lp", p_value=3,
+                                     pooling_convention="full"),
+                 "pool_type='lp' with pooling_convention='full'"),
     "full_sum": (lambda x: S.Pooling(x, kernel=(2, 2), pool_type="sum",
                                      pooling_convention="full"),
                  "pool_type='sum' with pooling_convention='full'"),
     "bn_axis": (lambda x: S.BatchNorm(x, axis=2), "axis=2 (ONNX normalizes axis 1)"),
-    "ln_axis": (lambda x: S.LayerNorm(x, axis=1), "axis=1 (ONNX normalizes the trailing axes"),
     "deconv_target": (lambda x: S.Deconvolution(x, kernel=(2, 2), num_filter=2, stride=(2, 2),
                                                 target_shape=(8, 8)), "target_shape"),
 }
