@@ -23,7 +23,8 @@ and total / min / max / avg time, and the memory in use (min / max / avg).
 ``profile_api`` is accepted for compatibility (minimx has no C API).
 MXNet's annotations (`Domain`, `Task`, `Frame`, `Event`, `Counter`, `Marker`)
 go into the same trace while recording, with MXNet's event phases.
-``continuous_dump`` rewrites the file each time profiling stops or pauses.
+``continuous_dump`` dumps (unfinished) each time profiling stops or pauses; an
+unfinished dump appends to the file what was recorded since the one before.
 When the profiler is off the engine pays one global read per operation, a
 DNNL subgraph one per run, and an allocation one call.
 
@@ -251,44 +252,80 @@ def _memory_change(nbytes: int) -> None:
             _memory_stats[3] = max(_memory_stats[3], _in_use)
 
 
-def _trace() -> dict:
-    """The Chrome trace of what was recorded since the last finished dump."""
-    events: list[dict] = [
-        {"name": "process_name", "ph": "M", "pid": _PID, "args": {"name": "cpu/0"}},
-        {"name": "process_name", "ph": "M", "pid": _MEMORY_PID,
-         "args": {"name": "Device Storage"}}]
-    events += [{"name": "thread_name", "ph": "M", "pid": _PID, "tid": tid,
-                "args": {"name": tname}} for tid, tname in _thread_names.items()]
-    for e in _events:
+def _records_after(written: _Written | None) -> list[dict]:
+    """The Chrome trace events recorded since the last finished dump and not yet in
+    the file `written` describes (all of them without one)."""
+    events, samples, notes, named = ((0, 0, 0, frozenset()) if written is None else
+                                     (written.events, written.samples, written.annotations,
+                                      written.threads))
+    out: list[dict] = []
+    if written is None:
+        out += [{"name": "process_name", "ph": "M", "pid": _PID, "args": {"name": "cpu/0"}},
+                {"name": "process_name", "ph": "M", "pid": _MEMORY_PID,
+                 "args": {"name": "Device Storage"}}]
+    out += [{"name": "thread_name", "ph": "M", "pid": _PID, "tid": tid,
+             "args": {"name": tname}} for tid, tname in _thread_names.items() if tid not in named]
+    for e in _events[events:]:
         common = {"name": e.name, "cat": e.category, "pid": _PID, "tid": e.tid}
         args = {"args": {"op": e.kind}} if e.kind else {}
-        events.append({**common, "ph": "B", "ts": e.start / 1000, **args})
-        events.append({**common, "ph": "E", "ts": e.end / 1000})
-    events += [{"name": MEMORY, "cat": "Device Storage", "ph": "C", "pid": _MEMORY_PID,
-                "tid": 0, "ts": ts / 1000, "args": {MEMORY: in_use}}
-               for ts, in_use in _memory_samples]
-    return {"traceEvents": events + _annotations, "displayTimeUnit": "ms"}
+        out.append({**common, "ph": "B", "ts": e.start / 1000, **args})
+        out.append({**common, "ph": "E", "ts": e.end / 1000})
+    out += [{"name": MEMORY, "cat": "Device Storage", "ph": "C", "pid": _MEMORY_PID,
+             "tid": 0, "ts": ts / 1000, "args": {MEMORY: in_use}}
+            for ts, in_use in _memory_samples[samples:]]
+    return out + _annotations[notes:]
+
+
+@dataclass(frozen=True)
+class _Written:
+    """What the trace file holds of the records since the last finished dump, so that
+    the next dump appends what is new (MXNet's continuous dump) rather than
+    serializing every record again; `size` tells whether the file is still ours."""
+    filename: str
+    size: int
+    events: int
+    samples: int
+    annotations: int
+    threads: frozenset[int]
+
+
+_written: _Written | None = None
+_HEAD, _TAIL = '{"displayTimeUnit": "ms", "traceEvents": [\n', "\n]}\n"
 
 
 def dump(finished: bool = True, profile_process: str = "worker") -> None:
-    """Write the trace to the configured file (the whole file, valid JSON).
+    """Write the trace to the configured file (valid JSON after every dump).
 
     With `finished`, the records written are then dropped, so the next dump
-    starts afresh; otherwise they stay and the next dump rewrites them too.
+    starts a new file; otherwise the next dump appends what was recorded since.
     """
+    global _written
     _check_process(profile_process)
     with _lock:
-        trace = _trace()
+        filename = _config.filename
+        written = _written
+        if written is not None and (written.filename != filename or not
+                                    os.path.isfile(filename) or
+                                    os.path.getsize(filename) != written.size):
+            written = None   # the file is another one now: write every record again
+        lines = [json.dumps(r) for r in _records_after(written)]
+        counts = (len(_events), len(_memory_samples), len(_annotations),
+                  frozenset(_thread_names))
         if finished:
             _events.clear()
             _thread_names.clear()
             _memory_samples.clear()
             _annotations.clear()
-        filename = _config.filename
-    tmp = f"{filename}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(trace, f, indent=1)
-    os.replace(tmp, filename)  # readers never see a half-written trace
+        if written is None:
+            tmp = f"{filename}.tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(_HEAD + ",\n".join(lines) + _TAIL)
+            os.replace(tmp, filename)  # readers never see a half-written trace
+        elif lines:  # the file's list holds its process names at least: append after them
+            with open(filename, "r+b") as f:   # json.dumps writes ASCII: bytes = chars
+                f.seek(written.size - len(_TAIL))
+                f.write((",\n" + ",\n".join(lines) + _TAIL).encode("ascii"))
+        _written = None if finished else _Written(filename, os.path.getsize(filename), *counts)
 
 
 @atexit.register

@@ -117,6 +117,26 @@ def test_finished_dump_starts_afresh(threaded: Engine, trace_file: Path) -> None
     assert op_names(trace_file) == {"third"}
 
 
+def test_unfinished_dumps_append_what_is_new(threaded: Engine, trace_file: Path) -> None:
+    # as MXNet's continuous dump: a long run's dumps do not rewrite (and re-serialize)
+    # every record each time, and the file is whole JSON after each
+    profiler.set_state("run")
+    push_named(threaded, ["first"])
+    profiler.dump(finished=False)
+    before = trace_file.read_text()
+    push_named(threaded, ["second"])
+    profiler.dump(finished=False)
+    after = trace_file.read_text()
+    assert after.startswith(before.rsplit("]", 1)[0].rstrip())
+    assert [e["name"] for e in load_ops(trace_file)] == ["first"] * 2 + ["second"] * 2
+    check_trace(trace_file)
+    trace_file.unlink()   # not the file the dumps wrote any more: all is written again
+    push_named(threaded, ["third"])
+    profiler.dump(finished=True)
+    assert op_names(trace_file) == {"first", "second", "third"}
+    assert len(load_ops(trace_file)) == 6
+
+
 def test_continuous_dump_writes_on_stop(threaded: Engine, trace_file: Path) -> None:
     profiler.set_config(continuous_dump=True)
     profiler.set_state("run")
