@@ -42,6 +42,8 @@ from . import (
 )
 from .attribute import AttrScope
 from .base import (
+    ArgumentError,
+    ArgumentTypeError,
     AssertedError,
     BackendError,
     DataFileError,
@@ -82,8 +84,8 @@ visualization = viz
 
 __version__ = "0.1.0"
 
-__all__ = ["AssertedError", "AttrScope", "BackendError", "Context", "DataFileError",
-           "DTypeError", "Executor",
+__all__ = ["ArgumentError", "ArgumentTypeError", "AssertedError", "AttrScope", "BackendError",
+           "Context", "DataFileError", "DTypeError", "Executor",
            "GraphFormatError", "MinimxError", "MXNetError", "OperatorError", "ShapeError",
            "attribute", "autograd", "callback", "contrib", "cpu", "cpu_pinned", "current_context",
            "engine", "gluon", "gpu", "img", "init", "initializer", "image", "io",

@@ -64,6 +64,15 @@ class AssertedError(MinimxError, AssertionError):
     still catches it."""
 
 
+class ArgumentError(MinimxError, ValueError):
+    """An argument value refused where MXNet 1.9.1's Python raises ValueError (a
+    parameter the symbol lacks in `set_params`, imrotate's zoom flags)."""
+
+
+class ArgumentTypeError(MinimxError, TypeError):
+    """An argument of a kind refused where MXNet 1.9.1's Python raises TypeError."""
+
+
 class DataFileError(MinimxError, OSError):
     """A data file that cannot be read as asked: missing, or not a RecordIO, MNIST idx or
     image file (bad magic number, truncated or corrupt record)."""

@@ -31,6 +31,7 @@ import numpy as np
 
 from .. import engine, profiler
 from ..base import (
+    ArgumentError,
     DTypeError,
     MinimxError,
     ShapeError,
@@ -416,8 +417,8 @@ class Executor:
                 if name in targets:
                     _copy_in(targets[name], value, "copy_params_from", f"{what} {name}")
                 elif not allow_extra_params:
-                    raise MinimxError(f"copy_params_from: {name!r} is not a parameter of the "
-                                      "symbol (pass allow_extra_params=True to ignore it)")
+                    raise ArgumentError(f"copy_params_from: {name!r} is not a parameter of the "
+                                        "symbol (pass allow_extra_params=True to ignore it)")
 
     def reshape(self, partial_shaping: bool = False, allow_up_sizing: bool = False,
                 **shapes: Sequence[int]) -> Executor:

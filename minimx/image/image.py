@@ -14,7 +14,14 @@ from typing import Any
 import numpy as np
 
 from .. import ndarray as nd
-from ..base import DataFileError, DTypeError, MinimxError, ShapeError
+from ..base import (
+    ArgumentError,
+    ArgumentTypeError,
+    DataFileError,
+    DTypeError,
+    MinimxError,
+    ShapeError,
+)
 from ..formats import image_codec
 from ..formats.image_resize import AREA, CUBIC, LINEAR, resize
 from ..ndarray import NDArray, array
@@ -221,7 +228,7 @@ def imrotate(src: NDArray, rotation_degrees: Any, zoom_in: bool = False,
     [[[4.0, 3.0], [2.0, 1.0]]]
     """
     if zoom_in and zoom_out:
-        raise MinimxError("imrotate: zoom_in and zoom_out cannot both be True")
+        raise ArgumentError("imrotate: zoom_in and zoom_out cannot both be True")
     pixels = src.asnumpy() if isinstance(src, NDArray) else np.asarray(src)
     if pixels.dtype != np.float32:
         raise DTypeError(f"imrotate: only float32 images are supported, got {pixels.dtype}")
@@ -229,8 +236,8 @@ def imrotate(src: NDArray, rotation_degrees: Any, zoom_in: bool = False,
         raise ShapeError(f"imrotate: expected a CHW image or an NCHW batch, got shape "
                          f"{pixels.shape}")
     if pixels.ndim == 3 and not isinstance(rotation_degrees, Number):
-        raise MinimxError(f"imrotate: a single image needs a scalar angle, got "
-                          f"{type(rotation_degrees).__name__}")
+        raise ArgumentTypeError(f"imrotate: a single image needs a scalar angle, got "
+                                f"{type(rotation_degrees).__name__}")
     batch = pixels if pixels.ndim == 4 else pixels[None]
     degrees = _angles(rotation_degrees, len(batch))
     h, w = batch.shape[2:]

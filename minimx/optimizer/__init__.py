@@ -16,10 +16,11 @@ from .adaptive import AdaDelta, AdaGrad, Adam, Adamax, GroupAdaGrad, Nadam, RMSP
 from .follow_the_leader import FTML, Ftrl
 from .large_batch import LBSGD
 from .layerwise import LAMB, LARS
-from .optimizer import Optimizer, Test, create, register
+from .optimizer import Optimizer, ScheduledRateError, Test, create, register
 from .sgd import DCASGD, NAG, SGD, SGLD, Signum, ccSGD
 from .updater import Updater, get_updater
 
 __all__ = ["AdaDelta", "AdaGrad", "Adam", "Adamax", "DCASGD", "FTML", "Ftrl", "GroupAdaGrad",
            "LAMB", "LARS", "LBSGD", "NAG", "Nadam", "Optimizer", "RMSProp", "SGD", "SGLD", "Signum",
-           "Test", "Updater", "ccSGD", "contrib", "create", "get_updater", "register"]
+           "ScheduledRateError", "Test", "Updater", "ccSGD", "contrib", "create", "get_updater",
+           "register"]

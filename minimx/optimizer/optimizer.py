@@ -29,6 +29,11 @@ _REGISTRY = Registry("optimizer")
 register = _REGISTRY.register
 
 
+class ScheduledRateError(MinimxError, UserWarning):
+    """`set_learning_rate` on an optimizer whose lr_scheduler sets the rate: MXNet 1.9.1
+    raises a UserWarning there, which scripts catch."""
+
+
 class Optimizer:
     """The base of update rules. A rule gives `create_state(index, weight)` and
     `update(index, weight, grad, state)`, which changes `weight` and `state` in place."""
@@ -141,8 +146,8 @@ class Optimizer:
 
     def set_learning_rate(self, lr: float) -> None:
         if self.lr_scheduler is not None:
-            raise MinimxError("set_learning_rate: the optimizer has an lr_scheduler, which "
-                              "decides the learning rate")
+            raise ScheduledRateError("set_learning_rate: the optimizer has an lr_scheduler, "
+                                     "which decides the learning rate")
         self.lr = lr
 
     def set_lr_mult(self, args_lr_mult: Mapping[Any, float]) -> None:

@@ -36,6 +36,22 @@ def test_copy_params_from_names_auxiliary_states():
         ex.copy_params_from({}, {"bn_moving_mean": np.zeros(1)})
 
 
+def test_a_parameter_the_symbol_lacks_is_a_value_error_as_in_mxnet():
+    # Module.set_params(..., allow_missing=True, allow_extra=False) reaches it (without
+    # allow_missing, extras are ignored, in MXNet too); MXNet raises ValueError there
+    ex = _conv()
+    with pytest.raises(ValueError, match="'fc_weight' is not a parameter of the symbol") as err:
+        ex.copy_params_from({"fc_weight": mx.nd.ones((2,))})
+    assert isinstance(err.value, mx.MinimxError)
+    mod = mx.mod.Module(mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=2, name="fc"),
+                        label_names=None)
+    mod.bind(data_shapes=[("data", (1, 3))])
+    mod.init_params()
+    args, auxs = mod.get_params()
+    with pytest.raises(ValueError, match="'extra' is not a parameter"):
+        mod.set_params({**args, "extra": mx.nd.ones((1,))}, auxs, allow_missing=True)
+
+
 @pytest.mark.parametrize("value", [np.ones((1, 1, 224, 224)), mx.nd.ones((1, 1, 224, 224)),
                                    np.ones((1, 3, 224, 225))])
 def test_forward_refuses_another_shape(value):
