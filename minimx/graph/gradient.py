@@ -118,7 +118,11 @@ class BackwardGraph:
                 writes = tuple(e for e in b.in_grads if e is not None)
                 out.append(Step(f"_backward_{node.op} {node.name}", reads, writes,
                                 _backward_inplace(opdef.inplace, b, len(reads) - len(ograds))))
-        return out
+        # The forward values backward reads outlive it: a second backward after one
+        # forward (MXNet's executors allow it) reads them again. Backward's peak is
+        # at its start, when they are all alive anyway.
+        kept = sorted({e for s in out for e in s.reads if e < g.num_entries})
+        return out + [Step("_keep_forward_values", tuple(kept), ())]
 
     def entry_name(self, eid: int) -> str:
         """``%3.0`` for output 0 of node 3; ``d%3.0#28`` for gradient entry 28 of it."""

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -29,7 +30,7 @@ import numpy as np
 from ..base import MinimxError, as_shape, check_array_size
 from ..graph import Graph
 from ..graph.gradient import BackwardNode, GradSum
-from ..ops.registry import OpContext
+from ..ops.registry import GENERATOR, OpContext
 from .program import Program
 
 Monitor = Callable[[str, np.ndarray], None]
@@ -90,6 +91,12 @@ class GraphRunner:
         self.differentiable = any(r != "null" for r in self.grad_reqs)
         self._programs: dict[bool, Program] = {}
         self._last: tuple[Program, list[np.ndarray]] | None = None  # program, inputs
+        # Of a differentiable runner's inference forwards: the generator's state before
+        # each operator that draws (Dropout(mode='always'), random operators), so that a
+        # backward re-running the forward for training draws the same values (MXNet's
+        # backward uses the last forward's mask); _replay is set during that re-run.
+        self._draws: dict[int, Mapping[str, Any]] = {}
+        self._replay = False
         self.monitor: Monitor | None = None
         self.monitor_all = False
         # Shows the monitor the backward as MXNet's graph (executor.backward_monitor).
@@ -207,10 +214,15 @@ class GraphRunner:
         monitor = self.monitor
         if monitor is not None and self.monitor_all:
             self._report_inputs(monitor, nid, env)
+        opdef, _ = node.operator()
+        if opdef.draws and self.differentiable:
+            if self._replay:
+                ctx = replace(ctx, rng=_generator_at(self._draws[nid]))
+            elif prog.backward is None:
+                self._draws[nid] = ctx.rng.bit_generator.state
         if nid in self._states:
             ctx = OpContext(ctx.is_train, ctx.rng, self._versions(nid),
                             [_bound(env, e) for e in outs])
-        opdef, _ = node.operator()
         try:
             results = opdef.forward(self._state(nid), ctx, [env[e] for e in ins])
         except MinimxError as exc:
@@ -256,8 +268,12 @@ class GraphRunner:
                     raise MinimxError("backward: run forward first")
                 inputs = self._last[1]
             # Heads go to the program's own buffers: the caller's outputs keep the
-            # values of its own forward.
-            self._forward(prog, list(inputs), False, None)
+            # values of its own forward, whose draws are drawn again.
+            self._replay = True
+            try:
+                self._forward(prog, list(inputs), False, None)
+            finally:
+                self._replay = False
         for i, (h, needed) in enumerate(zip(bwd.head_grads, prog.head_grad_needed,
                                             strict=True)):
             if needed:
@@ -419,3 +435,10 @@ def _store(env: list, eids: Sequence[int], results: list, add_to: set[int] | tup
             np.add(dst, value, out=dst, casting="unsafe")
         else:
             np.copyto(dst, value, casting="unsafe")
+
+
+def _generator_at(state: Mapping[str, Any]) -> np.random.Generator:
+    """A generator of the kind GENERATOR holds, at `state`."""
+    rng = np.random.Generator(type(GENERATOR.rng.bit_generator)())
+    rng.bit_generator.state = state
+    return rng

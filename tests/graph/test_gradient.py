@@ -135,6 +135,9 @@ def test_backward_steps_read_only_what_their_operators_declare():
         ("_backward_relu r", ["r.0"]),
         ("_backward_BatchNorm bn", ["bn.1", "bn.2", "bn_gamma.0", "c.0"]),
         ("_backward_Convolution c", ["c_weight.0", "x.0"]),
+        # what backward read stays for a second backward after one forward
+        ("_keep_forward_values", ["bn.1", "bn.2", "bn_gamma.0", "c.0", "c_weight.0", "r.0",
+                                  "s.0", "x.0"]),
     ]
     # In training, the BatchNorm output dies in forward (relu takes its block);
     # its input, which its backward reads, lives on.

@@ -376,6 +376,30 @@ def test_dropout(x, p):
     check_gradient("Dropout", attrs, [x.astype(np.float64)], is_train=True)
 
 
+def test_backward_uses_the_last_forwards_draws_and_values():
+    # MXNet's Dropout(mode='always') backward uses the mask of the last forward, also an
+    # inference one, which minimx's backward re-runs for training; so do random operators
+    data = mx.sym.var("data")
+    net = mx.sym.Group([mx.sym.Dropout(data, p=0.5, mode="always"),
+                        data * mx.sym.random.uniform(shape=(2, 8))])
+    exe = net.simple_bind(mx.cpu(), data=(2, 8))
+    exe.arg_arrays[0][:] = 1
+    for _ in range(2):
+        dropped, noise = (o.asnumpy().copy() for o in exe.forward(is_train=False))
+        exe.backward([mx.nd.ones((2, 8)), mx.nd.zeros((2, 8))], is_train=False)
+        np.testing.assert_array_equal(exe.grad_arrays[0].asnumpy(), dropped)
+        exe.backward([mx.nd.zeros((2, 8)), mx.nd.ones((2, 8))])
+        np.testing.assert_array_equal(exe.grad_arrays[0].asnumpy(), noise)
+    first = dropped
+    dropped, noise = (o.asnumpy() for o in exe.forward(is_train=True))  # new draws
+    assert not np.array_equal(dropped, first)
+    # backward again after one forward reads the same forward values (the memory plan
+    # keeps them: the second used to find the mask where the noise was)
+    for heads, want in (((1, 0), dropped), ((0, 1), noise), ((1, 1), dropped + noise)):
+        exe.backward([mx.nd.full((2, 8), h) for h in heads])
+        np.testing.assert_allclose(exe.grad_arrays[0].asnumpy(), want, rtol=1e-6)
+
+
 def test_dropout_rate_axes_and_inference():
     x = np.ones((50, 4, 40))
     out, mask = run("Dropout", {"p": "0.25", "axes": "(1,)"}, x, is_train=True)
