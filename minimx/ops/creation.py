@@ -30,22 +30,28 @@ def _constant_type(p: Params, in_types: list, out_types: list):
 
 # -- _zeros, _ones, _full ----------------------------------------------------------
 
+def _declared(p: Params) -> Dims:
+    """`shape` with its unknown dimensions as 0: MXNet 1.x reads 0 and -1 so."""
+    return tuple(0 if d == -1 else d for d in p.shape)
+
+
 def _fill_shape(p: Params, in_shapes: list[Shape], out_shapes: list[Shape]):
-    # A 0 dimension of `shape` is unknown, as in MXNet 1.x; the output may tell it.
-    return in_shapes, [merge(out_shapes[0], tuple(p.shape))]
+    # The output may tell the unknown dimensions.
+    return in_shapes, [merge(out_shapes[0], _declared(p))]
 
 
 def _inferred_shape(p: Params, out_shapes: list) -> Params:
-    """`shape` with its unknown (0) dims as inference found them (a graph whose
+    """`shape` with its unknown dims as inference found them (a graph whose
     states are sized by the data, e.g. GluonNLP's begin states)."""
-    if known(p.shape) or out_shapes[0] is None:
+    if known(_declared(p)) or out_shapes[0] is None:
         return p
     return Params({**{k: p[k] for k in p}, "shape": tuple(out_shapes[0])})
 
 
 def _known_shape(name: str, p: Params) -> Dims:
-    if not known(p.shape):
-        raise ShapeError(f"{p.label or name}: shape={p.shape} has unknown (0) dimensions")
+    if not known(_declared(p)):
+        raise ShapeError(f"{p.label or name}: shape={p.shape} has unknown (0 or -1) "
+                         "dimensions")
     return tuple(p.shape)
 
 

@@ -45,6 +45,16 @@ def test_filled_shape_from_the_graph_runs_bound():
     np.testing.assert_array_equal(ex.forward()[0].asnumpy(), np.arange(6).reshape(2, 3) + 1)
 
 
+def test_minus_one_dimensions_are_unknown_as_zero_ones_are():
+    # MXNet's test_transpose_infer_shape_back: (-1, -1) ones take (3, 2) from the graph
+    s = mx.sym.ones(shape=[2, 3]) + mx.sym.transpose(mx.sym.ones(shape=[-1, -1]))
+    np.testing.assert_array_equal(s.bind(mx.cpu(), args={}).forward()[0].asnumpy(),
+                                  np.full((2, 3), 2.0))
+    assert infer("_zeros", {"shape": (-1, 4)}, [], [(3, 4)]) == ([], [(3, 4)])
+    with pytest.raises(ShapeError, match=r"unknown \(0 or -1\)"):
+        run("_ones", {"shape": (-1, 2)})
+
+
 @FAST
 @given(start=st.integers(-5, 5), length=st.integers(1, 6), repeat=st.integers(1, 3),
        step=st.sampled_from([0.5, 1.0, 2.0, -1.5]))
