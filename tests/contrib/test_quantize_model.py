@@ -434,3 +434,13 @@ def test_uint8_data_from_below_zero_is_refused_naming_the_convolution(backend):
     with pytest.raises(MinimxError, match=r"quantized_sg_mkldnn_conv_act_1 \(_sg_mkldnn_conv\)"
                                              r": data is uint8 with min -3\.0"):
         forward(bad, qargs, qauxs, rng.uniform(-1, 1, shape).astype(np.float32))
+
+
+def test_the_star_import_gives_what_mxnets_examples_use():
+    # MXNet's quantization examples call cpu() (and save with nd_save) after
+    # `from mxnet.contrib.quantization import *`, whose module has no __all__
+    names: dict = {}
+    exec("from minimx.contrib.quantization import *", names)  # noqa: S102
+    assert names["cpu"]() == mx.cpu() and names["nd_save"] is mx.nd.save
+    assert names["quantize_model"] is mx.contrib.quantization.quantize_model
+    assert names["Module"] is mx.mod.Module and names["DataIter"] is mx.io.DataIter
