@@ -28,8 +28,10 @@ def info(args: argparse.Namespace) -> int:
 
 def summary(args: argparse.Namespace) -> int:
     m = load_model(args.model, args.epoch)
-    shapes = parse_shapes(args.shape) or None
-    viz.print_summary(m.symbol, shape=shapes, line_length=args.line_length)
+    shapes = parse_shapes(args.shape)
+    if not shapes and "data" in m.symbol.list_arguments():  # the default --shape says
+        shapes = data_shapes(m, shapes)
+    viz.print_summary(m.symbol, shape=shapes or None, line_length=args.line_length)
     return 0
 
 

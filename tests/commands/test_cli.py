@@ -69,6 +69,10 @@ def test_summary_prints_print_summary(model: str, capsys) -> None:
     assert main(["summary", model, "--shape", SHAPE]) == 0
     sym = mx.sym.load(f"{model}-symbol.json")
     assert capsys.readouterr().out == mx.viz.summary(sym, shape={"data": (1, 3, 32, 32)})
+    # without --shape, a data input is 1x3x224x224 (the help's default), shapes shown
+    assert main(["summary", "resnet18_v1"]) == 0
+    net = mx.models.get_model("resnet18_v1")
+    assert capsys.readouterr().out == mx.viz.summary(net, shape={"data": (1, 3, 224, 224)})
 
 
 def test_partition_reports_and_writes_the_partitioned_graph(model: str, capsys) -> None:
