@@ -162,6 +162,16 @@ def test_backward_after_an_inference_forward_uses_its_values():
         results.append({n: g.asnumpy() for n, g in ex.grad_dict.items()})
     for name, grad in results[0].items():
         np.testing.assert_allclose(results[1][name], grad, rtol=1e-6)
+    # backward re-runs that forward for training: refused where an argument was
+    # written since (MXNet would differentiate the stored values; the re-run, others)
+    ex = bound(mlp(), data=(4, 6))
+    ex.forward(is_train=False, data=x, softmax_label=label)
+    first = ex.arg_dict[sorted(ex.arg_dict)[0]]
+    first[:] = first + 1
+    with pytest.raises(mx.MinimxError, match=f"{sorted(ex.arg_dict)[0]} changed since "
+                                             "that forward.*run forward again"):
+        ex.backward()
+        mx.nd.waitall()
 
 
 def test_default_subgraph_backend_trains_like_the_plain_graph(monkeypatch):
