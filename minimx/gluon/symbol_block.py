@@ -8,7 +8,9 @@ MXNet 1.9.1's SymbolBlock, the way its users run exported models::
 
 A forward runs the graph (partitioned first when a backend is chosen) with one
 executor per input signature (`cached_op`). There is no autograd: a forward
-never records for training, and the parameters keep no gradients.
+never records for training, and the parameters keep no gradients; in autograd's
+training mode a forward computes as in training (BatchNorm's batch statistics,
+Dropout), as MXNet's.
 
 >>> import minimx as mx
 >>> data = mx.sym.var('data')

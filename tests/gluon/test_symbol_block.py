@@ -156,6 +156,49 @@ def test_replaced_parameter_arrays_are_swapped_in(backend: str | None) -> None:
     assert plain.collect_params()["cnn_batchnorm0_running_var"].shape == (8,)
 
 
+def test_a_parameter_cast_after_a_call_binds_anew() -> None:
+    # The executor of a signature seen before was reused with the cast array in it
+    # (float32 numbers from a float16 weight); MXNet refuses the mixed dtypes, as a
+    # fresh bind does. A net cast whole, then loaded with the saved float32 dtypes,
+    # computes in float32 again, as MXNet's.
+    net = _imports("cnn")
+    net(*_inputs("cnn"))
+    net.collect_params()["cnn_dense0_weight"].cast("float16")
+    with pytest.raises(mx.DTypeError, match="float16"):
+        net(*_inputs("cnn"))
+    net = _imports("cnn")
+    net.cast("float64")
+    assert net(*_inputs("cnn", dtype=np.float64)).dtype == np.float64
+    net.collect_params().load(str(FIXTURES / "cnn-0000.params"), cast_dtype=True,
+                              dtype_source="saved")
+    with pytest.raises(mx.DTypeError):
+        net(*_inputs("cnn", dtype=np.float64))
+    _check(net(*_inputs("cnn")), _want("cnn", f"b{SMALL}"))
+
+
+def test_training_mode_computes_as_mxnets_without_moving_the_statistics() -> None:
+    # MXNet's values (train_mode and record alike): batch statistics, Dropout dropping;
+    # the moving statistics move only in a backward, so predict mode is unchanged after
+    data = mx.sym.var("data")
+    net = SymbolBlock(mx.sym.BatchNorm(data, fix_gamma=False, name="bn"), data)
+    net.initialize(mx.init.One())
+    x = mx.nd.array([[0.0], [2.0], [4.0]])
+    predicted = [4.9960613e-04, 1.9995004, 3.9985013]
+    np.testing.assert_allclose(net(x).asnumpy().ravel(), predicted, rtol=1e-6)
+    for mode in (mx.autograd.train_mode, mx.autograd.record):
+        with mode():
+            np.testing.assert_allclose(net(x).asnumpy().ravel(),
+                                       [-0.22451532, 1.0, 2.2245154], rtol=1e-6)
+    np.testing.assert_allclose(net(x).asnumpy().ravel(), predicted, rtol=1e-6)
+    assert net.collect_params()["bn_moving_mean"].data().asnumpy().tolist() == [1.0]
+    drop = SymbolBlock(mx.sym.Dropout(data, p=0.5), data)
+    ones = mx.nd.ones((1, 1000))
+    assert (drop(ones).asnumpy() == 1).all()
+    with mx.autograd.train_mode():
+        kept = drop(ones).asnumpy()
+    assert set(np.unique(kept)) == {0.0, 2.0} and 0.4 < (kept == 0).mean() < 0.6
+
+
 def test_imports_on_a_context() -> None:
     net = _imports("twoio", ctx=mx.cpu(1))
     assert net.collect_params().list_ctx() == [mx.cpu(1)]
