@@ -83,6 +83,32 @@ def test_the_float_block_is_left_as_it_was() -> None:
     assert all(np.array_equal(after[k].data().asnumpy(), v) for k, v in before.items())
 
 
+def test_parameters_waiting_for_their_shapes_get_them_from_a_run_on_zeros() -> None:
+    # As MXNet's: a block imported without its parameters and initialized is run once
+    # on zeros of the calibration data's (or data_shapes') shapes before it is exported.
+    def initialized() -> SymbolBlock:
+        net = SymbolBlock.imports(str(FIXTURES / "gluon" / "cnn-symbol.json"), ["data"])
+        net.initialize(mx.init.Uniform(0.1))
+        return net
+    calib = mx.io.NDArrayIter(ARRAYS["calib"], batch_size=4)
+    q = quantize_net_v2(initialized(), calib_mode="naive", calib_data=calib)
+    eval_data = mx.nd.array(ARRAYS["eval"])
+    assert q(eval_data).shape == cnn()(eval_data).shape
+    q = quantize_net_v2(initialized(), data_shapes=[("data", ARRAYS["eval"].shape)])
+    assert q(eval_data).shape == cnn()(eval_data).shape
+    with pytest.raises(InputError, match="give data_shapes"):
+        quantize_net_v2(initialized())
+
+
+def test_a_block_partitioned_for_onednn_is_refused_not_left_float() -> None:
+    net = cnn()
+    net.hybridize(backend="MKLDNN")
+    net(mx.nd.array(ARRAYS["eval"]))
+    with pytest.raises(InputError, match="partitioned for oneDNN"):
+        quantize_net_v2(net, calib_mode="naive",
+                        calib_data=mx.io.NDArrayIter(ARRAYS["calib"], batch_size=4))
+
+
 def test_quantize_net_warns_as_mxnet_does() -> None:
     with pytest.warns(UserWarning, match="deprecated after MXNet 2.0"):
         quantize_net(cnn())

@@ -18,8 +18,10 @@ from typing import Any
 
 from ...base import MinimxError
 from ...context import Context
-from ...gluon import InputError, SymbolBlock
+from ...gluon import DeferredInitializationError, InputError, SymbolBlock
+from ...io import DataIter
 from ...model import load_checkpoint
+from ...ndarray import zeros
 from ...symbol import var
 from .mkldnn_fusion import mkldnn_quantize
 from .model import _check_ctx, _check_graph_mode, quantize_calibrated
@@ -54,8 +56,18 @@ def quantize_net_v2(network: SymbolBlock, quantized_dtype: str = "auto",
     data_names = network.input_names
     _check_data_shapes(data_shapes, data_names)
     with tempfile.TemporaryDirectory() as tmp:
-        network.export(f"{tmp}/net", 0)
+        try:
+            network.export(f"{tmp}/net", 0)
+        except DeferredInitializationError:   # as MXNet, a run on zeros gives their shapes
+            network(*[zeros(shape) for shape in _input_shapes(data_shapes, calib_data)])
+            network.export(f"{tmp}/net", 0)
         sym, args, auxs = load_checkpoint(f"{tmp}/net", 0)
+    fused = [n.name for n in sym._topo() if n.op == "_sg_dnnl"]
+    if fused:
+        raise InputError(f"quantize_net: the block is partitioned for oneDNN "
+                         f"(hybridize(backend=...): {', '.join(fused)}), whose fused nodes the "
+                         "quantization pass does not see into; quantize the block before "
+                         "partitioning it (the quantized block partitions as any other)")
     excluded = list(exclude_layers or [])
     # MXNet's match also takes the variables it meets (weights), which its pass
     # then ignores; only operators can be excluded here.
@@ -90,6 +102,17 @@ def quantize_net(network: SymbolBlock, quantized_dtype: str = "auto",
                            exclude_layers, exclude_layers_match, exclude_operators,
                            calib_data, data_shapes, calib_mode, num_calib_examples, ctx,
                            None, logger)
+
+
+def _input_shapes(data_shapes: Sequence[Any] | None, calib_data: Any) -> list[tuple[int, ...]]:
+    """The inputs' shapes, from `data_shapes` or a DataIter's `provide_data` (MXNet runs
+    the block on zeros of them before exporting it)."""
+    given = data_shapes or (calib_data.provide_data if isinstance(calib_data, DataIter)
+                            else None)
+    if not given:
+        raise InputError("parameters wait for their shapes (deferred initialization): "
+                         "give data_shapes, or calib_data as a DataIter")
+    return [tuple(d.shape if hasattr(d, "shape") else d[1]) for d in given]
 
 
 def _check_data_shapes(data_shapes: Sequence[Any] | None, data_names: list[str]) -> None:
