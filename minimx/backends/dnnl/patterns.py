@@ -90,6 +90,8 @@ PATTERNS: tuple[Pattern, ...] = (
         Step("deconv_act", "with_act", _eltwise),
     )),
 )
+# The fused operators, whose subgraph `FusedChain` reads.
+FUSED_OPS = frozenset(p.fused for p in PATTERNS)
 
 STEP_NAMES = tuple(s.name for p in PATTERNS for s in p.steps)
 # Rewrites before fusion, switched as the steps are: `strides.hoist_strides`.

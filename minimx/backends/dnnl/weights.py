@@ -33,6 +33,7 @@ from ...base import BFLOAT16, BackendError
 from ...graph import Graph, Node
 from ...ops.params import Params
 from ...ops.registry import OpContext
+from .patterns import FUSED_OPS, FusedChain
 
 FLOAT32 = np.dtype(np.float32)
 Make = Callable[..., np.ndarray]
@@ -139,8 +140,8 @@ class Folded:
         for nid, node in enumerate(graph.nodes):
             if node.is_variable:
                 continue
-            for name, e in zip(node.input_names(), graph.input_entry_ids(nid), strict=False):
-                if name not in PARAMETER_READS.get(node.op or "", ()) or e in input_pos:
+            for e in _parameter_reads(graph, nid):
+                if e in input_pos:
                     continue
                 found = self.entries.get(e) or _evaluation(graph, producer, e, input_pos)
                 if found is not None:
@@ -157,6 +158,20 @@ class Folded:
             if (graph.nodes[nid].op in FOLD_OPS and out not in heads and readers[out]
                     and all((r, out) in folded_reads or r in self.nodes for r in readers[out])):
                 self.nodes.add(nid)
+
+
+def _parameter_reads(graph: Graph, nid: int) -> list[int]:
+    """The entries node `nid` reads as parameters the cache may compute
+    (`PARAMETER_READS`): its own inputs, or those of the members of a fused chain
+    (a fully connected layer fused with its activation)."""
+    node = graph.nodes[nid]
+    if node.op in FUSED_OPS:
+        chain = FusedChain(node, graph)
+        return [chain.entry[id(i.node)] for member in chain.nodes
+                for name, i in zip(member.input_names(), member.inputs, strict=False)
+                if name in PARAMETER_READS.get(member.op or "", ()) and id(i.node) in chain.entry]
+    return [e for name, e in zip(node.input_names(), graph.input_entry_ids(nid), strict=False)
+            if name in PARAMETER_READS.get(node.op or "", ())]
 
 
 def _evaluation(graph: Graph, producer: Mapping[int, int], eid: int,

@@ -176,3 +176,21 @@ def test_interleaved_projection_weights_are_folded_into_the_weight_cache():
     kinds = [op.kind for state in ex._runner._states.values()
              for op, _ in state.compiled.plan.steps]
     assert "concat" not in kinds and "inner_product" in kinds
+
+
+@pytest.mark.parametrize("no_bias", [True, False])
+def test_a_joined_weight_of_a_layer_fused_with_its_activation_is_folded(no_bias):
+    # The fused fully connected + relu node hides the layer's weight input from a
+    # look at FullyConnected nodes only: the bind failed ("only inputs can be weights")
+    w = mx.sym.Concat(mx.sym.var("w1"), mx.sym.var("w2"), dim=0)
+    y = mx.sym.relu(mx.sym.FullyConnected(x, w, num_hidden=6, no_bias=no_bias, name="fc"))
+    shapes = {"x": (2, 5), "w1": (3, 5), "w2": (3, 5), **({} if no_bias else {"fc_bias": (6,)})}
+    part = check(y, shapes)
+    assert outer_ops(part) == ["_sg_dnnl"]
+    args, _ = random_arrays(y, shapes)
+    ex = part.bind(mx.cpu(), {k: mx.nd.array(v) for k, v in args.items()}, grad_req="null")
+    ex.forward()
+    ex.arg_dict["w2"][:] = 1.0   # the cache computes the joint weight again
+    want = np.maximum(args["x"] @ np.concatenate([args["w1"], np.ones((3, 5))]).T
+                      + (0 if no_bias else args["fc_bias"]), 0)
+    np.testing.assert_allclose(ex.forward()[0].asnumpy(), want, rtol=1e-5, atol=1e-5)
