@@ -23,5 +23,7 @@ register_bind_options("default", lambda: {"op_names": settings().subgraph_defaul
 
 register_backend("DNNL", aliases=("MKLDNN",))
 register_property("DNNL", DnnlProperty)
+for _name in ("DNNL", "MKLDNN"):  # the dtype of a bind's subgraphs, kept by its reshapes
+    register_bind_options(_name, lambda: {"dtype": settings().dnnl_dtype})
 
 __all__ = ["DnnlProperty"]

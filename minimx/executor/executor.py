@@ -46,7 +46,7 @@ from ..graph.infer import infer_dtypes, infer_shapes
 from ..interpreter.runner import GraphRunner
 from ..ndarray import NDArray, empty, zeros
 from ..ops.infer import known
-from ..subgraph import PartitionReport, partition_for_bind
+from ..subgraph import BindBackends, PartitionReport, bind_backends, partition_for_bind
 from ..symbol import Symbol
 from .backward_monitor import BackwardMonitor
 
@@ -124,8 +124,11 @@ class Executor:
 
     def __init__(self, symbol: Symbol, args: dict[str, NDArray], grads: dict[str, NDArray],
                  grad_req: dict[str, str], aux: dict[str, NDArray], graph: Graph | None = None,
-                 inferred: tuple[list, list] | None = None, ctx: Context | None = None) -> None:
+                 inferred: tuple[list, list] | None = None, ctx: Context | None = None,
+                 backends: BindBackends | None = None) -> None:
         self._symbol = symbol
+        # What the bind partitions with (the environment's now, or a reshaped executor's)
+        self._backends = bind_backends() if backends is None else backends
         self._ctx = ctx = as_context(ctx, "bind: ctx")
         self._source = graph or Graph(symbol.outputs)
         src = self._source
@@ -176,10 +179,9 @@ class Executor:
 
     def _partition(self, training: bool, shape_of: list, dtype_of: list
                    ) -> tuple[Graph, list, list, PartitionReport]:
-        backends = settings().subgraph_backends
-        if not backends:
+        if not self._backends:
             return self._source, shape_of, dtype_of, PartitionReport()
-        return partition_for_bind(self._source, shape_of, dtype_of, backends, training)
+        return partition_for_bind(self._source, shape_of, dtype_of, self._backends, training)
 
     def _kernels(self) -> list:
         """How the compiled subgraph nodes run their operators (their states'
@@ -448,7 +450,7 @@ class Executor:
         grads = resized(self._arg_names, self.grad_arrays, arg_shapes, "gradient")
         aux = resized(self._aux_names, self.aux_arrays, aux_shapes, "auxiliary state")
         new = Executor(self._symbol, args, grads, self._grad_req, aux, self._source,
-                       (shape_of, self._source_dtypes), self._ctx)
+                       (shape_of, self._source_dtypes), self._ctx, self._backends)
         # Outputs that fit in the old ones share their memory too, as in MXNet.
         new.outputs = [_resized(old, out.shape, False, "reshape: output")
                        if out.size <= old.size and out.dtype == old.dtype else out

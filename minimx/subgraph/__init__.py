@@ -15,6 +15,8 @@ from ..graph import Node
 from ..symbol import symbol
 from . import control_flow, subgraph_op  # noqa: F401  (register _subgraph_op, _foreach, ...)
 from .backend import (
+    BindBackends,
+    bind_backends,
     list_backends,
     optimize_for,
     partition,
@@ -30,7 +32,7 @@ from .selector import ContainOpSelector, SelectorNode, SubgraphSelector
 
 symbol.provide(partition=partition, optimize_for=optimize_for)
 
-__all__ = ["ContainOpSelector", "DefaultSubgraphProperty", "GraphPassProperty", "Node",
-           "PartitionReport", "SelectorNode", "SubgraphProperty", "SubgraphSelector",
-           "list_backends", "optimize_for", "partition", "partition_for_bind", "partition_summary",
-           "register_backend", "register_bind_options", "register_property"]
+__all__ = ["BindBackends", "ContainOpSelector", "DefaultSubgraphProperty", "GraphPassProperty",
+           "Node", "PartitionReport", "SelectorNode", "SubgraphProperty", "SubgraphSelector",
+           "bind_backends", "list_backends", "optimize_for", "partition", "partition_for_bind",
+           "partition_summary", "register_backend", "register_bind_options", "register_property"]

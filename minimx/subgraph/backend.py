@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import BackendError, warn_user
+from ..base import BackendError, settings, warn_user
 from ..graph import Graph
 from ..symbol import Symbol
 from .partitioner import infer_graph, partition_graph, partition_with_property
@@ -41,6 +41,18 @@ def register_bind_options(backend_name: str, options: Callable[[], dict[str, Any
     """The options `backend_name` takes at bind time, read when a bind partitions
     (the `default` backend's operator names come from the environment so)."""
     _BIND_OPTIONS[backend_name] = options
+
+
+# The backends a bind partitions with, in order, each with its bind options.
+BindBackends = tuple[tuple[str, dict[str, Any]], ...]
+
+
+def bind_backends() -> BindBackends:
+    """The backends a bind partitions with as the environment says now
+    (MINIMX_SUBGRAPH_BACKEND and each backend's bind options): an executor keeps
+    them, so that its reshapes partition as its bind did."""
+    return tuple((b, _BIND_OPTIONS[b]() if b in _BIND_OPTIONS else {})
+                 for b in settings().subgraph_backends)
 
 
 def list_backends() -> list[str]:
@@ -100,7 +112,7 @@ def _partition(sym: Symbol, backend_or_property: str | SubgraphProperty,
     return sym, report
 
 
-def partition_for_bind(graph: Graph, shape_of: list, dtype_of: list, backends: Sequence[str],
+def partition_for_bind(graph: Graph, shape_of: list, dtype_of: list, backends: BindBackends,
                        training: bool) -> tuple[Graph, list, list, PartitionReport]:
     """The forward graph `bind` runs: `graph` (whose every entry's shape and dtype
     are `shape_of` and `dtype_of`) partitioned by each backend in order, with
@@ -114,8 +126,7 @@ def partition_for_bind(graph: Graph, shape_of: list, dtype_of: list, backends: S
     # Partitioning keeps the inputs: their shapes and dtypes by name serve every graph.
     shapes = {graph.nodes[i].name: shape_of[graph.entry_ptr[i]] for i in graph.input_ids}
     dtypes = {graph.nodes[i].name: dtype_of[graph.entry_ptr[i]] for i in graph.input_ids}
-    for backend in backends:
-        options = _BIND_OPTIONS[backend]() if backend in _BIND_OPTIONS else {}
+    for backend, options in backends:
         for prop in _properties(backend, options):
             label = _label(backend, prop)
             if training and prop.inference_only:

@@ -111,7 +111,13 @@ def test_setting_makes_bind_partition_in_bf16(bf16_cpu, monkeypatch):
     (got,) = [o.asnumpy() for o in ex.forward()]
     assert "dtype=bfloat16" in ex.debug_str()
     assert_bf16_close(got, want)
+    # a reshape partitions as its bind did, whatever the environment says since
+    monkeypatch.delenv("MINIMX_SUBGRAPH_BACKEND")
     monkeypatch.setenv("MINIMX_DNNL_DTYPE", "float32")
+    shape = ex.arg_dict["data"].shape
+    smaller = ex.reshape(data=(1, *shape[1:]))
+    assert "dtype=bfloat16" in smaller.debug_str()
+    monkeypatch.setenv("MINIMX_SUBGRAPH_BACKEND", "DNNL")
     ex = bind(sym, args, aux)
     assert "dtype=bfloat16" not in ex.debug_str()
     np.testing.assert_allclose(ex.forward()[0].asnumpy(), want, rtol=1e-4, atol=1e-5)
