@@ -1,5 +1,5 @@
 """Lifting node sets into subgraph nodes: the one rewrite behind the
-partitioner and every backend fusion.
+partitioner and every backend fusion; and `inline`, which undoes it.
 
 Needs: a Graph; disjoint sets of its operator nodes, none closing a cycle (no
 path leaves a set and comes back into it), each with its outputs (the entries
@@ -29,7 +29,7 @@ order in which a walk of the chain meets its inputs).
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from ..base import DTYPE_TO_FLAG, BackendError
 from ..graph import Graph, Node, NodeEntry
@@ -167,3 +167,30 @@ def _unit_order(g: Graph, owner: list[int]) -> list[tuple[str, int]]:
     if len(order) != len(deps):  # callers' sets close no cycle: a bug if so
         raise BackendError("lifting node sets would create a cycle")
     return order
+
+
+def inline(sym: Symbol, ops: Collection[str]) -> Symbol:
+    """`sym` with each node whose operator is in `ops` replaced by its subgraph, and
+    so on inside it: `lift` undone for those nodes (a subgraph's variables, in its
+    `list_inputs` order, stand for the node's inputs). The other nodes are copied."""
+    return Symbol(_inlined(sym, {}, frozenset(ops)))
+
+
+def _inlined(sym: Symbol, given: dict[str, NodeEntry], ops: frozenset[str]) -> list[NodeEntry]:
+    """The heads of `sym` inlined, its variables named in `given` read as those entries."""
+    made: dict[int, Node | list[NodeEntry]] = {}   # a copy, or an inlined node's outputs
+
+    def output(e: NodeEntry) -> NodeEntry:
+        m = made[id(e.node)]
+        return m[e.index] if isinstance(m, list) else NodeEntry(m, e.index)
+
+    for node in sym._topo():
+        if node.is_variable:
+            made[id(node)] = [given[node.name]] if node.name in given else node
+        elif node.op in ops:
+            inner = node.subgraphs[0]
+            ins = [output(e) for e in node.inputs]
+            made[id(node)] = _inlined(inner, dict(zip(inner.list_inputs(), ins, strict=True)), ops)
+        else:
+            made[id(node)] = node.with_inputs([output(e) for e in node.inputs])
+    return [output(h) for h in sym.outputs]

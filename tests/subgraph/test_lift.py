@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 
 import minimx as mx
+from minimx.backends.dnnl.patterns import FUSED_OPS
 from minimx.base import BackendError
 from minimx.graph import Graph, Node
-from minimx.subgraph.lift import lift
+from minimx.subgraph.lift import inline, lift
+from tests.onednn_required import require_onednn
 
 
 def _subgraph_node(inner, k):
@@ -99,3 +101,21 @@ def test_subgraph_ids_run_on_over_a_backends_properties():
     part = mx.subgraph.partition(sym, "two_props_for_ids")
     assert [n.name for n in Graph(part.outputs).nodes if n.op] == [
         "sg_default_0", "sg_default_2", "sg_default_1", "sg_default_3"]
+
+
+def test_inline_undoes_lift():
+    g = _graph()
+    lifted = lift(g, [(_ids(g, "r", "m", "fc"), [(_ids(g, "fc")[0], 0), (_ids(g, "r")[0], 0)])],
+                  _subgraph_node, "test")
+    inlined = inline(mx.sym.Symbol(lifted.outputs), {"_subgraph_op"})
+    assert inlined.tojson() == mx.sym.Symbol(g.outputs).tojson()
+
+
+@pytest.mark.parametrize("model", ["resnet18_v1", "mobilenetv2_1.0"])
+def test_inline_of_a_dnnl_partition_is_the_model_again(model):
+    # nested: _sg_dnnl nodes hold fused chains (_sg_dnnl_conv, ...), each its layers
+    require_onednn()
+    net = mx.models.get_model(model)
+    part = mx.subgraph.partition(net, "DNNL", shapes={"data": (1, 3, 224, 224)})
+    assert {n.op for n in part._topo()} & {"_sg_dnnl"}
+    assert inline(part, {"_sg_dnnl", *FUSED_OPS}).tojson() == net.tojson()

@@ -16,12 +16,14 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from ...backends.dnnl.patterns import FUSED_OPS
 from ...base import MinimxError
 from ...context import Context
 from ...gluon import DeferredInitializationError, InputError, SymbolBlock
 from ...io import DataIter
 from ...model import load_checkpoint
 from ...ndarray import zeros
+from ...subgraph.lift import inline
 from ...symbol import var
 from .mkldnn_fusion import mkldnn_quantize
 from .model import _check_ctx, _check_graph_mode, quantize_calibrated
@@ -62,12 +64,10 @@ def quantize_net_v2(network: SymbolBlock, quantized_dtype: str = "auto",
             network(*[zeros(shape) for shape in _input_shapes(data_shapes, calib_data)])
             network.export(f"{tmp}/net", 0)
         sym, args, auxs = load_checkpoint(f"{tmp}/net", 0)
-    fused = [n.name for n in sym._topo() if n.op == "_sg_dnnl"]
-    if fused:
-        raise InputError(f"quantize_net: the block is partitioned for oneDNN "
-                         f"(hybridize(backend=...): {', '.join(fused)}), whose fused nodes the "
-                         "quantization pass does not see into; quantize the block before "
-                         "partitioning it (the quantized block partitions as any other)")
+    # A block partitioned for oneDNN (hybridize(backend='MKLDNN')) has its layers in
+    # `_sg_dnnl` nodes, which the pass does not read: they go back to the layers, which
+    # MKLDNN_QUANTIZE fuses as MXNet's pass meets its own fused nodes.
+    sym = inline(sym, {"_sg_dnnl", *FUSED_OPS})
     excluded = list(exclude_layers or [])
     # MXNet's match also takes the variables it meets (weights), which its pass
     # then ignores; only operators can be excluded here.
