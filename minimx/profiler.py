@@ -290,6 +290,7 @@ class _Written:
 
 
 _written: _Written | None = None
+_dumping = threading.Lock()
 _HEAD, _TAIL = '{"displayTimeUnit": "ms", "traceEvents": [\n', "\n]}\n"
 
 
@@ -301,31 +302,38 @@ def dump(finished: bool = True, profile_process: str = "worker") -> None:
     """
     global _written
     _check_process(profile_process)
-    with _lock:
-        filename = _config.filename
-        written = _written
-        if written is not None and (written.filename != filename or not
-                                    os.path.isfile(filename) or
-                                    os.path.getsize(filename) != written.size):
-            written = None   # the file is another one now: write every record again
-        lines = [json.dumps(r) for r in _records_after(written)]
-        counts = (len(_events), len(_memory_samples), len(_annotations),
-                  frozenset(_thread_names))
-        if finished:
-            _events.clear()
-            _thread_names.clear()
-            _memory_samples.clear()
-            _annotations.clear()
-        if written is None:
-            tmp = f"{filename}.tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(_HEAD + ",\n".join(lines) + _TAIL)
-            os.replace(tmp, filename)  # readers never see a half-written trace
-        elif lines:  # the file's list holds its process names at least: append after them
-            with open(filename, "r+b") as f:   # json.dumps writes ASCII: bytes = chars
-                f.seek(written.size - len(_TAIL))
-                f.write((",\n" + ",\n".join(lines) + _TAIL).encode("ascii"))
+    with _dumping:   # one dump at a time; recording waits only for the records' copy
+        with _lock:
+            filename = _config.filename
+            written = _written
+            if written is not None and (written.filename != filename or not
+                                        os.path.isfile(filename) or
+                                        os.path.getsize(filename) != written.size):
+                written = None   # the file is another one now: write every record again
+            records = _records_after(written)
+            counts = (len(_events), len(_memory_samples), len(_annotations),
+                      frozenset(_thread_names))
+            if finished:
+                _events.clear()
+                _thread_names.clear()
+                _memory_samples.clear()
+                _annotations.clear()
+        _write(filename, written, [json.dumps(r) for r in records])
         _written = None if finished else _Written(filename, os.path.getsize(filename), *counts)
+
+
+def _write(filename: str, written: _Written | None, lines: list[str]) -> None:
+    """The trace file with `lines` appended to what `written` says it holds, or
+    written whole (a new file, or one no longer as the last dump left it)."""
+    if written is None:
+        tmp = f"{filename}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(_HEAD + ",\n".join(lines) + _TAIL)
+        os.replace(tmp, filename)  # readers never see a half-written trace
+    elif lines:  # the file's list holds its process names at least: append after them
+        with open(filename, "r+b") as f:   # json.dumps writes ASCII: bytes = chars
+            f.seek(written.size - len(_TAIL))
+            f.write((",\n" + ",\n".join(lines) + _TAIL).encode("ascii"))
 
 
 @atexit.register

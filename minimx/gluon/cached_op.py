@@ -66,9 +66,11 @@ class CachedOp:
             # a parameter cast or reshaped since: the executor's types and plan are stale
             executor = self._executors[key] = self._bind(data, params, ctx, training)
         self._checked[key] = params
-        aux = executor.aux_dict
-        for name in self._aux_names if training else self._aux_inputs:
-            aux[name][:] = data[name] if name in data else params[name]
+        written = self._aux_names if training else self._aux_inputs
+        if written:   # no aux dict on a plain inference call
+            aux = executor.aux_dict
+            for name in written:
+                aux[name][:] = data[name] if name in data else params[name]
         outputs = executor.forward(is_train=training,
                                    **{n: data[n] for n in self._forward_inputs})
         return [_copied(out) for out in outputs]

@@ -156,6 +156,28 @@ def topo_order(outputs: Iterable[NodeEntry]) -> list[Node]:
     return order
 
 
+def rewritten(outputs: Iterable[NodeEntry],
+              replace: Callable[[Node, list[NodeEntry]], list[NodeEntry] | None]
+              ) -> list[NodeEntry]:
+    """`outputs` rebuilt node by node in topological order: `replace(node, inputs)`
+    (its inputs as rebuilt) gives the entries a reader of its outputs reads instead
+    (output k: the k-th), or None, and the node is copied onto those inputs
+    (variables kept)."""
+    made: dict[int, Node | list[NodeEntry]] = {}   # a copy, or the entries read instead
+
+    def output(e: NodeEntry) -> NodeEntry:
+        m = made[id(e.node)]
+        return m[e.index] if isinstance(m, list) else NodeEntry(m, e.index, e.version)
+
+    outputs = list(outputs)
+    for node in topo_order(outputs):
+        inputs = [output(e) for e in node.inputs]
+        replaced = replace(node, inputs)
+        made[id(node)] = (replaced if replaced is not None else
+                          node if node.is_variable else node.with_inputs(inputs))
+    return [output(e) for e in outputs]
+
+
 def read_through(outputs: Iterable[NodeEntry], passes: Callable[[Node], bool]
                  ) -> list[NodeEntry]:
     """`outputs` with every node for which `passes` holds read through: a reader of its
@@ -167,18 +189,8 @@ def read_through(outputs: Iterable[NodeEntry], passes: Callable[[Node], bool]
     highest: dict[int, int] = {}   # node -> the highest output index read of it
     for e in [*outputs, *(e for node in order for e in node.inputs)]:
         highest[id(e.node)] = max(highest.get(id(e.node), 0), e.index)
-    copies: dict[int, Node] = {}
-    bypassed: dict[int, Node] = {}
-
-    def entry(e: NodeEntry) -> NodeEntry:
-        if id(e.node) in bypassed:
-            return entry(bypassed[id(e.node)].inputs[e.index])
-        return NodeEntry(copies[id(e.node)], e.index, e.version)
-
-    for node in order:
-        if not node.is_variable and highest[id(node)] < len(node.inputs) and passes(node):
-            bypassed[id(node)] = node
-        else:
-            copies[id(node)] = node if node.is_variable else node.with_inputs(
-                entry(e) for e in node.inputs)
-    return [entry(e) for e in outputs] if bypassed else outputs
+    bypassed = {id(node) for node in order if not node.is_variable
+                and highest[id(node)] < len(node.inputs) and passes(node)}
+    if not bypassed:
+        return outputs
+    return rewritten(outputs, lambda node, inputs: inputs if id(node) in bypassed else None)

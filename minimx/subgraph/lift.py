@@ -33,6 +33,7 @@ from collections.abc import Callable, Collection, Sequence
 
 from ..base import DTYPE_TO_FLAG, BackendError
 from ..graph import Graph, Node, NodeEntry
+from ..graph.node import rewritten
 from ..ops.params import format_value
 from ..symbol import Symbol
 
@@ -178,19 +179,11 @@ def inline(sym: Symbol, ops: Collection[str]) -> Symbol:
 
 def _inlined(sym: Symbol, given: dict[str, NodeEntry], ops: frozenset[str]) -> list[NodeEntry]:
     """The heads of `sym` inlined, its variables named in `given` read as those entries."""
-    made: dict[int, Node | list[NodeEntry]] = {}   # a copy, or an inlined node's outputs
-
-    def output(e: NodeEntry) -> NodeEntry:
-        m = made[id(e.node)]
-        return m[e.index] if isinstance(m, list) else NodeEntry(m, e.index)
-
-    for node in sym._topo():
+    def replace(node: Node, inputs: list[NodeEntry]) -> list[NodeEntry] | None:
         if node.is_variable:
-            made[id(node)] = [given[node.name]] if node.name in given else node
-        elif node.op in ops:
-            inner = node.subgraphs[0]
-            ins = [output(e) for e in node.inputs]
-            made[id(node)] = _inlined(inner, dict(zip(inner.list_inputs(), ins, strict=True)), ops)
-        else:
-            made[id(node)] = node.with_inputs([output(e) for e in node.inputs])
-    return [output(h) for h in sym.outputs]
+            return [given[node.name]] if node.name in given else None
+        if node.op not in ops:
+            return None
+        inner = node.subgraphs[0]
+        return _inlined(inner, dict(zip(inner.list_inputs(), inputs, strict=True)), ops)
+    return rewritten(sym.outputs, replace)
