@@ -35,8 +35,13 @@ def array(source: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray
         source = source.asnumpy()
     dtype = as_dtype(dtype or DEFAULT_DTYPE)
     try:
-        return NDArray(np.array(source, dtype=dtype, order="C"), ctx=ctx)
-    except (TypeError, ValueError) as exc:
+        try:
+            values = np.array(source, dtype=dtype, order="C")
+        except OverflowError:
+            # numbers outside an integer type wrap, as under the numpy MXNet 1.9.1 needs
+            values = np.array(source, order="C").astype(dtype)
+        return NDArray(values, ctx=ctx)
+    except (TypeError, ValueError, OverflowError) as exc:
         raise DTypeError(f"mx.nd.array: cannot make an array of {dtype} from "
                          f"{type(source).__name__}: {exc}") from None
 

@@ -140,7 +140,8 @@ class NDArray:
 
     @property
     def T(self) -> NDArray:
-        return _generated().transpose(self)
+        """The transpose, a copy; an array of fewer than two axes itself (as MXNet's)."""
+        return self if self.ndim < 2 else _generated().transpose(self)
 
     # -- values ---------------------------------------------------------------
     def asnumpy(self) -> np.ndarray:
@@ -308,19 +309,25 @@ class NDArray:
 
     # -- indexing ---------------------------------------------------------------
     def __getitem__(self, key: Any) -> NDArray:
-        """Basic indexing (ints, slices, ``...``, ``None``) gives a view where numpy
-        would, a copy otherwise; an element (every axis an int) comes as shape (1,),
-        as in MXNet 1.x. Lists, numpy arrays and NDArrays index as numpy's advanced
-        indexing does (MXNet's too), into a copy."""
+        """Basic indexing (ints, slices, ``...``, ``None``) as MXNet 1.x's: a view
+        sharing this array's memory where the part it selects is contiguous (whole
+        rows, an element), a copy otherwise (a column, a strided slice); ``a[:]``
+        and ``a[()]`` are the array itself, and an element (every axis an int)
+        comes as shape (1,). Lists, numpy arrays and NDArrays index as numpy's
+        advanced indexing does (MXNet's too), into a copy."""
+        if _whole(key):
+            return self
         if AUTOGRAD.recording and autograd_entry("in_graph")(self):
             return autograd_entry("getitem")(self, key)
         key, reads = self._index(key)
         with _index_errors():
-            view = self._data[_values(key, shape_only=True)]
-        if not reads and isinstance(view, np.ndarray) and np.shares_memory(view, self._data):
-            # a view: same engine variable; an element through `...` as shape (1,) too
-            return NDArray(view.reshape(view.shape or (1,)), self._var, self._ctx)
-        out = empty(np.shape(view) or (1,), self._ctx, self.dtype)
+            shape = np.shape(self._data[_values(key, shape_only=True)]) or (1,)
+        if not reads:
+            # ints as one-long slices: numpy then gives a view of an element too
+            view = self._data[_int_slices(key)]
+            if view.flags.c_contiguous:
+                return NDArray(view.reshape(shape), self._var, self._ctx)
+        out = empty(shape, self._ctx, self.dtype)
         src, dst = self._data, out._data
 
         def get() -> None:
@@ -466,6 +473,21 @@ def _values(key: Any, shape_only: bool = False) -> Any:
             return k
         return np.zeros(k.shape, np.int64) if shape_only else k._data.astype(np.int64)
     return tuple(map(value, key)) if isinstance(key, tuple) else value(key)
+
+
+def _whole(key: Any) -> bool:
+    """Whether `key` is ``:`` or ``()``, with which MXNet's indexing returns the array."""
+    if isinstance(key, slice):
+        return key.start is None and key.stop is None and key.step in (None, 1)
+    return isinstance(key, tuple) and not key
+
+
+def _int_slices(key: Any) -> Any:
+    """A basic key with each int ``i`` as the slice ``i:i+1`` (numpy's view keeps the
+    axis), for a key already checked against the array's shape."""
+    def one(k: Any) -> Any:
+        return slice(k, k + 1 or None) if isinstance(k, (int, np.integer)) else k
+    return tuple(map(one, key)) if isinstance(key, tuple) else one(key)
 
 
 @contextmanager

@@ -30,8 +30,12 @@ Shape = tuple[int, ...] | None
 
 
 def _like(value: Any, ref: Array) -> Array:
-    """`value` as an array of `ref`'s dtype (numpy promotes; MXNet computes in the input type)."""
-    return np.asarray(value).astype(ref.dtype, copy=False)
+    """`value` as an array of `ref`'s dtype (numpy promotes; MXNet computes in the input
+    type), a float converted to an integer type as C converts it."""
+    value = np.asarray(value)
+    if ref.dtype.kind in "iu" and value.dtype.kind == "f":
+        return c_truncate(value, ref.dtype)
+    return value.astype(ref.dtype, copy=False)
 
 
 def from_double(fn: Callable[[Array], Array]) -> Callable[[Array], Array]:
@@ -292,6 +296,27 @@ def divide(a: Array, b: Array) -> Array:
     return np.divide(a, b)
 
 
+def c_truncate(x: Array, dtype: np.dtype) -> Array:
+    """Floats converted to the integer `dtype` as C does on x86 (cvttss2si, in MXNet's
+    kernels): toward zero; NaN, infinities and values past the 32-bit range (64-bit
+    for 8-byte types) give that range's minimum, and narrower types its low bits."""
+    wide = np.int64 if dtype.itemsize == 8 else np.int32
+    low = float(np.iinfo(wide).min)
+    t = np.trunc(np.asarray(x, np.float64))
+    past = ~(np.abs(t) < -low) & (t != low)   # NaN compares false, so it is past too
+    return np.where(past, low, t).astype(wide).astype(dtype)
+
+
+def reverse_divide(s: Array, x: Array) -> Array:
+    """MXNet's rdiv, a scalar over an array: integers divide in float32 (mshadow's
+    math functions take floats) and convert back as C does, so that 5 / 0 gives the
+    conversion of inf, not the crash of an integer division by 0."""
+    if np.result_type(s, x).kind not in "iu":
+        return np.divide(s, x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return c_truncate(np.float32(s) / x.astype(np.float32), np.result_type(s, x))
+
+
 def mod(a: Array, b: Array) -> Array:
     """MXNet's modulo: the sign of the divisor (Python's %, not C's fmod) for floats and
     integers alike, and 0 where the divisor is 0."""
@@ -412,19 +437,22 @@ register(dataclasses.replace(get_op("elemwise_add"), name="_grad_add", aliases=(
 
 # -- scalar ----------------------------------------------------------------------
 
-# name -> (BINARY row, whether the scalar is the left operand, MXNet's legacy alias)
-SCALAR_OPS: dict[str, tuple[str, bool, str]] = {
-    "_plus_scalar": ("add", False, "_PlusScalar"),
-    "_minus_scalar": ("sub", False, "_MinusScalar"),
-    "_rminus_scalar": ("sub", True, "_RMinusScalar"),
-    "_mul_scalar": ("mul", False, "_MulScalar"),
-    "_div_scalar": ("div", False, "_DivScalar"),
-    "_rdiv_scalar": ("div", True, "_RDivScalar"),
-    "_rpower_scalar": ("power", True, "_RPowerScalar"),
-    "_rmod_scalar": ("mod", True, "_RModScalar"),
+# A scalar over an array, as MXNet computes it (its gradients are division's).
+RDIV = BINARY["div"]._replace(fn=reverse_divide)
+
+# name -> (binary row, whether the scalar is the left operand, MXNet's legacy alias)
+SCALAR_OPS: dict[str, tuple[Binary, bool, str]] = {
+    "_plus_scalar": (BINARY["add"], False, "_PlusScalar"),
+    "_minus_scalar": (BINARY["sub"], False, "_MinusScalar"),
+    "_rminus_scalar": (BINARY["sub"], True, "_RMinusScalar"),
+    "_mul_scalar": (BINARY["mul"], False, "_MulScalar"),
+    "_div_scalar": (BINARY["div"], False, "_DivScalar"),
+    "_rdiv_scalar": (RDIV, True, "_RDivScalar"),
+    "_rpower_scalar": (BINARY["power"], True, "_RPowerScalar"),
+    "_rmod_scalar": (BINARY["mod"], True, "_RModScalar"),
     # the rest follow one pattern: _greater_equal_scalar, alias _GreaterEqualScalar
-    **{f"_{key}_scalar": (key, False, "_" + key.title().replace("_", "") + "Scalar")
-       for key in BINARY if key not in ("add", "sub", "mul", "div")},
+    **{f"_{key}_scalar": (row, False, "_" + key.title().replace("_", "") + "Scalar")
+       for key, row in BINARY.items() if key not in ("add", "sub", "mul", "div")},
 }
 _SCALAR_PARAMS = (Param("scalar", "float", 1.0, doc="Scalar input value"),
                   Param("is_int", "bool", True, doc="Indicate whether scalar input is int type"))
@@ -467,8 +495,8 @@ def scalar_op(name: str, row: Binary, reverse: bool, alias: str) -> OpDef:
                         zero_gradient=row.grads is _zero_grads)
 
 
-for _name, (_key, _reverse, _alias) in SCALAR_OPS.items():
-    register(scalar_op(_name, BINARY[_key], _reverse, _alias))
+for _name, (_row, _reverse, _alias) in SCALAR_OPS.items():
+    register(scalar_op(_name, _row, _reverse, _alias))
 
 
 # -- add_n and Cast ----------------------------------------------------------------

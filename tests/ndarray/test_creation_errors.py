@@ -129,3 +129,11 @@ def test_fills_write_out_in_place_as_mxnets():
         mx.nd.ones((3,), out=out)
     with pytest.raises(mx.MinimxError, match="dense arrays only"):
         mx.nd.zeros((2,), stype="row_sparse")
+
+
+def test_numbers_outside_an_integer_type_wrap_as_in_mxnet():
+    # MXNet 1.9.1 (under the numpy < 1.24 it needs): [2, 0, 254, 44] and [2, 56].
+    assert mx.nd.array([2, 0, -2, 300], dtype="uint8").asnumpy().tolist() == [2, 0, 254, 44]
+    assert mx.nd.array([2, -200], dtype="int8").asnumpy().tolist() == [2, 56]
+    with pytest.raises(mx.DTypeError, match="cannot make an array of int32 from list"):
+        mx.nd.array([2**70], dtype="int32")

@@ -52,6 +52,41 @@ def test_slices_are_views_sharing_the_engine_variable():
     np.testing.assert_array_equal(a.asnumpy()[:, 0], [0, 5, 5, 0])
 
 
+# (key, shape, elements of a (2, 3, 4) array a write to the result changes):
+# MXNet 1.9.1's, measured. A contiguous part is a view, anything else a copy.
+VIEWS_AS_MXNET = [
+    (1, (3, 4), 12), (-1, (3, 4), 12), ((1, 2), (4,), 4), ((1, 2, 3), (1,), 1),
+    ((-1, -1, -1), (1,), 1), (slice(1, 2), (1, 3, 4), 12), ((1, slice(1, 3)), (2, 4), 8),
+    ((None, 1), (1, 3, 4), 12), ((0, Ellipsis), (3, 4), 12), ((Ellipsis,), (2, 3, 4), 24),
+    ((1, None, 2), (1, 4), 4), ((0, 1, slice(1, 3)), (2,), 2),
+    ((slice(None), 1), (2, 4), 0), ((Ellipsis, 1), (2, 3), 0),
+    ((0, slice(None), 2), (3,), 0), ((slice(None, None, -1),), (2, 3, 4), 0)]
+
+
+@pytest.mark.parametrize(("key", "shape", "shared"), VIEWS_AS_MXNET)
+def test_basic_indexing_gives_a_view_where_mxnet_does(key, shape, shared):
+    a = mx.nd.array(np.arange(24).reshape(2, 3, 4))
+    part = a[key]
+    assert part.shape == shape
+    part[:] = -7
+    assert int((a.asnumpy() == -7).sum()) == shared
+
+
+def test_the_whole_array_and_a_short_transpose_are_the_array_itself():
+    v = mx.nd.array([1, 2, 3])
+    assert v[:] is v and v[()] is v and v[::1] is v and v.T is v
+    m = mx.nd.array([[1, 2]])
+    assert m.T is not m and m.T.shape == (2, 1)
+    # so a gradient attached to x[:] is x's, as in MXNet (there [2, 4])
+    x = mx.nd.array([1, 2])
+    y = x[:]
+    y.attach_grad()
+    with mx.autograd.record():
+        z = (y * x).sum()
+    z.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [2, 4])
+
+
 def test_copy_copyto_astype_reshape():
     a = mx.nd.array([[1.5, 2.5]])
     b = a.copy()

@@ -349,13 +349,33 @@ def test_scalar_params_and_integer_inputs():
 
 @pytest.mark.parametrize("op, attrs, inputs", [
     ("_div_scalar", {"scalar": "0.5"}, [np.array([4, 6], np.int8)]),   # 0.5 as int8 is 0
-    ("_rdiv_scalar", {"scalar": "3"}, [np.array([1, 0], np.int32)]),
     ("broadcast_div", {}, [np.array([[4, 6]], np.uint8), np.array([[2], [0]], np.uint8)]),
 ])
 def test_integer_division_by_zero_is_refused(op, attrs, inputs):
     # MXNet 1.9.1's process stops with SIGFPE on each of these.
     with pytest.raises(OperatorError, match="integer division by zero"):
         run(op, attrs, *inputs)
+
+
+@pytest.mark.parametrize("dtype, scalar, expected", [
+    # MXNet 1.9.1's values of scalar / [2, 0, -2, 3, 7] (-2 wraps in uint8, to 254): it
+    # divides in float32 and converts back as C does, inf and NaN to the 32-bit minimum.
+    (np.int32, "5", [2, -2**31, -2, 1, 0]), (np.int32, "-3", [-1, -2**31, 1, -1, 0]),
+    (np.int32, "0", [0, -2**31, 0, 0, 0]), (np.int64, "5", [2, -2**63, -2, 1, 0]),
+    (np.int8, "5.5", [2, 0, -2, 1, 0]), (np.uint8, "-3", [126, 0, 0, 84, 36]),
+])
+def test_a_scalar_over_integers_divides_as_mxnet(dtype, scalar, expected):
+    x = np.array([2, 0, -2, 3, 7]).astype(dtype)
+    out = run("_rdiv_scalar", {"scalar": scalar}, x)
+    assert out.dtype == dtype and out.tolist() == expected
+
+
+def test_a_large_scalar_over_integers_rounds_as_float32():
+    # MXNet 1.9.1: (2**40 + 1) / [1, 3] in int64 and (2**31 + 5) / [1, 3] in int32.
+    assert run("_rdiv_scalar", {"scalar": str(2**40 + 1)},
+               np.array([1, 3], np.int64)).tolist() == [1099511627776, 366503886848]
+    assert run("_rdiv_scalar", {"scalar": str(2**31 + 5)},
+               np.array([1, 3], np.int32)).tolist() == [-2**31, -715827904]
 
 
 def test_integer_division_truncates_toward_zero_and_floats_divide_by_zero():
