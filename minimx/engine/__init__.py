@@ -28,7 +28,7 @@ from .core import Engine, set_op_recorder
 from .errors import EngineError, EngineTimeout, OperationError
 from .naive import NaiveEngine
 from .threaded import ThreadedEngine
-from .var import Var, VarSet, versions
+from .var import Var, VarSet, pushed_writes, versions
 
 ENGINE_TYPES: dict[str, type[Engine]] = {
     "ThreadedEngine": ThreadedEngine,
@@ -186,6 +186,6 @@ os.register_at_fork(before=_drain_before_fork, after_in_child=_forget_engine_in_
 
 __all__ = ["ENGINE_TYPES", "Engine", "EngineError", "EngineTimeout", "NaiveEngine",
            "OperationError", "ThreadedEngine", "Var", "VarSet", "bulk", "create_engine",
-           "get_engine", "new_variable", "push", "run_if_idle", "set_bulk_size", "set_engine",
-           "set_engine_type", "set_op_recorder", "synchronous", "versions", "wait_for_all",
-           "wait_for_var"]
+           "get_engine", "new_variable", "push", "pushed_writes", "run_if_idle",
+           "set_bulk_size", "set_engine", "set_engine_type", "set_op_recorder", "synchronous",
+           "versions", "wait_for_all", "wait_for_var"]

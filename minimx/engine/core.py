@@ -12,10 +12,12 @@ Guarantees common to `NaiveEngine` and `ThreadedEngine`:
   operation that reads or writes such a variable is skipped and carries the
   same failure on to the variables it writes. `wait_for_var(v)` raises
   `OperationError` (original exception as ``__cause__``) when `v` carries a
-  failure, and clears it from `v` only: each poisoned variable raises once,
-  as in MXNet, and operations pushed after that run normally on it.
-  `wait_for_all()` raises the earliest failure that no wait has raised yet
-  and clears every failure from every variable. Nothing else is disturbed:
+  failure, and clears that failure from every variable it poisoned: each
+  failure raises once, as in MXNet (whose variables share one exception
+  pointer, nulled by the wait that throws it), and operations pushed after
+  that run normally on all of them - a failed backward does not stop the
+  training steps after it. `wait_for_all()` raises the earliest failure that
+  no wait has raised yet and clears every failure. Nothing else is disturbed:
   operations on unrelated variables run as usual.
 - `run_if_idle` runs work on the calling thread without a push only when no
   operation is pending and no failure is stored, and then counts it as one
@@ -110,6 +112,8 @@ class Engine(ABC):
             if self._closed:
                 raise EngineError(f"push {name!r}: the engine is shut down")
             self._seq += 1
+            for v in writes:
+                v._pushed += 1
             op = Op(fn, reads, writes, priority, name, symbolic, self._seq, kind)
             here = self._schedule(op, here_if_ready)
         if here:
@@ -136,6 +140,7 @@ class Engine(ABC):
                 return False
             for v in mutable_vars:
                 v._version += 1
+                v._pushed += 1
             return True
 
     @abstractmethod
@@ -187,22 +192,19 @@ class Engine(ABC):
 
     @staticmethod
     def _consume_var_failure(var: Var, failure: Failure | None) -> Failure | None:
-        """The failure a wait on `var` must raise (then cleared from `var`), or None."""
+        """The failure a wait on `var` must raise (then cleared everywhere), or None."""
         if failure is None or failure.cleared:
             return None
         if var._error is failure:
             var._error = None
-        failure.raised = True
+        failure.cleared = True
         return failure
 
     def _consume_all_failures(self) -> Failure | None:
         """The earliest failure no wait has raised; every failure is cleared."""
-        first = None
+        first = min((f for f in self._failures if not f.cleared), key=lambda f: f.seq,
+                    default=None)
         for f in self._failures:
-            if not f.raised and not f.cleared and (first is None or f.seq < first.seq):
-                first = f
             f.cleared = True
         self._failures.clear()
-        if first is not None:
-            first.raised = True
         return first

@@ -39,14 +39,13 @@ class Failure:
     raises the earliest one not yet raised.
     """
 
-    __slots__ = ("op_name", "exc", "seq", "raised", "cleared")
+    __slots__ = ("op_name", "exc", "seq", "cleared")
 
     def __init__(self, op_name: str, exc: BaseException, seq: int) -> None:
         self.op_name = op_name
         self.exc = exc
         self.seq = seq
-        self.raised = False   # some wait has raised it (wait_for_all skips it then)
-        self.cleared = False  # wait_for_all cleared it from every variable at once
+        self.cleared = False  # raised by a wait: gone from every variable at once
 
     def to_error(self, waited_on: str = "") -> OperationError:
         """A fresh OperationError (chained to the original) for one raise."""

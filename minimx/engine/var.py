@@ -22,8 +22,8 @@ class Var:
     0
     """
 
-    __slots__ = ("name", "orders_only", "_version", "_error", "_queue", "_readers", "_writing",
-                 "__weakref__")
+    __slots__ = ("name", "orders_only", "_version", "_pushed", "_error", "_queue", "_readers",
+                 "_writing", "__weakref__")
 
     def __init__(self, name: str = "", orders_only: bool = False) -> None:
         self.name = name
@@ -31,6 +31,7 @@ class Var:
         # leaves nothing behind that the next could not use, so no failure is stored.
         self.orders_only = orders_only
         self._version = 0
+        self._pushed = 0        # write operations pushed: `version` once they have finished
         self._error: Failure | None = None
         # Operations waiting for this variable, in push order, each with
         # True when it writes. The head is always a write unless the var is
@@ -85,11 +86,19 @@ class Op:
 
 
 _VERSION = attrgetter("_version")
+_PUSHED = attrgetter("_pushed")
 
 
 def versions(variables: Iterable[Var]) -> list[int]:
     """Each variable's `version`, read in one pass in C (a forward reads hundreds)."""
     return list(map(_VERSION, variables))
+
+
+def pushed_writes(variables: Iterable[Var]) -> list[int]:
+    """How many write operations have been pushed on each variable so far, finished
+    or not: what a caller compares to tell, at once, whether anything has been
+    pushed to write a variable since some point."""
+    return list(map(_PUSHED, variables))
 
 
 class VarSet(tuple[Var, ...]):

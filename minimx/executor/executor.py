@@ -235,10 +235,18 @@ class Executor:
         self._array_vars = engine.VarSet(a._var for a in inputs)
         self._output_vars = engine.VarSet(o._var for o in self.outputs)
         self._runner.input_versions = lambda: engine.versions(input_vars)
+        self._input_vars = input_vars
         self._vars: dict[int, list[engine.Var]] = {}
         # (The runner's prepared inference forward, or None when it has none),
         # made by the first bulk forward on these arrays.
         self._prepared: tuple[Callable[[], bool] | None] | None = None
+        # Refused at the call, not in the engine (where the failure would pass to the
+        # gradients and from them to the next update's weights): a backward before
+        # any forward, and one after an inference forward whose inputs have been
+        # written since (backward re-runs that forward for training, on the arrays
+        # as they are then; MXNet differentiates the values that forward stored).
+        self._forwarded = False
+        self._inference_writes: list[int] | None = None   # inputs' pushed writes then
 
     # -- running ---------------------------------------------------------------
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
@@ -252,6 +260,9 @@ class Executor:
                                       f"({', '.join(self._arg_names)})")
                 _copy_in(args[name], value, "forward", f"Argument {name}")
         self._sync_arrays()
+        self._forwarded = True
+        self._inference_writes = (engine.pushed_writes(self._input_vars)
+                                  if not is_train and self._runner.differentiable else None)
         # A profile shows each layer: bulk inference switches itself off for it.
         bulk = self._bulk_inference and not is_train and not profiler.recording_layers()
         if bulk and self._run_prepared():
@@ -325,6 +336,10 @@ class Executor:
         """
         if not self._runner.differentiable:
             return
+        if not self._forwarded:
+            raise MinimxError("backward: run forward first (MXNet computes from whatever "
+                              "the arrays hold)")
+        self._check_unwritten_since_inference()
         heads = self._head_grads(out_grads)
         grads = {n: g for n, g in self.grad_dict.items()
                  if g is not None and self._grad_req.get(n, "null") != "null"}
@@ -342,6 +357,21 @@ class Executor:
                     + [h._var for h in heads if h is not None],
                     [t._var for t in grads.values()] + [a._var for a in self.aux_arrays]
                     + blocks, name="backward", symbolic=True)
+
+    def _check_unwritten_since_inference(self) -> None:
+        """Refuse a backward after `forward(is_train=False)` when a write to an
+        argument or auxiliary state has been pushed since (an optimizer's update,
+        `copy_params_from`, ``arr[:] = ...``)."""
+        if self._inference_writes is None:
+            return
+        g = self._graph
+        changed = [g.nodes[nid].name for nid, was, now in
+                   zip(g.input_ids, self._inference_writes,
+                       engine.pushed_writes(self._input_vars), strict=True) if was != now]
+        if changed:
+            raise MinimxError(f"backward after forward(is_train=False): {', '.join(changed)} "
+                              "written since that forward, whose values backward "
+                              "differentiates; run forward again first")
 
     def _arg_reqs(self) -> list[str]:
         return [self._grad_req.get(n, "null") for n in self._arg_names]

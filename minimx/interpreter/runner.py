@@ -91,11 +91,6 @@ class GraphRunner:
         self.differentiable = any(r != "null" for r in self.grad_reqs)
         self._programs: dict[bool, Program] = {}
         self._last: tuple[Program, list[np.ndarray]] | None = None  # program, inputs
-        # The inputs' engine versions at a differentiable runner's last inference
-        # forward, which a backward re-runs: on other values it would differentiate
-        # another forward than the one the caller ran (MXNet's backward reads the
-        # values that forward stored).
-        self._last_versions: Sequence[int] | None = None
         # Of a differentiable runner's inference forwards: the generator's state before
         # each operator that draws (Dropout(mode='always'), random operators), so that a
         # backward re-running the forward for training draws the same values (MXNet's
@@ -239,8 +234,6 @@ class GraphRunner:
     def _finish(self, prog: Program, inputs: list[np.ndarray],
                 outputs: Sequence[np.ndarray] | None) -> list[np.ndarray]:
         self._last = (prog, inputs)
-        if self.differentiable and prog.backward is None and self.input_versions is not None:
-            self._last_versions = self.input_versions()
         result = [_bound(prog.env, e) for e in self.graph.head_entry_ids()]
         if outputs is not None:
             for dst, src in zip(outputs, result, strict=True):
@@ -274,7 +267,6 @@ class GraphRunner:
                 if self._last is None:
                     raise MinimxError("backward: run forward first")
                 inputs = self._last[1]
-                self._check_unchanged()
             # Heads go to the program's own buffers: the caller's outputs keep the
             # values of its own forward, whose draws are drawn again.
             self._replay = True
@@ -323,20 +315,6 @@ class GraphRunner:
         targets = [(e, r) for e, r in zip(step.in_grads, results, strict=True) if e is not None]
         _store(prog.env, [e for e, _ in targets], [r for _, r in targets], add_to,
                f"_backward_{node.op} {node.name}")
-
-    def _check_unchanged(self) -> None:
-        """Refuse to re-run the last inference forward for a backward on inputs
-        written since (an optimizer's update, `copy_params_from`, ``arr[:] = ...``)."""
-        if self._last_versions is None or self.input_versions is None:
-            return
-        now = self.input_versions()
-        g = self.graph
-        changed = [g.nodes[nid].name for nid, was, is_ in
-                   zip(g.input_ids, self._last_versions, now, strict=True) if was != is_]
-        if changed:
-            raise MinimxError(f"backward after forward(is_train=False): "
-                              f"{', '.join(changed)} changed since that forward, whose "
-                              "values backward differentiates; run forward again first")
 
     def _versions(self, nid: int) -> list[int | None] | None:
         """The engine version of each input of node `nid` that is a graph input

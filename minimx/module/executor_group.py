@@ -102,6 +102,9 @@ class DataParallelExecutorGroup:
         self.label_shapes: list[DataDesc] | None = None
         self.data_layouts: list[int] = []
         self.label_layouts: list[int] = []
+        # the names update_metric gives the labels: kept by a reshape without label
+        # shapes, as MXNet keeps them
+        self.label_names: list[str] = []
         self.bind_exec(data_shapes, label_shapes, shared_group)
 
     def _grad_reqs(self, grad_req: Any, data_names: list[str]) -> dict[str, str]:
@@ -153,7 +156,9 @@ class DataParallelExecutorGroup:
         reshape the first executors bound instead)."""
         self.batch_size, self.slices = None, [None] * len(self.contexts)
         self.data_layouts = self.decide_slices(data_shapes)
-        self.label_layouts = [] if label_shapes is None else self.decide_slices(label_shapes)
+        if label_shapes is not None:
+            self.label_layouts = self.decide_slices(label_shapes)
+            self.label_names = [d.name for d in label_shapes]
         for i, context in enumerate(self.contexts):
             shapes = self._sliced_shapes(data_shapes, i, self.data_layouts)
             if label_shapes is not None:
@@ -385,14 +390,13 @@ class DataParallelExecutorGroup:
                       pre_sliced: bool = False) -> None:
         """Update `eval_metric` context by context: each one's outputs with its slice
         of `labels` (or, `pre_sliced`, ``labels[i]``)."""
-        names = [d.name for d in self.label_shapes or []]
         for i, (executor, part) in enumerate(zip(self.execs, self.slices, strict=True)):
             if pre_sliced:
                 mine = list(labels[i]) if labels else []
             else:
                 mine = [_crop(label, axis, part)
                         for label, axis in zip(labels or [], self.label_layouts, strict=False)]
-            eval_metric.update_dict(OrderedDict(zip(names, mine, strict=False)),
+            eval_metric.update_dict(OrderedDict(zip(self.label_names, mine, strict=False)),
                                     OrderedDict(zip(self.output_names, executor.outputs,
                                                     strict=True)))
 

@@ -36,10 +36,10 @@ def test_failure_reaches_readers_and_writers_but_not_bystanders(any_engine: Engi
     err = info.value
     assert isinstance(err, MinimxError) and err.op_name == "conv0"
     assert isinstance(err.__cause__, Boom) and str(err.__cause__) == "bad input"
-    eng.wait_for_var(w, timeout=WAIT)  # raised once, then cleared from w
-    for v in (y, x):  # every poisoned variable raises once
-        with pytest.raises(OperationError, match="conv0"):
-            eng.wait_for_var(v, timeout=WAIT)
+    # Raised once, then cleared from every variable it poisoned, as in MXNet 1.9.1
+    # (there potrf's failure raises at a wait on z = (potrf(a) + 1) * 2, and then
+    # neither the factor nor potrf(a) + 1 raises).
+    for v in (w, y, x):
         eng.wait_for_var(v, timeout=WAIT)
     eng.wait_for_var(z, timeout=WAIT)
     assert ran == ["bystander"]

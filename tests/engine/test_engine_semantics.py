@@ -90,6 +90,20 @@ def test_reads_do_not_bump_version(any_engine: Engine) -> None:
     assert (v.version, w.version) == (1, 1)
 
 
+def test_pushed_writes_count_at_the_push_and_versions_when_done(threaded: ThreadedEngine
+                                                               ) -> None:
+    v, w = threaded.new_variable(), threaded.new_variable()
+    gate = Gate()
+    threaded.push(gate.wait, [], [v], name="slow_write")
+    threaded.push(lambda: None, [v], [w], name="read")
+    assert engine.pushed_writes([v, w]) == [1, 1] and (v.version, w.version) == (0, 0)
+    assert threaded.run_if_idle(lambda: True, [v]) is False   # busy: nothing counted
+    gate.open()
+    threaded.wait_for_all(timeout=WAIT)
+    assert threaded.run_if_idle(lambda: True, [v]) is True
+    assert engine.pushed_writes([v, w]) == [2, 1] and (v.version, w.version) == (2, 1)
+
+
 def test_wait_for_var_waits_for_writes_only(threaded: ThreadedEngine) -> None:
     v = threaded.new_variable()
     gate = Gate()

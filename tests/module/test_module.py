@@ -58,6 +58,18 @@ def test_a_batch_of_another_size_reshapes_and_keeps_the_parameters() -> None:
     np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), direct.asnumpy(), rtol=1e-6)
 
 
+def test_a_reshape_without_label_shapes_keeps_the_label_names_for_metrics() -> None:
+    mod = bound(for_training=False)
+    b = batch()
+    mod.forward(b)
+    with pytest.warns(UserWarning, match="label_shapes"):
+        mod.reshape([("data", (4, 5))], None)   # MXNet keeps the names the labels had
+    metric = mx.metric.create("acc")
+    mod.update_metric(metric, b.label)
+    want = (mod.get_outputs()[0].asnumpy().argmax(1) == b.label[0].asnumpy()).mean()
+    assert metric.get() == ("accuracy", pytest.approx(want))
+
+
 def test_update_is_one_sgd_step_with_rescaled_gradients() -> None:
     mod = bound()
     mod.init_optimizer(optimizer="sgd", optimizer_params=(("learning_rate", 0.5),))
