@@ -43,6 +43,10 @@ def run_backward(heads: Sequence[NDArray], head_grads: Sequence[NDArray | None] 
         raise AutogradError(NOT_IN_GRAPH)
     graph = Graph([NodeEntry(e.node, e.index) for e in entries if e is not None])
     nodes = cast(list[TapeNode], graph.nodes)
+    if not all(n.live for n in nodes):
+        # the heads are recorded, but an earlier backward cleared some of what they
+        # were computed from (MXNet fails there, or crashes)
+        raise AutogradError(NOT_IN_GRAPH)
     if variables is None:
         reqs = [n.grad_req if n.marked else "null" for n in _inputs(graph)]
         if all(r == "null" for r in reqs):
@@ -90,7 +94,8 @@ def _variable_reqs(graph: Graph, variables: Sequence[NDArray]
     marked variables the heads depend on (MXNet's messages)."""
     for k, v in enumerate(variables):
         e = entry_of(v)
-        if e is None or not cast(TapeNode, e.node).marked:
+        node = None if e is None else cast(TapeNode, e.node)
+        if node is None or not node.marked or node.grad_req == "null":
             raise AutogradError(f"Cannot differentiate with respect to the {k + 1}-th "
                                 "variable because it does not require gradient.")
     for k, nid in enumerate(_variable_ids(graph, variables)):

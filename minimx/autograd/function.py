@@ -75,7 +75,7 @@ class Function:
 
     def _gradients(self, out_grads: list[np.ndarray], inputs: list[Any]) -> list[np.ndarray]:
         grads = self.backward(*(NDArray(np.array(g)) for g in out_grads))
-        grads = [grads] if isinstance(grads, NDArray) else list(grads)
+        grads = list(grads) if isinstance(grads, (list, tuple)) else [grads]
         if len(grads) != len(inputs):
             raise AutogradError(f"{type(self).__name__}.backward must return exactly the "
                                 "same number of NDArrays as the number of NDArrays arguments "

@@ -339,11 +339,14 @@ class NDArray:
     def __setitem__(self, key: Any, value: Any) -> None:
         """Assign `value` (an NDArray, a number or array-like values broadcast to the
         indexed part, as numpy does). Values not in an NDArray are copied at the call:
-        the caller may refill its buffer before the write runs."""
+        the caller may refill its buffer before the write runs. The array assigned
+        to the whole of itself (``x[:] = x``) writes nothing, as in MXNet."""
         key, reads = self._index(key)
         dst = self._data
         with _index_errors():
             target = np.shape(dst[_values(key, shape_only=True)])  # only its shape is used
+        if value is self and not reads and _is_whole(dst, dst[_int_slices(key)]):
+            return
         if isinstance(value, NDArray):
             reads.append(value)
             src = value._data
@@ -480,6 +483,12 @@ def _whole(key: Any) -> bool:
     if isinstance(key, slice):
         return key.start is None and key.stop is None and key.step in (None, 1)
     return isinstance(key, tuple) and not key
+
+
+def _is_whole(data: np.ndarray, view: np.ndarray) -> bool:
+    """Whether `view` is all of `data`, element for element in place."""
+    return (view.shape == data.shape and view.strides == data.strides
+            and view.__array_interface__["data"] == data.__array_interface__["data"])
 
 
 def _int_slices(key: Any) -> Any:

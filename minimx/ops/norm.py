@@ -6,6 +6,7 @@ mean and std, ...) as MXNet does, and its gradient reads them back.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import numpy as np
@@ -119,7 +120,10 @@ def _bn_forward(p: Params, ctx: OpContext, inputs: list) -> list:
 def _bn_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
                  out_grads: list) -> list:
     x, gamma = inputs[0], inputs[1]
-    _, mean, inv_std = outputs  # batch statistics when training, moving ones otherwise
+    if _bn_training(p, ctx):
+        _, mean, inv_std = outputs   # the batch's statistics, as the forward computed
+    else:   # the moving ones, also after a training forward (autograd's train_mode=False)
+        mean, inv_std = inputs[3], _inv_std(inputs[4], p.eps)
     axis = _bn_axis(p, x.ndim)
     axes = tuple(i for i in range(x.ndim) if i != axis)
     g = out_grads[0].astype(gamma.dtype, copy=False)
@@ -134,6 +138,8 @@ def _bn_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
     return [dx.astype(x.dtype, copy=False), dgamma, _param_grad(g, axes, gamma), None, None]
 
 
+# Training reads the batch's statistics (outputs), predict mode the moving ones.
+_BN_GRAD_READS = GradReads(("data", "gamma", "moving_mean", "moving_var"), ("mean", "var"))
 _BN_COMMON = (
     Param("eps", "float", 1e-3, "Epsilon to prevent division by 0."),
     Param("momentum", "float", 0.9, "Momentum for the moving averages."),
@@ -146,7 +152,7 @@ register(OpDef(
     name="BatchNorm",
     forward=_bn_forward,
     backward=_bn_backward,
-    backward_reads=GradReads(("data", "gamma"), ("mean", "var")),
+    backward_reads=_BN_GRAD_READS,
     # The output may take the data's storage: training keeps the data (backward
     # reads it), so this saves memory where it is safe, in inference.
     inplace=((0, 0),),
@@ -181,7 +187,7 @@ register(OpDef(
 register(OpDef(
     name="_contrib_SyncBatchNorm", bfloat16="refuse",
     forward=_bn_forward, backward=_bn_backward,
-    backward_reads=GradReads(("data", "gamma"), ("mean", "var")),
+    backward_reads=_BN_GRAD_READS,
     params=(
         *_BN_COMMON,
         Param("ndev", "int", 1, "The count of GPU devices"),
@@ -223,7 +229,7 @@ def _bn_relu_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
 register(OpDef(
     name="_contrib_BatchNormWithReLU",
     forward=_bn_relu_forward, backward=_bn_relu_backward,
-    backward_reads=GradReads(("data", "gamma"), ("mean", "var", "workspace")),
+    backward_reads=dataclasses.replace(_BN_GRAD_READS, outputs=("mean", "var", "workspace")),
     params=get_op("BatchNorm").params,
     inputs=_BN_INPUTS, outputs=("output", "mean", "var", "workspace"),
     visible_outputs=lambda p: 3 if p.output_mean_var else 1,

@@ -231,3 +231,59 @@ def test_refusals_name_what_is_wrong() -> None:
         y = Twice()(x)
     with pytest.raises(AutogradError, match="Expecting 1 got 2"):
         y.backward()
+
+
+def test_found_by_a_fuzz_against_mxnet() -> None:
+    # Each as MXNet 1.9.1 does it (a differential fuzz of 7,260 autograd programs).
+    x = _x()
+    x.attach_grad("null")   # grad of a variable that needs none: MXNet's refusal
+    with mx.autograd.record():
+        y = x * x
+    with pytest.raises(AutogradError, match=re.escape(ERRORS["no_gradient_variable"])):
+        mx.autograd.grad([y], [x])
+    # An earlier backward cleared what z was computed from (MXNet fails or crashes):
+    # the message says so, where a TypeError came.
+    a = _x()
+    a.attach_grad()
+    with mx.autograd.record():
+        b = a * 2
+        c = b * a
+    b.backward()
+    with pytest.raises(AutogradError, match=re.escape(ERRORS["not_recorded"])):
+        c.backward()
+    # The array assigned to the whole of itself while recording writes nothing.
+    v = _x()
+    v.attach_grad()
+    with mx.autograd.record():
+        v[:] = v
+        w = v * 3
+    w.backward()
+    np.testing.assert_array_equal(v.grad.asnumpy(), np.full(v.shape, 3.0))
+
+    class Scalar(mx.autograd.Function):
+        def forward(self, t):
+            return t * 2
+
+        def backward(self, dy):
+            return 3.0
+
+    with mx.autograd.record():
+        s = Scalar()(v)
+    with pytest.raises(AutogradError, match="must return NDArrays, not float"):
+        s.backward()
+
+
+def test_batch_norm_recorded_training_differentiated_in_predict_mode() -> None:
+    # MXNet 1.9.1's gradients: backward(train_mode=False) takes the moving statistics,
+    # whatever mode the forward ran in (momentum 1 keeps them where they were).
+    d = mx.nd.array([[1., 2, 0], [3, 5, 1], [0, 1, 1], [2, 2, 2]])
+    gamma = mx.nd.array([0.5, 1.5, 1.])
+    d.attach_grad()
+    gamma.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.BatchNorm(d, gamma, mx.nd.zeros(3), mx.nd.array([0.1, 0.2, 0.3]),
+                            mx.nd.array([1., 2, 3]), fix_gamma=False, momentum=1.0)
+    y.backward(mx.nd.array(np.arange(12).reshape(4, 3)), train_mode=False)
+    np.testing.assert_allclose(d.grad.asnumpy()[0], [0, 1.0603951, 1.1545082], rtol=1e-6)
+    np.testing.assert_allclose(gamma.grad.asnumpy(), [25.18741, 31.529081, 15.701312],
+                               rtol=1e-6)
