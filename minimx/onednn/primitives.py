@@ -106,7 +106,19 @@ class PostOp:
         return cls("binary", alg, src1=desc)
 
 
-def _post_op_array(post_ops: Sequence[PostOp]):
+def _native_eltwise(alg: str, alpha: float, beta: float,
+                    nan_safe: bool = False) -> tuple[int, float, float]:
+    """oneDNN's algorithm code and coefficients for eltwise `alg`. A relu without a
+    slope runs as clip to [0, inf), unless the kernel is `nan_safe` (sees no NaN,
+    or is minimx's own): oneDNN's vector kernels give 0 for NaN either way, but
+    relu keeps NaN in others (the post-ops of its gemm convolution), and minimx's
+    relu gives 0 for NaN on every path (docs/api.md)."""
+    if not nan_safe and alg == "relu" and alpha == 0:
+        return _alg("ELTWISE", "clip"), 0.0, float("inf")
+    return _alg("ELTWISE", alg), alpha, beta
+
+
+def _post_op_array(post_ops: Sequence[PostOp], nan_safe: bool):
     ffi, lib = native().ffi, native().lib
     kinds = {"eltwise": lib.MMX_POST_ELTWISE, "sum": lib.MMX_POST_SUM,
              "binary": lib.MMX_POST_BINARY}
@@ -116,7 +128,8 @@ def _post_op_array(post_ops: Sequence[PostOp]):
         entry.alpha, entry.beta = op.alpha, op.beta
         entry.dtype = lib.MMX_DTYPE_UNDEF if op.dtype is None else dtype_code(op.dtype)
         if op.kind == "eltwise":
-            entry.alg = _alg("ELTWISE", op.alg)
+            entry.alg, entry.alpha, entry.beta = _native_eltwise(op.alg, op.alpha, op.beta,
+                                                                 nan_safe)
         elif op.kind == "binary" and op.src1 is not None:  # post_op_args checked src1
             entry.alg = _alg("BINARY", op.alg)
             entry.src1 = op.src1._md
@@ -344,9 +357,11 @@ def _spatial_src(desc: MemoryDesc, kind: str) -> int:
     return nspatial
 
 
-def post_op_args(post_ops: Sequence[PostOp], dst_shape: Sequence[int], kind: str) -> tuple:
+def post_op_args(post_ops: Sequence[PostOp], dst_shape: Sequence[int], kind: str,
+                 nan_safe: bool = False) -> tuple:
     """The C builders' last two arguments, ``(npost, mmx_post_op array)``, once
-    each binary operand is known to broadcast to ``dst_shape``."""
+    each binary operand is known to broadcast to ``dst_shape`` (`nan_safe`: see
+    `_native_eltwise`; an INT8 primitive's integer products make no NaN)."""
     # oneDNN accepts some src1 shapes that do not broadcast, and then reads
     # the wrong elements: only exact or size-1 dims are let through.
     for i, op in enumerate(post_ops):
@@ -360,7 +375,7 @@ def post_op_args(post_ops: Sequence[PostOp], dst_shape: Sequence[int], kind: str
                 y not in (x, 1) for x, y in zip(dst_shape, op.src1.shape, strict=True)):
             raise BackendError(f"{kind}: binary post-op operand {op.src1.shape} does not "
                                f"broadcast to the output {tuple(dst_shape)}")
-    return len(post_ops), _post_op_array(post_ops)
+    return len(post_ops), _post_op_array(post_ops, nan_safe)
 
 
 def conv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, dilate=None,
@@ -406,7 +421,8 @@ def conv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, di
             bias_d._md if bias_d else native().ffi.NULL,
             (MemoryDesc.any((n, w[0], *out), dst_dt) if dst_layout is None
              else MemoryDesc.with_layout((n, w[0], *out), dst_layout, dst_dt))._md,
-            s, [x - 1 for x in d], p, p, *post_op_args(post_ops, (n, w[0], *out), "conv"),
+            s, [x - 1 for x in d], p, p,
+            *post_op_args(post_ops, (n, w[0], *out), "conv", nan_safe=int8 is not None),
             post_ops=post_ops, user={"weights": (w, lambda a: a.reshape(logical))},
             scale_masks=masks, avoid=avoid)
 
@@ -488,7 +504,7 @@ def inner_product(src: SrcLike, num_hidden: int, *, bias: bool = False,
             "inner_product", f"src {src_d} num_hidden {o}",
             native().lib.mmx_inner_product_init, src_d._md, weights_d._md,
             bias_d._md if bias_d else native().ffi.NULL, MemoryDesc.any((n, o), dst_dt)._md,
-            *post_op_args(post_ops, (n, o), "inner_product"),
+            *post_op_args(post_ops, (n, o), "inner_product", nan_safe=int8 is not None),
             post_ops=post_ops, user={"weights": (user_shape, lambda a: a.reshape(logical))},
             scale_masks=masks)
 
@@ -585,10 +601,11 @@ def eltwise(src: SrcLike, alg: str, alpha: float | None = None,
             beta: float | None = None) -> Primitive:
     """Elementwise ``alg`` (one of ELTWISE_ALGS). Arguments: src, dst (src's layout)."""
     src_d = _desc(src, "eltwise src", any_ok=False)
-    alpha, beta = _eltwise_params(alg, alpha, beta)
+    code, alpha, beta = _native_eltwise(alg, *_eltwise_params(alg, alpha, beta),
+                                        nan_safe=src_d.dtype not in FLOATS)
     return build_primitive(
-        "eltwise", f"{alg} src {src_d}", native().lib.mmx_eltwise_init,
-        _alg("ELTWISE", alg), alpha, beta, src_d._md)
+        "eltwise", f"{alg} src {src_d}", native().lib.mmx_eltwise_init, code, alpha, beta,
+        src_d._md)
 
 
 def reduction(src: SrcLike, alg: str) -> Primitive:

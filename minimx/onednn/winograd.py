@@ -102,5 +102,5 @@ def wino_conv(src_shape: Sequence[int], weight_shape: Sequence[int], *, pad=None
     return build_primitive(
         "wino_conv", f"src {src} weights {w} pad {p} tile {tile}",
         native().lib.mmx_wino_conv_init, list(src), w[0], list(p), list(p), tile, int(bias),
-        *post_op_args(post_ops, (src[0], w[0], *out), "wino_conv"),
+        *post_op_args(post_ops, (src[0], w[0], *out), "wino_conv", nan_safe=True),
         post_ops=post_ops, user={"weights": (w, lambda a: winograd_weights(a, tile))})

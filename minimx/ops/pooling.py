@@ -155,7 +155,9 @@ def _forward(p: Params, ctx: OpContext, inputs: list) -> np.ndarray:
     _, win = _padded_windows(p, x, plan)
     nd = plan.win.ndim
     if p.pool_type == "max":
-        return _reduce(p, win, np.maximum, nd)
+        # MXNet's kernels (and oneDNN's) start from the lowest finite value and take
+        # what is greater: NaN never wins, and -inf gives that lowest value.
+        return np.fmax(_reduce(p, win, np.fmax, nd), _lowest(x.dtype))
     if p.pool_type == "lp":
         return _lp_root(_reduce(p, win ** p.p_value, np.add, nd), p.p_value).astype(x.dtype)
     total = _reduce(p, win, np.add, nd)
@@ -180,9 +182,13 @@ def _window_grads(p: Params, plan: _Plan, win: np.ndarray | None, y: np.ndarray,
         return np.broadcast_to(_expand(scale, nd), shape)
     assert win is not None
     if p.pool_type == "max":
-        # As MXNet: all of a window's gradient goes to its first maximum (row-major).
-        flat = win.reshape(*win.shape[:2 + nd], -1)
-        first = flat.argmax(axis=-1)[..., None] == np.arange(flat.shape[-1])
+        # As MXNet: all of a window's gradient goes to its first maximum (row-major),
+        # if one is greater than the lowest finite value (not NaN, not -inf).
+        lowest = _lowest(win.dtype)
+        flat = np.fmax(win.reshape(*win.shape[:2 + nd], -1), lowest)
+        at = flat.argmax(axis=-1)[..., None]
+        won = np.take_along_axis(flat, at, axis=-1) > lowest
+        first = (at == np.arange(flat.shape[-1])) & won
         return (first * dy[..., None]).reshape(shape)
     if p.p_value == 1:
         return np.broadcast_to(_expand(dy, nd), shape)
