@@ -120,3 +120,24 @@ def test_a_clip_not_from_zero_stays_after_the_fully_connected_layer(a_min, a_max
     y = mx.sym.clip(fc, a_min=a_min, a_max=a_max, name="act0")
     assert [op[:2] for op in _ops(fuse_float(y))] == [
         ("_sg_mkldnn_fully_connected", "sg_mkldnn_fully_connected_0"), ("clip", "act0")]
+
+
+@pytest.mark.parametrize("quantized_dtype", ["int8", "auto"])   # uint8: negative data
+def test_a_requantize_after_a_quantized_sum_of_one_tensor_folds(quantized_dtype):
+    # conv -> elemwise_add(c, c) -> conv: the requantize after the quantized add folds
+    # into it; the fold asked the add for a fused node's output type (found by a fuzz).
+    d = mx.sym.var("data")
+    c = mx.sym.Convolution(d, kernel=(1, 1), num_filter=4, no_bias=True, name="c0")
+    y = mx.sym.Convolution(mx.sym.elemwise_add(c, c, name="add"), kernel=(1, 1), num_filter=1,
+                           no_bias=True, name="c1")
+    rng = np.random.default_rng(0)
+    args = {"c0_weight": mx.nd.array(rng.normal(0, .3, (4, 4, 1, 1))),
+            "c1_weight": mx.nd.array(rng.normal(0, .3, (1, 4, 1, 1)))}
+    x = rng.uniform(-1, 1, (1, 4, 3, 3)).astype(np.float32)
+    qsym, qargs, _ = mx.contrib.quantization.quantize_model_mkldnn(
+        y, args, {}, calib_mode="naive", calib_data=[x], label_names=(),
+        quantized_dtype=quantized_dtype)
+    assert "_contrib_quantized_elemwise_add" in [op for op, _, _ in _ops(qsym)]
+    got = qsym.bind(mx.cpu(), {**qargs, "data": mx.nd.array(x)}).forward()[0].asnumpy()
+    want = y.bind(mx.cpu(), {**args, "data": mx.nd.array(x)}).forward()[0].asnumpy()
+    np.testing.assert_allclose(got, want, atol=0.05 * np.abs(want).max())

@@ -348,7 +348,8 @@ def _fold(fused: Node, node: Node) -> None:
         lo = node.attrs["min_calib_range"]
         fused.attrs.update(min_calib_range=lo, max_calib_range=node.attrs["max_calib_range"])
         fused.reparse()
-        if float(lo) < 0 and quantized_out_type(fused.operator()[1]) == np.uint8:
+        if float(lo) < 0 and fused.op != _ADD \
+                and quantized_out_type(fused.operator()[1]) == np.uint8:
             # Entropy calibration for int8 gives every range as (-th, th); a node
             # writing uint8 (its activation is non-negative) scales by th either
             # way, and its readers refuse uint8 data whose range starts below zero
