@@ -207,3 +207,21 @@ def test_nan_in_a_layer_names_the_layer(net):
     with pytest.raises(MinimxError, match="calibration batch 0: layer output fc0_output has 4 "
                                           "NaN or infinite values"):
         collect_ranges(sym, bad, auxs, batches, "naive", LAYERS)
+
+
+def test_a_histogram_widened_past_max_bins_starts_over_at_its_size():
+    # MXNet would widen to about 8 million bins of the first batch's width here, and
+    # its threshold search would run for hours (a fuzz's watchdog stopped minimx's).
+    from minimx.contrib.quantization.entropy import MAX_BINS, Histogram
+    rng = np.random.default_rng(0)
+    first = rng.normal(0, 1e-3, 5000).astype(np.float32)
+    wide = rng.normal(0, 1.0, 5000).astype(np.float32)
+    hist = Histogram.of(first).merge(wide)
+    assert len(hist.counts) == 8001 <= MAX_BINS
+    assert hist.counts.sum() == 10_000 and hist.threshold == np.abs(wide).max()
+    assert (hist.min, hist.max) == (min(first.min(), wide.min()), max(first.max(), wide.max()))
+    # the first batch's values, within a few of the new bins' widths of 0, sit there
+    middle = len(hist.counts) // 2
+    assert hist.counts[middle - 6:middle + 7].sum() >= 5000
+    # up to MAX_BINS it widens as MXNet's does (test_histograms_merge_as_mxnets)
+    assert len(Histogram.of(first).merge(first * 3).counts) > 8001
