@@ -133,11 +133,13 @@ def test_backward_steps_read_only_what_their_operators_declare():
             for s in bwd.steps()] == [
         ("_backward_sigmoid s", ["s.0"]),
         ("_backward_relu r", ["r.0"]),
-        ("_backward_BatchNorm bn", ["bn.1", "bn.2", "bn_gamma.0", "c.0"]),
+        ("_backward_BatchNorm bn", ["bn.1", "bn.2", "bn_gamma.0", "bn_moving_mean.0",
+                                    "bn_moving_var.0", "c.0"]),
         ("_backward_Convolution c", ["c_weight.0", "x.0"]),
         # what backward read stays for a second backward after one forward
-        ("_keep_forward_values", ["bn.1", "bn.2", "bn_gamma.0", "c.0", "c_weight.0", "r.0",
-                                  "s.0", "x.0"]),
+        ("_keep_forward_values", ["bn.1", "bn.2", "bn_gamma.0", "bn_moving_mean.0",
+                                  "bn_moving_var.0", "c.0", "c_weight.0", "r.0", "s.0",
+                                  "x.0"]),
     ]
     # In training, the BatchNorm output dies in forward (relu takes its block);
     # its input, which its backward reads, lives on.

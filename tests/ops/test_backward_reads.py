@@ -27,7 +27,8 @@ def reads(op: str, **attrs) -> tuple[list[str], list[str]]:
     ("relu", {}, ([], ["output"])),
     ("Convolution", {"kernel": (3, 3), "num_filter": 4}, (["data", "weight"], [])),
     ("FullyConnected", {"num_hidden": 4}, (["data", "weight"], [])),
-    ("BatchNorm", {}, (["data", "gamma"], ["mean", "var"])),
+    # the moving statistics for a backward in predict mode
+    ("BatchNorm", {}, (["data", "gamma", "moving_mean", "moving_var"], ["mean", "var"])),
     ("elemwise_add", {}, ([], [])),
     ("elemwise_mul", {}, (["lhs", "rhs"], [])),
     ("Pooling", {"kernel": (2, 2), "pool_type": "max"}, (["data"], [])),
