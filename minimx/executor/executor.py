@@ -163,6 +163,13 @@ class Executor:
         self._blocks: dict[int, list[engine.Var]] = {}
         self._arrays_seen: tuple[list, ...] = ()
         self._monitor_callback: tuple[Callable[[str, NDArray], None], bool] | None = None
+        # Refused at the call, not in the engine (where the failure would pass to the
+        # gradients and from them to the next update's weights): a backward before
+        # any forward, and one after an inference forward whose inputs have been
+        # written since (backward re-runs that forward for training, on the arrays
+        # as they are then; MXNet differentiates the values that forward stored).
+        self._forwarded = False
+        self._inference_writes: list[int] | None = None   # inputs' pushed writes then
         self._sync_arrays()
         # Read at bind, as MXNet does (and reading the environment costs more
         # than the rest of a small forward).
@@ -240,13 +247,6 @@ class Executor:
         # (The runner's prepared inference forward, or None when it has none),
         # made by the first bulk forward on these arrays.
         self._prepared: tuple[Callable[[], bool] | None] | None = None
-        # Refused at the call, not in the engine (where the failure would pass to the
-        # gradients and from them to the next update's weights): a backward before
-        # any forward, and one after an inference forward whose inputs have been
-        # written since (backward re-runs that forward for training, on the arrays
-        # as they are then; MXNet differentiates the values that forward stored).
-        self._forwarded = False
-        self._inference_writes: list[int] | None = None   # inputs' pushed writes then
 
     # -- running ---------------------------------------------------------------
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:

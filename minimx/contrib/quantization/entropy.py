@@ -94,7 +94,6 @@ class Histogram(NamedTuple):
         counts[grow:len(counts) - grow] += self.counts
         return Histogram(counts, edges, low, high, wide)
 
-
     def _restarted(self, values: np.ndarray, low: np.floating, high: np.floating
                    ) -> Histogram:
         """A histogram of this one's size over the range of `values` (wider than
