@@ -44,9 +44,9 @@ class OperatorError(MinimxError):
 
 
 class IndexRangeError(OperatorError, IndexError):
-    """An index past the array or axis it indexes (NDArray indexing, gather_nd). Also
-    an IndexError, as MXNet raises, which ends Python's iteration over ``a[0], a[1],
-    ...``."""
+    """An index past the array, axis or outputs it indexes (NDArray indexing, gather_nd,
+    a symbol's outputs). Also an IndexError, as MXNet raises, which ends Python's iteration
+    over ``a[0], a[1], ...``."""
 
 
 class GraphOperatorError(GraphFormatError, OperatorError):

@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from ..attribute import HIDDEN_KEYS
-from ..base import GraphFormatError, GraphOperatorError, OperatorError
+from ..base import ArgumentTypeError, GraphFormatError, GraphOperatorError, OperatorError
 from ..graph import Graph, Node, NodeEntry
 from .register import set_input_var_init
 from .symbol import Symbol
@@ -91,6 +91,9 @@ def _join(open_: str, items: list[str], close: str, depth: int, multi_line: bool
 
 def load_json(text: str | bytes) -> Symbol:
     """The Symbol of an MXNet JSON graph; `GraphFormatError` if malformed."""
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise ArgumentTypeError(f"load_json takes the JSON text, a str, not "
+                                f"{type(text).__name__}")
     try:
         obj = json.loads(text)
     except (ValueError, TypeError, RecursionError) as exc:

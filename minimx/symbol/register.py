@@ -14,7 +14,7 @@ import numpy as np
 
 from ..attribute import HIDDEN_KEYS, stored_key
 from ..attribute import current as current_attr_scope
-from ..base import DTYPE_TO_FLAG, MinimxError, as_dtype
+from ..base import DTYPE_TO_FLAG, ArgumentError, ArgumentTypeError, MinimxError, as_dtype
 from ..formats.params_file import STORAGE_TYPE_IDS
 from ..graph import Node, NodeEntry
 from ..name import current as current_name_manager
@@ -35,8 +35,10 @@ def Variable(name: str, attr: dict | None = None, shape: Sequence[int] | int | N
     attributes too, of the form ``__key__`` or one of MXNet's hidden keys
     (``ctx_group='dev1'`` is stored as ``__ctx_group__``).
     """
-    if not isinstance(name, str) or not name:
-        raise MinimxError(f"Variable name must be a non-empty string, got {name!r}")
+    if not isinstance(name, str):
+        raise ArgumentTypeError(f"Variable name must be a string, got {name!r}")
+    if not name:
+        raise ArgumentError("Variable name must not be empty")
     attrs = {stored_key(k): str(v) for k, v in current_attr_scope().get(attr).items()}
     if shape is not None:
         # One number is a 1-D shape, as MXNet reads `shape=(5)`.
@@ -60,7 +62,7 @@ def Variable(name: str, attr: dict | None = None, shape: Sequence[int] | int | N
     for key, value in kwargs.items():
         stored = stored_key(key)
         if not is_hidden_attr(stored):
-            raise MinimxError(f"Variable {name}: attribute {key!r} must be of the form "
+            raise ArgumentError(f"Variable {name}: attribute {key!r} must be of the form "
                               f"__key__ or one of {', '.join(HIDDEN_KEYS)}")
         attrs[stored] = str(value)
     return Symbol([NodeEntry(Node(None, name, attrs))])
@@ -72,7 +74,7 @@ var = Variable
 def Group(symbols: Sequence[Symbol]) -> Symbol:
     """One symbol whose outputs are the outputs of `symbols`, in order."""
     if not symbols or not all(isinstance(s, Symbol) for s in symbols):
-        raise MinimxError("Group needs a non-empty list of Symbols")
+        raise ArgumentTypeError("Group needs a non-empty list of Symbols")
     return Symbol([e for s in symbols for e in s.outputs])
 
 

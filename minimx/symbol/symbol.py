@@ -8,7 +8,16 @@ from typing import Any
 import numpy as np
 
 from .. import attribute
-from ..base import DTypeError, MinimxError, ShapeError, as_dtype, warn_user
+from ..base import (
+    ArgumentError,
+    ArgumentTypeError,
+    DTypeError,
+    IndexRangeError,
+    MinimxError,
+    ShapeError,
+    as_dtype,
+    warn_user,
+)
 from ..formats.atomic import atomic_write
 from ..graph import Graph, Node, NodeEntry, read_through, topo_order
 from ..graph.infer import infer_dtypes, infer_shapes
@@ -144,14 +153,14 @@ class Symbol:
             names = self.list_outputs()
             matches = [i for i, n in enumerate(names) if n == index]
             if len(matches) != 1:
-                raise MinimxError(f"output {index!r} {'is ambiguous' if matches else 'not found'}"
+                raise ArgumentError(f"output {index!r} {'is ambiguous' if matches else 'not found'}"
                                   f" (outputs: {', '.join(names)})")
             index = matches[0]
         if not isinstance(index, (int, np.integer)) or isinstance(index, bool):
-            raise MinimxError(f"a symbol's outputs are indexed by int, name or slice, got "
+            raise ArgumentTypeError(f"a symbol's outputs are indexed by int, name or slice, got "
                               f"{index!r}")
         if not -len(self.outputs) <= index < len(self.outputs):
-            raise MinimxError(f"output index {index} out of range for a symbol with "
+            raise IndexRangeError(f"output index {index} out of range for a symbol with "
                               f"{len(self.outputs)} outputs")
         return Symbol([self.outputs[index]])
 
@@ -384,7 +393,8 @@ class Symbol:
         given = list(enumerate(args)) + list(kwargs.items())
         for key, value in given:
             if not isinstance(value, Symbol) or len(value.outputs) != 1:
-                raise MinimxError(f"compose: argument {key!r} must be a single-output Symbol, "
+                raise ArgumentTypeError(f"compose: argument {key!r} must be a single-output "
+                                        "Symbol, "
                                   f"got {value!r}")
         variables = [n for n in self._topo() if n.is_variable]
         if len(args) > len(variables):

@@ -166,3 +166,25 @@ def test_bad_calls_name_the_node():
 def test_gpu_is_refused():
     with pytest.raises(mx.MinimxError, match="CPU only"):
         mx.gpu()
+
+
+@pytest.mark.parametrize("call, builtin", [
+    (lambda sp, fc: sp["nope"], ValueError),
+    (lambda sp, fc: sp[5], IndexError),
+    (lambda sp, fc: sp["0"], ValueError),
+    (lambda sp, fc: sp[1.5], TypeError),
+    (lambda sp, fc: mx.sym.Group([]), TypeError),
+    (lambda sp, fc: mx.sym.Variable(5), TypeError),
+    (lambda sp, fc: mx.sym.Variable("z", foo=1), ValueError),
+    (lambda sp, fc: fc(data=3), TypeError),
+    (lambda sp, fc: mx.sym.load_json(5), TypeError),
+], ids=["name", "index", "digit-name", "float", "Group", "Variable-name", "Variable-kwarg",
+        "compose", "load_json"])
+def test_refusals_are_the_builtin_classes_mxnets_python_raises(call, builtin):
+    # MXNet 1.9.1's classes (a differential fuzz of the Symbol API), still MinimxErrors
+    d = mx.sym.Variable("data")
+    sp = mx.sym.split(d, num_outputs=3, name="sp")
+    fc = mx.sym.FullyConnected(d, num_hidden=2, name="fc")
+    with pytest.raises(builtin) as info:
+        call(sp, fc)
+    assert isinstance(info.value, mx.MinimxError)
