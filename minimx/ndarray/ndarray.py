@@ -315,7 +315,7 @@ class NDArray:
         and ``a[()]`` are the array itself, and an element (every axis an int)
         comes as shape (1,). Lists, numpy arrays and NDArrays index as numpy's
         advanced indexing does (MXNet's too), into a copy."""
-        if _whole(key):
+        if _returns_itself(key):
             return self
         if AUTOGRAD.recording and autograd_entry("in_graph")(self):
             return autograd_entry("getitem")(self, key)
@@ -345,7 +345,7 @@ class NDArray:
         dst = self._data
         with _index_errors():
             target = np.shape(dst[_values(key, shape_only=True)])  # only its shape is used
-        if value is self and not reads and _is_whole(dst, dst[_int_slices(key)]):
+        if value is self and not reads and _all_of(dst, dst[_int_slices(key)]):
             return
         if isinstance(value, NDArray):
             reads.append(value)
@@ -478,14 +478,14 @@ def _values(key: Any, shape_only: bool = False) -> Any:
     return tuple(map(value, key)) if isinstance(key, tuple) else value(key)
 
 
-def _whole(key: Any) -> bool:
+def _returns_itself(key: Any) -> bool:
     """Whether `key` is ``:`` or ``()``, with which MXNet's indexing returns the array."""
     if isinstance(key, slice):
         return key.start is None and key.stop is None and key.step in (None, 1)
     return isinstance(key, tuple) and not key
 
 
-def _is_whole(data: np.ndarray, view: np.ndarray) -> bool:
+def _all_of(data: np.ndarray, view: np.ndarray) -> bool:
     """Whether `view` is all of `data`, element for element in place."""
     return (view.shape == data.shape and view.strides == data.strides
             and view.__array_interface__["data"] == data.__array_interface__["data"])

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..base import DTypeError, OperatorError, ShapeError
 from ..formats.image_resize import resize
+from .elemwise import c_truncate
 from .infer import merge, merge_dtype, same_dtype
 from .params import Params
 from .registry import GradReads, OpContext, OpDef, Param, register
@@ -41,11 +42,9 @@ _GRAY = np.array([0.299, 0.587, 0.114], F32)   # MXNet's luma coefficients (R, G
 
 
 def _c_cast(values: Array, dtype: np.dtype) -> Array:
-    """Float results stored in `dtype` as C stores them: integers truncated, wrapping."""
-    if np.dtype(dtype).kind in "ui":
-        with np.errstate(invalid="ignore"):
-            return np.trunc(values).astype(np.int64).astype(dtype)
-    return values.astype(dtype)
+    """Float results stored in `dtype` as C stores them (`c_truncate` for integers)."""
+    dtype = np.dtype(dtype)
+    return c_truncate(values, dtype) if dtype.kind in "ui" else values.astype(dtype)
 
 
 def _saturate(values: Array, dtype: np.dtype) -> Array:
