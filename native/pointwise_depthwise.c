@@ -12,6 +12,7 @@
  * keeps its nine taps and DX output pixels in registers.
  */
 
+#include <math.h>
 #include <omp.h>
 
 #include "oneapi/dnnl/dnnl.h"
@@ -39,6 +40,7 @@ typedef struct {
     int64_t pc;            /* the projection's output channels; 0: none */
     int sum;               /* the projection adds src (a residual) */
     float lo[2], hi[2];    /* the bounds of the 1x1 and the depthwise convolution */
+    int bounded[2];        /* whether each has bounds ((-inf, inf): none, NaN kept) */
     int threads;           /* the OpenMP team size the scratchpad is sized for */
 } pwdw_conv;
 
@@ -79,10 +81,10 @@ static size_t scratchpad_size(const own_kernel *kk) {
 #ifdef PWDW_KERNEL
 #define INLINE static inline __attribute__((always_inline))
 
-/* min(max(y, lo), hi), a NaN y passing through (max and min return their
- * second operand when one is NaN). */
+/* min(max(y, lo), hi), NaN becoming lo as relu and clip give it on the numpy
+ * path (max returns its second operand where one is NaN). */
 INLINE __m512 clamp(__m512 y, __m512 lo, __m512 hi) {
-    return _mm512_min_ps(hi, _mm512_max_ps(lo, y));
+    return _mm512_min_ps(_mm512_max_ps(y, lo), hi);
 }
 
 /* A 1x1 convolution's row: its input, its weights and where it goes. */
@@ -193,9 +195,9 @@ static void gemm(gemm_row r, int64_t width, int64_t b0, int64_t b1) {
 }
 
 /* Output pixels [x, x + Q) of one block from the ring rows t (NULL: a
- * padding row); s is the stride. */
+ * padding row); s is the stride; clamped to [lo, hi] where bounded. */
 INLINE void dw_pixels(const float *const t[3], const __m512 w[TAPS], __m512 bias,
-        __m512 lo, __m512 hi, float *out, int64_t x, int Q, int s) {
+        int bounded, __m512 lo, __m512 hi, float *out, int64_t x, int Q, int s) {
     __m512 acc[DX];
     for (int q = 0; q < Q; q++) acc[q] = bias;
     for (int r = 0; r < 3; r++) {
@@ -205,28 +207,30 @@ INLINE void dw_pixels(const float *const t[3], const __m512 w[TAPS], __m512 bias
                 acc[q] = _mm512_fmadd_ps(w[r * 3 + c],
                         _mm512_loadu_ps(t[r] + ((x + q) * s + c) * VL), acc[q]);
     }
-    for (int q = 0; q < Q; q++) _mm512_storeu_ps(out + (x + q) * VL, clamp(acc[q], lo, hi));
+    for (int q = 0; q < Q; q++)
+        _mm512_storeu_ps(out + (x + q) * VL, bounded ? clamp(acc[q], lo, hi) : acc[q]);
 }
 
 /* `count` chunks of Q output pixels of one block from pixel x (weights wt:
  * nine taps of 16 channels; stride s), the taps and the bias in registers. */
 INLINE void dw_chunks(const float *const t[3], const float *wt, const float *bias,
-        __m512 lo, __m512 hi, float *out, int64_t x, int64_t count, int Q, int s) {
+        int bounded, __m512 lo, __m512 hi, float *out, int64_t x, int64_t count, int Q,
+        int s) {
     __m512 w[TAPS];
     for (int i = 0; i < TAPS; i++) w[i] = _mm512_loadu_ps(wt + i * VL);
     const __m512 b = _mm512_loadu_ps(bias);
-    for (int64_t i = 0; i < count; i++) dw_pixels(t, w, b, lo, hi, out, x + i * Q, Q, s);
+    for (int64_t i = 0; i < count; i++) dw_pixels(t, w, b, bounded, lo, hi, out, x + i * Q, Q, s);
 }
 
 /* dw_chunks for each chunk size and stride, each a function of its own: one
  * function holding them all ran out of registers (the taps spilled). */
 typedef void (*dw_run)(const float *const t[3], const float *wt, const float *bias,
-        __m512 lo, __m512 hi, float *out, int64_t x, int64_t count);
+        int bounded, __m512 lo, __m512 hi, float *out, int64_t x, int64_t count);
 #define DW_RUN(Q, S) \
     static __attribute__((noinline)) void dw_run_##Q##_##S(const float *const t[3], \
-            const float *wt, const float *bias, __m512 lo, __m512 hi, float *out, \
-            int64_t x, int64_t count) { \
-        dw_chunks(t, wt, bias, lo, hi, out, x, count, Q, S); \
+            const float *wt, const float *bias, int bounded, __m512 lo, __m512 hi, \
+            float *out, int64_t x, int64_t count) { \
+        dw_chunks(t, wt, bias, bounded, lo, hi, out, x, count, Q, S); \
     }
 #define DW_RUNS(S) DW_RUN(1, S) DW_RUN(2, S) DW_RUN(3, S) DW_RUN(4, S) \
     DW_RUN(5, S) DW_RUN(6, S) DW_RUN(7, S) DW_RUN(8, S)
@@ -245,8 +249,9 @@ static void dw_row(const pwdw_conv *k, const float *const t[3], const float *wt,
     const __m512 lo = _mm512_set1_ps(k->lo[1]), hi = _mm512_set1_ps(k->hi[1]);
     const dw_run *runs = DW_RUNS_BY[k->stride - 1];
     const int64_t n = chunks(k->ow, DX), q = k->ow / n, larger = k->ow % n;
-    if (larger) runs[q](t, wt, bias, lo, hi, out, 0, larger);   /* q + 1 pixels each */
-    runs[q - 1](t, wt, bias, lo, hi, out, larger * (q + 1), n - larger);
+    const int bounded = k->bounded[1];
+    if (larger) runs[q](t, wt, bias, bounded, lo, hi, out, 0, larger);   /* q + 1 pixels each */
+    runs[q - 1](t, wt, bias, bounded, lo, hi, out, larger * (q + 1), n - larger);
 }
 
 typedef struct {
@@ -277,7 +282,8 @@ static void band(const pwdw_conv *k, const operands *o, int64_t n, int64_t y0, i
             t[r] = scratch + (iy % 3) * row;
             if (held[iy % 3] == iy) continue;
             gemm((gemm_row){img + iy * k->w * VL, in_plane, k->ic, o->wt, k->oc, o->bias,
-                            NULL, t[r] + VL, stride, 0, 1, k->lo[0], k->hi[0]},
+                            NULL, t[r] + VL, stride, 0, k->bounded[0], k->lo[0],
+                            k->hi[0]},
                  k->w, b0, b1);
             held[iy % 3] = iy;
         }
@@ -358,6 +364,7 @@ dnnl_status_t pwdw_conv_create(own_kernel **kernel, const int64_t *src_dims, int
     k->sum = sum;
     for (int i = 0; i < 2; i++) {
         k->lo[i] = lo[i];
+        k->bounded[i] = lo[i] != -INFINITY || hi[i] != INFINITY;
         k->hi[i] = hi[i];
     }
     k->threads = omp_get_max_threads();

@@ -17,8 +17,9 @@
  * Float32, oneDNN's nChw16c layout (aBcd16b) for src and dst. The 1x1
  * convolution takes any number of input channels and writes oc, a multiple
  * of 16; the depthwise one has stride 1 or 2 and padding 1. Each applies
- * its bias and then clamps to [lo, hi] (none, relu or clip: relu6 in
- * MobileNet v2), a NaN passing through; the projection adds its bias and
+ * its bias and then clamps to [lo, hi] (relu or clip: relu6 in MobileNet
+ * v2), NaN becoming lo as relu and clip give it on the numpy path, or not
+ * at all ((-inf, inf): none, NaN kept); the projection adds its bias and
  * the residual. Sums start from the bias and take the input channels (then
  * the taps, row by row) in order.
  *

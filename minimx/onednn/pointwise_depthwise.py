@@ -13,9 +13,9 @@ once), filters them while they are there and projects the filtered row.
 Float32, in oneDNN's 16-channel blocks (nChw16c).
 
 The first two convolutions add their bias, then clamp to their bounds (none,
-relu, or clip: relu6); the projection adds its bias and the residual. The
-sums start from the bias and take the input channels, and then the taps row
-by row, in order.
+relu, or clip: relu6; NaN becoming the lower bound, as on the numpy path);
+the projection adds its bias and the residual. The sums start from the bias
+and take the input channels, and then the taps row by row, in order.
 
 >>> pwdw_weights(np.arange(6, dtype=np.float32).reshape(3, 2, 1, 1))
 array([[0., 2., 4.],

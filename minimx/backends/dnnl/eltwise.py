@@ -95,12 +95,15 @@ def is_relu(op: onednn.PostOp) -> bool:
 
 def clamp_bounds(post: Sequence[onednn.PostOp]) -> tuple[float, float] | None:
     """The bounds post-ops `post` clamp to, for the kernels of minimx's own
-    that take an activation as bounds: none, relu or clip; None for others."""
+    that take an activation as bounds: none (``(-inf, inf)``, NaN kept), relu or
+    clip (NaN becoming the lower bound); None for others, and for a clip to
+    ``(-inf, inf)``, whose NaN the kernels would keep."""
     if not post:
         return -np.inf, np.inf
     if len(post) == 1 and is_relu(post[0]):
         return 0.0, np.inf
-    if len(post) == 1 and post[0].kind == "eltwise" and post[0].alg == "clip":
+    if len(post) == 1 and post[0].kind == "eltwise" and post[0].alg == "clip" \
+            and (post[0].alpha, post[0].beta) != (-np.inf, np.inf):
         return post[0].alpha, post[0].beta
     return None
 

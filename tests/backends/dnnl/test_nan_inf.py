@@ -161,3 +161,18 @@ def test_max_pooling_of_nan_and_minus_inf_is_mxnets(monkeypatch):
                      (dict(kernel=(1, 1), global_pool=True), [2.0])]:
         got = _compare(mx.sym.Pooling(data, pool_type="max", **kw), {"data": x}, monkeypatch)
         assert got.ravel().tolist() == want
+
+
+def test_own_kernels_take_only_bounds_that_give_numpys_nan():
+    # minimx's kernels clamp NaN to the lower bound where given bounds and keep it
+    # where given (-inf, inf), which stands for no activation: a clip to
+    # (-inf, inf), whose NaN the numpy path makes -inf, is left to oneDNN.
+    from minimx.backends.dnnl.eltwise import clamp_bounds
+    from minimx.onednn import PostOp
+
+    assert clamp_bounds([]) == (-np.inf, np.inf)
+    assert clamp_bounds([PostOp.eltwise("relu")]) == (0.0, np.inf)
+    assert clamp_bounds([PostOp.eltwise("clip", 0.0, 6.0)]) == (0.0, 6.0)
+    assert clamp_bounds([PostOp.eltwise("clip", -np.inf, 6.0)]) == (-np.inf, 6.0)
+    assert clamp_bounds([PostOp.eltwise("clip", -np.inf, np.inf)]) is None
+    assert clamp_bounds([PostOp.eltwise("tanh")]) is None

@@ -79,6 +79,24 @@ def test_each_block_runs_as_one_step(act):
 
 
 @kernel
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.parametrize("act", ["relu6", "relu", None])
+def test_nan_and_inf_as_the_numpy_path(act):
+    # relu and clip give their lower bound for NaN on the numpy path (and in
+    # oneDNN's kernels); no activation keeps it. The kernel kept NaN through
+    # both, filling a relu6 block's output with NaN around one input NaN.
+    x = conv(data, "first", 16, kernel=3, stride=2, act=None, bn=False)
+    y = conv(conv(x, "expand", 96, act=act), "dw", 96, kernel=3, group=96, act=act)
+    args, aux = random_arrays(y, SHAPE)
+    args["data"][0, 1, 10, 10:13] = [np.nan, np.inf, -np.inf]
+    ex = bind(partitioned(y, SHAPE), args, aux)
+    got, want = ex.forward()[0].asnumpy(), outputs(y, args, aux)[0]
+    assert subgraph_state(ex).kernels[POINTWISE_DEPTHWISE] == ["expand"]
+    assert np.isnan(want).any() == (act is None)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, equal_nan=True)
+
+
+@kernel
 def test_short_outputs_leave_the_projection_to_onednn(monkeypatch):
     monkeypatch.setattr(lowering, "PROJECT_MIN_ROWS", 64)
     got, want, ex = run(net())
