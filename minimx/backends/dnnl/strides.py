@@ -13,8 +13,10 @@ then have stride 1, and
   subsampling on to that input instead, which saves its producer's work too;
 - a BatchNorm or an elementwise activation passes it on to its input;
 - a sum of two passes it on to each operand, or, for an operand other nodes
-  read as well (a residual block's input), reads it through a 1x1 max
-  pooling of stride s (which picks every s-th pixel, exactly).
+  read as well (a residual block's input), reads it through a 1x1 pooling
+  of stride s, which picks every s-th pixel exactly: an average one for float
+  data (a max pooling never gives NaN and lifts -inf to the lowest float),
+  a max one for quantized data (integers have neither).
 
 MXNet's fused convolutions (`_sg_mkldnn_conv`, as `contrib.quantization`
 writes them) take part as their inner Convolution does, their sum as a sum;
@@ -214,12 +216,15 @@ def _rebuilt(g: Graph, edits: _Edits) -> list[NodeEntry]:
 
 
 def _pooled(node: Node, k: int, inputs: list[NodeEntry], s: Stride) -> NodeEntry:
-    """Input `k` of `node` read through a 1x1 max pooling of stride s: MXNet's
-    quantized pooling (which passes the range on) where `node` is quantized."""
-    attrs = {"kernel": "(1, 1)", "stride": str(s), "pool_type": "max", ADDED_POOLING: "True"}
+    """Input `k` of `node` read through a 1x1 pooling of stride s (see the module
+    notes): MXNet's quantized max pooling (which passes the range on) where
+    `node` is quantized, else an average pooling."""
+    quantized = node.attrs.get("quantized") == "true"
+    attrs = {"kernel": "(1, 1)", "stride": str(s), "pool_type": "max" if quantized else "avg",
+             ADDED_POOLING: "True"}
     name = f"{node.name}_subsample{k}"
     e = inputs[k]
-    if node.attrs.get("quantized") == "true":
+    if quantized:
         ranges = [NodeEntry(e.node, 1, e.version), NodeEntry(e.node, 2, e.version)]
         return NodeEntry(Node.create("_contrib_quantized_pooling", name, attrs, [e, *ranges]))
     return NodeEntry(Node.create("Pooling", name, attrs, [e]))

@@ -73,6 +73,25 @@ def test_resnet_v1_stage_boundary_moves_the_stride_back(size):
     assert [(p.attrs["kernel"], p.attrs["stride"]) for p in pools] == [("(1, 1)", "(2, 2)")]
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+def test_the_subsampled_residual_keeps_nan_and_minus_inf():
+    # The residual read through the added pooling keeps its values exactly:
+    # NaN and -inf too (a max pooling, as the hoist once used, gives neither).
+    x = mx.sym.var("data")
+    sym = _conv(_relu(_conv(x, 3, "c1", num_filter=4, pad=1)) + x, 1, "c2", stride=2)
+    shapes = {"data": (1, 4, 8, 8)}
+    args, aux = random_arrays(sym, shapes)
+    args["data"][0, 1, 2, 2], args["data"][0, 2, 4, 4] = np.nan, -np.inf
+    part = partitioned(sym, shapes)
+    node, graph = _inner(part)
+    assert "stride_hoist:1" in node.attrs["fusions"]
+    assert [n.attrs["pool_type"] for n in graph.nodes if n.op == "Pooling"] == ["avg"]
+    got = bind(part, args, aux).forward()[0].asnumpy()
+    want = outputs(sym, args, aux)[0]
+    assert np.isnan(want).any()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, equal_nan=True)
+
+
 def test_the_switch_turns_it_off(monkeypatch):
     monkeypatch.setenv("MINIMX_DNNL_FUSE_STRIDE_HOIST", "0")
     part = check(_two_stages(), {"data": (2, 3, 8, 8)})
