@@ -197,10 +197,12 @@ def softmax(x: Array, axis: int, temperature: float = 1.0, log: bool = False,
     if mask is not None:
         z = np.where(mask, z, -np.inf)
     zmax = np.max(z, axis=axis, keepdims=True)
-    shifted = z - np.where(np.isfinite(zmax), zmax, 0)
-    e = np.exp(shifted)
-    total = np.sum(e, axis=axis, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
+        # As MXNet's CPU kernel: a row whose largest is +inf (or NaN) is NaN
+        # throughout; one of -inf only (all masked) is shifted by 0.
+        shifted = z - np.where(zmax == -np.inf, 0, zmax)
+        e = np.exp(shifted)
+        total = np.sum(e, axis=axis, keepdims=True)
         out = shifted - np.log(total) if log else e / total
     return out if mask is None else np.where(mask, out, 0)
 

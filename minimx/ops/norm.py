@@ -29,11 +29,13 @@ def _along(v: np.ndarray, axis: int, ndim: int) -> np.ndarray:
     return v.reshape([-1 if i == axis else 1 for i in range(ndim)])
 
 
-def _inv_std(var: np.ndarray, eps: float) -> np.ndarray:
-    # MXNet gives 0 rather than inf for a zero variance with eps == 0.
-    with np.errstate(divide="ignore"):
+def _inv_std(var: np.ndarray, eps: float, batch: bool) -> np.ndarray:
+    """1 / sqrt(var + eps), as MXNet 1.9.1's CPU kernel: 0 for a batch's zero
+    variance with eps == 0 (`batch`: the batch's statistics); the moving
+    variance as it is (inf for 0, NaN for NaN or a negative one)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
         inv = 1.0 / np.sqrt(var + eps)
-    return np.where(np.isfinite(inv), inv, 0).astype(var.dtype)
+    return (np.where(var + eps == 0, 0, inv) if batch else inv).astype(var.dtype)
 
 
 def _param_grad(values: np.ndarray, axes: tuple[int, ...], like: np.ndarray) -> np.ndarray:
@@ -109,7 +111,7 @@ def _bn_forward(p: Params, ctx: OpContext, inputs: list) -> list:
         moving_var += (1 - p.momentum) * var
     else:
         mean, var = moving_mean.copy(), moving_var
-    inv_std = _inv_std(var, p.eps)
+    inv_std = _inv_std(var, p.eps, _bn_training(p, ctx))
     scale = inv_std if p.fix_gamma else inv_std * gamma
     out = (xa - _along(mean, axis, x.ndim)) * _along(scale, axis, x.ndim)
     out += _along(beta, axis, x.ndim)
@@ -123,7 +125,7 @@ def _bn_backward(p: Params, ctx: OpContext, inputs: list, outputs: list,
     if _bn_training(p, ctx):
         _, mean, inv_std = outputs   # the batch's statistics, as the forward computed
     else:   # the moving ones, also after a training forward (autograd's train_mode=False)
-        mean, inv_std = inputs[3], _inv_std(inputs[4], p.eps)
+        mean, inv_std = inputs[3], _inv_std(inputs[4], p.eps, batch=False)
     axis = _bn_axis(p, x.ndim)
     axes = tuple(i for i in range(x.ndim) if i != axis)
     g = out_grads[0].astype(gamma.dtype, copy=False)

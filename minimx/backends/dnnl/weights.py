@@ -98,9 +98,12 @@ class Constant:
 
 
 def bn_scale(bn: Params, gamma: np.ndarray, var: np.ndarray) -> np.ndarray:
-    """Per channel, what BatchNorm multiplies the centred data by at inference."""
+    """Per channel, what BatchNorm multiplies the centred data by at inference
+    (inf for a zero variance with eps 0, NaN for a NaN or negative one, as on
+    the numpy path)."""
     g = np.ones_like(gamma) if bn.fix_gamma else gamma
-    return g.astype(np.float64) / np.sqrt(var.astype(np.float64) + bn.eps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return g.astype(np.float64) / np.sqrt(var.astype(np.float64) + bn.eps)
 
 
 def fold_weight(bn: Params, w: np.ndarray, gamma: np.ndarray, var: np.ndarray) -> np.ndarray:

@@ -176,3 +176,61 @@ def test_own_kernels_take_only_bounds_that_give_numpys_nan():
     assert clamp_bounds([PostOp.eltwise("clip", -np.inf, 6.0)]) == (-np.inf, 6.0)
     assert clamp_bounds([PostOp.eltwise("clip", -np.inf, np.inf)]) is None
     assert clamp_bounds([PostOp.eltwise("tanh")]) is None
+
+
+@pytest.mark.parametrize("axis", [1, -1])
+def test_softmax_of_a_row_holding_plus_inf(axis, monkeypatch):
+    # MXNet 1.9.1's CPU kernel: NaN across the row (x - max is NaN at the +inf);
+    # its MKLDNN kernel along the last axis, as the DNNL path: NaN only there.
+    x = np.zeros((1, 4, 1, 4), np.float32)
+    if axis == -1:
+        row = (0, 0, 0, slice(None))
+        x[0, 0, 0, :2] = np.inf, -np.inf
+    else:
+        row = (0, slice(None), 0, 0)
+        x[0, :2, 0, 0] = np.inf, -np.inf
+    for op in (mx.sym.softmax, mx.sym.log_softmax):
+        sym = op(data, axis=axis)
+        want, _ = _run(sym, {"data": x}, "NONE", monkeypatch)
+        got, _ = _run(sym, {"data": x}, "DNNL", monkeypatch)
+        assert np.isnan(want[row]).all()
+        if axis == -1:   # documented: the paths differ as MXNet's two kernels do
+            assert np.isnan(got[row]).sum() == 1
+        else:
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["BatchNorm", "conv+BatchNorm"])
+def test_batch_norm_of_a_nan_or_negative_moving_variance(fused, monkeypatch):
+    # MXNet 1.9.1 gives NaN for both (its plain and MKLDNN kernels), inf for a
+    # zero variance with eps 0; minimx gave beta on the numpy path.
+    x = mx.sym.Convolution(data, kernel=(1, 1), num_filter=4, no_bias=True, name="c") \
+        if fused else data
+    sym = mx.sym.BatchNorm(x, fix_gamma=False, eps=0.0, name="bn")
+    values = {"data": np.ones((1, 4, 2, 2), np.float32), "bn_gamma": np.ones(4, np.float32),
+              "bn_beta": np.full(4, 0.5, np.float32)}
+    if fused:
+        values["c_weight"] = np.eye(4, dtype=np.float32).reshape(4, 4, 1, 1)
+    # A zero variance folded into the weights makes 0 * inf: not checked there.
+    last, want = (4.0, 1.0) if fused else (0.0, np.inf)
+    aux = {"bn_moving_mean": np.zeros(4, np.float32),
+           "bn_moving_var": np.array([1.0, np.nan, -5.0, last], np.float32)}
+    got = {}
+    for backend in ("NONE", "DNNL"):
+        monkeypatch.setenv("MINIMX_SUBGRAPH_BACKEND", backend)
+        ex = sym.bind(mx.cpu(), {k: mx.nd.array(v) for k, v in values.items()},
+                      aux_states={k: mx.nd.array(v) for k, v in aux.items()}, grad_req="null")
+        got[backend] = ex.forward(is_train=False)[0].asnumpy()[0, :, 0, 0]
+    for out in got.values():
+        np.testing.assert_array_equal(out, [1.5, np.nan, np.nan, want])
+
+
+def test_batch_norm_training_zero_variance_gives_beta():
+    # MXNet 1.9.1's CPU kernel: a channel whose batch variance is 0, with eps 0,
+    # has inverse standard deviation 0 (the output is beta), not inf.
+    x = mx.nd.array(np.stack([np.ones((2, 2)), np.arange(4.0).reshape(2, 2)])[None])
+    gamma, beta = mx.nd.ones(2), mx.nd.full(2, 0.5)
+    mean, var = mx.nd.zeros(2), mx.nd.ones(2)
+    with mx.autograd.record(train_mode=True):
+        out = mx.nd.BatchNorm(x, gamma, beta, mean, var, eps=0.0, fix_gamma=False)
+    np.testing.assert_allclose(out.asnumpy()[0, :, 0, 0], [0.5, -0.8416407], rtol=1e-6)
