@@ -15,7 +15,7 @@ SHAPE = {"data": (2, 4, 8, 8)}
 # conv + relu fuse; the pooling and the sigmoid after it are steps of their own,
 # and the sigmoid may write over the pooling's output.
 NET = mx.sym.sigmoid(mx.sym.Pooling(
-    mx.sym.relu(mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=8, name="c"),
+    mx.sym.relu(mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=16, name="c"),
                 name="r"), kernel=(2, 2), stride=(2, 2), name="p"), name="s")
 MEMORY = (r"memory reduced from [\d.]+ K?B to [\d.]+ K?B in \d+ blocks "
           r"\(lower bound [\d.]+ K?B, (\d+) in-place; [\d.]+ K?B external\)")

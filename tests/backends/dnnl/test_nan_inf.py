@@ -234,3 +234,38 @@ def test_batch_norm_training_zero_variance_gives_beta():
     with mx.autograd.record(train_mode=True):
         out = mx.nd.BatchNorm(x, gamma, beta, mean, var, eps=0.0, fix_gamma=False)
     np.testing.assert_allclose(out.asnumpy()[0, :, 0, 0], [0.5, -0.8416407], rtol=1e-6)
+
+
+def _grouped(op, group: int):
+    return lambda x: op(x, kernel=(3, 3), pad=(1, 1), num_filter=4, num_group=group,
+                        no_bias=True, name="c")
+
+
+@pytest.mark.parametrize("layer,weight", [
+    (_grouped(mx.sym.Convolution, 1), (4, 4, 3, 3)),
+    (_grouped(mx.sym.Convolution, 2), (4, 2, 3, 3)),
+    (_grouped(mx.sym.Convolution, 4), (4, 1, 3, 3)),
+    (_grouped(mx.sym.Deconvolution, 1), (4, 4, 3, 3)),
+    (_grouped(mx.sym.Deconvolution, 2), (4, 2, 3, 3))],
+    ids=["conv", "grouped-conv", "depthwise-conv", "deconv", "grouped-deconv"])
+def test_sigmoid_after_a_convolution_keeps_nan(layer, weight, monkeypatch):
+    # oneDNN's reference logistic (the gemm convolution's and the backward-data
+    # one's post-op, the eltwise on a padded blocked layout) gives 0 for NaN.
+    x = np.ones((1, 4, 3, 3), np.float32)
+    x[0, 0, 1, 1] = np.nan
+    sym = mx.sym.Activation(layer(data), act_type="sigmoid")
+    got = _compare(sym, {"data": x, "c_weight": np.full(weight, 0.1, np.float32)}, monkeypatch)
+    assert np.isnan(got).any()
+
+
+def test_sigmoid_on_a_padded_blocked_layout_keeps_nan(monkeypatch):
+    # A depthwise network's tensors of 20 channels are blocked by 16 and padded:
+    # oneDNN has only its reference eltwise for them, so the sigmoid reads a plain copy.
+    c = 20
+    x = np.ones((1, c, 5, 5), np.float32)
+    x[0, 0, 2, 2] = np.nan
+    sym = mx.sym.sigmoid(mx.sym.Convolution(data, kernel=(3, 3), pad=(1, 1), num_filter=c,
+                                            num_group=c, name="dw") + 1.0)
+    got = _compare(sym, {"data": x, "dw_weight": np.full((c, 1, 3, 3), 0.1, np.float32),
+                         "dw_bias": np.zeros(c, np.float32)}, monkeypatch)
+    assert np.isnan(got).sum() == 9
