@@ -78,8 +78,8 @@ def _keeps_nan(node: Node, last: Node) -> bool:
         return False
     head = last.inputs[0].node if last.op == "BatchNorm" else last
     p = head.params
-    grouped = head.op == "Deconvolution" or (
-        head.op == "Convolution" and p.num_group > 1 and p.num_group != p.num_filter)
+    grouped = head.op == "Deconvolution" or (head.op == "Convolution" and p is not None
+                                             and 1 < p.num_group != p.num_filter)
     return not (found.alg == "logistic" and grouped)
 
 
