@@ -64,12 +64,16 @@ def quantize_scale(dtype: DTypeLike, lo: Real, hi: Real) -> np.float32:
 
 def saturate(values: np.ndarray, dtype: DTypeLike) -> np.ndarray:
     """oneDNN's conversion of float32 values: round half to even, then saturate (int32
-    at the largest float32 below 2**31, as oneDNN: INT32_MAX is not a float32)."""
+    at the largest float32 below 2**31, as oneDNN: INT32_MAX is not a float32); NaN
+    becomes 127 in int8 and 0 in uint8, as oneDNN's and MXNet 1.9.1's quantize give it."""
     info = np.iinfo(dtype)
     top = F32(info.max)
     if int(top) > info.max:
         top = np.nextafter(top, F32(0))
-    return np.clip(np.rint(values), info.min, top).astype(dtype)
+    out = np.clip(np.rint(values), info.min, top)
+    if info.bits == 8:
+        out = np.where(np.isnan(out), top if info.min < 0 else 0, out)
+    return out.astype(dtype)
 
 
 def scaled(values: np.ndarray, scale: np.ndarray | Real, dtype: DTypeLike) -> np.ndarray:
@@ -188,7 +192,8 @@ def _quantize_v2(p: Params, ctx: OpContext, inputs: list) -> list:
         levels = UINT8_LEVELS if x.dtype == np.uint8 else INT8_LEVELS
         lo, hi = calib or ((F32(0), levels) if x.dtype == np.uint8 else (-levels, levels))
         return [x.copy(), *range_out(lo, hi)]
-    lo, hi = calib or ((F32(x.min()), F32(x.max())) if x.size else (F32(0), F32(0)))
+    # Measured ranges pass NaN by, as MXNet's and oneDNN's min and max do.
+    lo, hi = calib or ((F32(np.nanmin(x)), F32(np.nanmax(x))) if x.size else (F32(0), F32(0)))
     dtype = output_type(p)
     real = max_abs(lo, hi)
     levels = UINT8_LEVELS if dtype == np.uint8 else INT8_LEVELS

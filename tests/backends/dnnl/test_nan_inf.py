@@ -269,3 +269,21 @@ def test_sigmoid_on_a_padded_blocked_layout_keeps_nan(monkeypatch):
     got = _compare(sym, {"data": x, "dw_weight": np.full((c, 1, 3, 3), 0.1, np.float32),
                          "dw_bias": np.zeros(c, np.float32)}, monkeypatch)
     assert np.isnan(got).sum() == 9
+
+
+@pytest.mark.parametrize("out_type,calib,want", [
+    ("int8", True, [127, 64, -64, 127, -128, 127]),
+    ("int8", False, [127, 0, 0, 127, 127, 0]),
+    ("uint8", True, [0, 128, 0, 255, 0, 255]),
+    ("uint8", False, [0, 0, 0, 0, 0, 0])])
+def test_quantize_of_nan_and_inf_as_mxnet(out_type, calib, want, monkeypatch):
+    # MXNet 1.9.1's quantize_v2 (with MKLDNN and without): NaN becomes 127 in int8
+    # and 0 in uint8; a measured range passes NaN by (here (-inf, inf), so that
+    # every finite value scales to 0). The numpy path gave 0, and no range.
+    x = np.array([[np.nan, 0.5, -0.5, np.inf, -np.inf, 1.0]], np.float32)
+    kw = dict(min_calib_range=-1.0 if out_type == "int8" else 0.0, max_calib_range=1.0) \
+        if calib else {}
+    q = mx.sym.contrib.quantize_v2(data, out_type=out_type, **kw)
+    for backend in ("NONE", "DNNL"):
+        got, _ = _run(q[0], {"data": x}, backend, monkeypatch)
+        assert got.tolist() == [want]
