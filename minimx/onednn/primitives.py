@@ -118,6 +118,24 @@ def _native_eltwise(alg: str, alpha: float, beta: float,
     return _alg("ELTWISE", alg), alpha, beta
 
 
+def _keeping_nan(op: Primitive, build: Callable[[Sequence[PostOp]], Primitive]) -> Primitive:
+    """`op`, or where it runs a logistic post-op with oneDNN's reference logistic,
+    which gives 0 for NaN (its reference and gemm kernels', and a deconvolution's,
+    a backward-data convolution), `build` of the same post-ops with each logistic
+    as ``0.5 * tanh(x / 2) + 0.5``, which keeps NaN as the numpy path's sigmoid
+    does (the two differ by an ulp or so, below 2**-24 where 0.5 + 0.5 * tanh
+    rounds to 0). Not where binary post-ops follow: their arguments are numbered."""
+    post = op.post_ops
+    if not any(p.kind == "eltwise" and p.alg == "logistic" for p in post) \
+            or any(p.kind == "binary" for p in post) \
+            or not (op.kind == "deconv" or op.impl.startswith(("ref", "gemm", "x64:gemm"))):
+        return op
+    return build([q for p in post for q in (
+        [PostOp.eltwise("linear", 0.5, 0.0), PostOp.eltwise("tanh"),
+         PostOp.eltwise("linear", 0.5, 0.5)]
+        if p.kind == "eltwise" and p.alg == "logistic" else [p])])
+
+
 def _post_op_array(post_ops: Sequence[PostOp], nan_safe: bool):
     ffi, lib = native().ffi, native().lib
     kinds = {"eltwise": lib.MMX_POST_ELTWISE, "sum": lib.MMX_POST_SUM,
@@ -413,7 +431,8 @@ def conv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, di
                            f"padded input {tuple(size)}")
     logical = (g, w[0] // g, w[1], *w[2:]) if g > 1 else w
 
-    def build(bias_dt: np.dtype, avoid: str | None = avoid) -> Primitive:
+    def build(bias_dt: np.dtype, avoid: str | None = avoid,
+              post_ops: Sequence[PostOp] = post_ops) -> Primitive:
         bias_d = MemoryDesc.plain((w[0],), bias_dt) if bias else None
         return build_primitive(
             "conv", f"src {src_d} weights {w} stride {s} pad {p} dilate {d} groups {g}",
@@ -428,6 +447,7 @@ def conv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, di
 
     op = build(bias_dt)
     if avoid and op.impl.startswith("ref"):
+        avoid = None
         op = build(bias_dt, avoid=None)
     if bias and dst_dt == BFLOAT16 and int8 is None and g == c == w[0] \
             and not op.impl.startswith(DEPTHWISE_BF16_KERNEL):
@@ -435,8 +455,9 @@ def conv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, di
         # (1.15-1.45x the other) only for a bf16 bias, as MXNet's AMP gives it.
         fast = build(BFLOAT16)
         if fast.impl.startswith(DEPTHWISE_BF16_KERNEL):
-            return fast
-    return op
+            op, bias_dt = fast, BFLOAT16
+    chosen_bias, chosen_avoid = bias_dt, avoid
+    return _keeping_nan(op, lambda post: build(chosen_bias, chosen_avoid, post))
 
 
 def deconv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, adj=None,
@@ -470,15 +491,20 @@ def deconv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, 
     grouped = (g, c // g, w[1], *w[2:])
     logical = (g, w[1], c // g, *w[2:]) if g > 1 else (w[1], c, *w[2:])
     bias_d = MemoryDesc.plain((out_c,)) if bias else None
-    return build_primitive(
-        "deconv", f"src {src_d} weights {w} stride {s} pad {p} adj {a} dilate {d} groups {g}",
-        native().lib.mmx_deconv_init, src_d._md, MemoryDesc.any(logical, w_dt)._md,
-        bias_d._md if bias_d else native().ffi.NULL,
-        MemoryDesc.any((n, out_c, *out), dst_dt)._md,
-        s, [x - 1 for x in d], p, [pp - aa for pp, aa in zip(p, a, strict=True)],
-        *post_op_args(post_ops, (n, out_c, *out), "deconv"),
-        post_ops=post_ops,
-        user={"weights": (w, lambda x: x.reshape(grouped).swapaxes(1, 2).reshape(logical))})
+
+    def build(post: Sequence[PostOp]) -> Primitive:
+        return build_primitive(
+            "deconv", f"src {src_d} weights {w} stride {s} pad {p} adj {a} dilate {d} "
+                      f"groups {g}",
+            native().lib.mmx_deconv_init, src_d._md, MemoryDesc.any(logical, w_dt)._md,
+            bias_d._md if bias_d else native().ffi.NULL,
+            MemoryDesc.any((n, out_c, *out), dst_dt)._md,
+            s, [x - 1 for x in d], p, [pp - aa for pp, aa in zip(p, a, strict=True)],
+            *post_op_args(post, (n, out_c, *out), "deconv"),
+            post_ops=post,
+            user={"weights": (w, lambda x: x.reshape(grouped).swapaxes(1, 2).reshape(logical))})
+
+    return _keeping_nan(build(post_ops), build)
 
 
 def inner_product(src: SrcLike, num_hidden: int, *, bias: bool = False,

@@ -750,7 +750,8 @@ class Lowering:
         op = onednn.eltwise(x.desc, *alg)
         if alg.alg == "logistic" and op.impl.startswith("ref"):
             # oneDNN's reference logistic gives 0 for NaN (its vector kernels, which
-            # a blocked layout padded past the channels does not get, keep it).
+            # a blocked layout padded past the channels does not get, keep it; see
+            # `onednn.primitives._keeping_nan` for the post-ops).
             x = self.plan.reorder(x)
             op = onednn.eltwise(x.desc, *alg)
         return self.plan.add(op, src=x)

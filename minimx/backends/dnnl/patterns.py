@@ -66,23 +66,6 @@ def _eltwise(node: Node, last: Node) -> bool:
     return eltwise_of(node) is not None
 
 
-def _keeps_nan(node: Node, last: Node) -> bool:
-    """An eltwise activation whose fused NaN is the numpy path's after `last`
-    (a convolution or its BatchNorm, or a deconvolution): all of them, but
-    sigmoid after a deconvolution or a grouped, not depthwise, convolution,
-    which oneDNN runs with kernels (gemm; backward-data convolution) whose
-    fused logistic, its reference one, gives 0 for NaN; it then runs on its
-    own (`lower.Lowering.eltwise`)."""
-    found = eltwise_of(node)
-    if found is None:
-        return False
-    head = last.inputs[0].node if last.op == "BatchNorm" else last
-    p = head.params
-    grouped = head.op == "Deconvolution" or (head.op == "Convolution" and p is not None
-                                             and 1 < p.num_group != p.num_filter)
-    return not (found.alg == "logistic" and grouped)
-
-
 def _batch_norm(node: Node, last: Node) -> bool:
     return node.op == "BatchNorm" and node.inputs[0].node is last
 
@@ -96,7 +79,7 @@ def _sum(node: Node, last: Node) -> bool:
 PATTERNS: tuple[Pattern, ...] = (
     Pattern("conv", "Convolution", "_sg_dnnl_conv", "fused_conv", (
         Step("conv_bn", "with_bn", _batch_norm),
-        Step("conv_act", "with_act", _keeps_nan),
+        Step("conv_act", "with_act", _eltwise),
         Step("conv_sum", "with_sum", _sum),
         Step("conv_postsum_act", "with_postsum_act", _eltwise, after="conv_sum"),
     )),
@@ -104,7 +87,7 @@ PATTERNS: tuple[Pattern, ...] = (
         Step("fc_act", "with_eltwise", _eltwise),
     )),
     Pattern("deconv", "Deconvolution", "_sg_dnnl_deconv", "fused_conv", (
-        Step("deconv_act", "with_act", _keeps_nan),
+        Step("deconv_act", "with_act", _eltwise),
     )),
 )
 # The fused operators, whose subgraph `FusedChain` reads.

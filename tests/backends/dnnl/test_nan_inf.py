@@ -287,3 +287,29 @@ def test_quantize_of_nan_and_inf_as_mxnet(out_type, calib, want, monkeypatch):
     for backend in ("NONE", "DNNL"):
         got, _ = _run(q[0], {"data": x}, backend, monkeypatch)
         assert got.tolist() == [want]
+
+
+def _cv(name: str, channels: int, group: int, **kw):
+    return mx.sym.Convolution(data, kernel=(3, 3), num_filter=channels, num_group=group,
+                              name=name, **{"pad": (1, 1), **kw})
+
+
+DILATED = dict(dilate=(2, 2), stride=(2, 2), pad=(2, 2))
+
+
+@pytest.mark.parametrize("sym,shape", [
+    (mx.sym.sigmoid(_cv("a", 4, 2) + _cv("b", 4, 2)), (1, 4, 6, 6)),
+    (mx.sym.sigmoid(mx.sym.abs(_cv("a", 2, 2, **DILATED)) + _cv("b", 2, 2, **DILATED)),
+     (1, 2, 9, 11)),
+    (mx.sym.sigmoid(_cv("a", 4, 1)) + data, (2, 4, 11, 11))],
+    ids=["grouped-conv-sum", "dilated-depthwise", "conv-4-channels"])
+def test_sigmoid_fused_into_a_reference_kernel_keeps_nan(sym, shape, monkeypatch):
+    # oneDNN runs these convolutions with its reference (or gemm) kernel, whose
+    # logistic post-op gives 0 for NaN: minimx gives it as 0.5 * tanh(x / 2) + 0.5.
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(shape).astype(np.float32)
+    x[0, 0, 3, 5] = x[0, 1, 4, 4] = np.nan
+    arg_shapes = sym.infer_shape(data=shape)[0]
+    values = {n: x if n == "data" else rng.standard_normal(s).astype(np.float32)
+              for n, s in zip(sym.list_arguments(), arg_shapes, strict=True)}
+    assert np.isnan(_compare(sym, values, monkeypatch)).any()
