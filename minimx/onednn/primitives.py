@@ -121,7 +121,8 @@ def _native_eltwise(alg: str, alpha: float, beta: float,
 def _keeping_nan(op: Primitive, build: Callable[[Sequence[PostOp]], Primitive]) -> Primitive:
     """`op`, or where it runs a logistic post-op with oneDNN's reference logistic,
     which gives 0 for NaN (its reference and gemm kernels', and a deconvolution's,
-    a backward-data convolution), `build` of the same post-ops with each logistic
+    a backward-data convolution; the convolutions, deconvolutions and inner
+    products of a DNNL subgraph), `build` of the same post-ops with each logistic
     as ``0.5 * tanh(x / 2) + 0.5``, which keeps NaN as the numpy path's sigmoid
     does (the two differ by an ulp or so, below 2**-24 where 0.5 + 0.5 * tanh
     rounds to 0). Not where binary post-ops follow: their arguments are numbered."""
@@ -456,8 +457,7 @@ def conv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, di
         fast = build(BFLOAT16)
         if fast.impl.startswith(DEPTHWISE_BF16_KERNEL):
             op, bias_dt = fast, BFLOAT16
-    chosen_bias, chosen_avoid = bias_dt, avoid
-    return _keeping_nan(op, lambda post: build(chosen_bias, chosen_avoid, post))
+    return _keeping_nan(op, lambda post: build(bias_dt, avoid, post))
 
 
 def deconv(src: SrcLike, weight_shape: Sequence[int], *, stride=None, pad=None, adj=None,
@@ -525,16 +525,17 @@ def inner_product(src: SrcLike, num_hidden: int, *, bias: bool = False,
     user_shape = (o, math.prod(rest))
     bias_d = MemoryDesc.plain((o,), bias_dt) if bias else None
 
-    def build(weights_d: MemoryDesc) -> Primitive:
+    def build(weights_d: MemoryDesc, post: Sequence[PostOp] = post_ops) -> Primitive:
         return build_primitive(
             "inner_product", f"src {src_d} num_hidden {o}",
             native().lib.mmx_inner_product_init, src_d._md, weights_d._md,
             bias_d._md if bias_d else native().ffi.NULL, MemoryDesc.any((n, o), dst_dt)._md,
-            *post_op_args(post_ops, (n, o), "inner_product", nan_safe=int8 is not None),
-            post_ops=post_ops, user={"weights": (user_shape, lambda a: a.reshape(logical))},
+            *post_op_args(post, (n, o), "inner_product", nan_safe=int8 is not None),
+            post_ops=post, user={"weights": (user_shape, lambda a: a.reshape(logical))},
             scale_masks=masks)
 
-    op = build(MemoryDesc.any(logical, w_dt))
+    weights = MemoryDesc.any(logical, w_dt)
+    op = build(weights)
     src_chosen, weights_chosen = op.desc("src"), op.desc("weights")
     if (src_chosen.is_strided and weights_chosen.is_strided
             and _input_order(src_chosen) != _input_order(weights_chosen)):
@@ -543,8 +544,9 @@ def inner_product(src: SrcLike, num_hidden: int, *, bias: bool = False,
         # (the (K, 1) matrix of its matmul maps back to CHW order whatever
         # the data's) and so multiplies mismatched elements. Weights ordered
         # as the data are read right.
-        op = build(MemoryDesc.ordered(logical, src_chosen.layout, w_dt))
-    return op
+        weights = MemoryDesc.ordered(logical, src_chosen.layout, w_dt)
+        op = build(weights)
+    return _keeping_nan(op, lambda post: build(weights, post))
 
 
 def _input_order(desc: MemoryDesc) -> str:

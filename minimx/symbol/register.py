@@ -63,7 +63,7 @@ def Variable(name: str, attr: dict | None = None, shape: Sequence[int] | int | N
         stored = stored_key(key)
         if not is_hidden_attr(stored):
             raise ArgumentError(f"Variable {name}: attribute {key!r} must be of the form "
-                              f"__key__ or one of {', '.join(HIDDEN_KEYS)}")
+                                f"__key__ or one of {', '.join(HIDDEN_KEYS)}")
         attrs[stored] = str(value)
     return Symbol([NodeEntry(Node(None, name, attrs))])
 

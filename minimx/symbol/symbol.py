@@ -153,15 +153,16 @@ class Symbol:
             names = self.list_outputs()
             matches = [i for i, n in enumerate(names) if n == index]
             if len(matches) != 1:
-                raise ArgumentError(f"output {index!r} {'is ambiguous' if matches else 'not found'}"
-                                  f" (outputs: {', '.join(names)})")
+                raise ArgumentError(
+                    f"output {index!r} {'is ambiguous' if matches else 'not found'}"
+                    f" (outputs: {', '.join(names)})")
             index = matches[0]
         if not isinstance(index, (int, np.integer)) or isinstance(index, bool):
-            raise ArgumentTypeError(f"a symbol's outputs are indexed by int, name or slice, got "
-                              f"{index!r}")
+            raise ArgumentTypeError(f"a symbol's outputs are indexed by int, name or slice, "
+                                    f"got {index!r}")
         if not -len(self.outputs) <= index < len(self.outputs):
             raise IndexRangeError(f"output index {index} out of range for a symbol with "
-                              f"{len(self.outputs)} outputs")
+                                  f"{len(self.outputs)} outputs")
         return Symbol([self.outputs[index]])
 
     def get_internals(self) -> Symbol:
@@ -394,8 +395,7 @@ class Symbol:
         for key, value in given:
             if not isinstance(value, Symbol) or len(value.outputs) != 1:
                 raise ArgumentTypeError(f"compose: argument {key!r} must be a single-output "
-                                        "Symbol, "
-                                  f"got {value!r}")
+                                        f"Symbol, got {value!r}")
         variables = [n for n in self._topo() if n.is_variable]
         if len(args) > len(variables):
             raise MinimxError(f"compose: {len(args)} positional symbols for "

@@ -313,3 +313,13 @@ def test_sigmoid_fused_into_a_reference_kernel_keeps_nan(sym, shape, monkeypatch
     values = {n: x if n == "data" else rng.standard_normal(s).astype(np.float32)
               for n, s in zip(sym.list_arguments(), arg_shapes, strict=True)}
     assert np.isnan(_compare(sym, values, monkeypatch)).any()
+
+
+@pytest.mark.parametrize("hidden", [3, 64])
+def test_sigmoid_after_a_fully_connected_layer_keeps_nan(hidden, monkeypatch):
+    x = np.ones((2, 6), np.float32)
+    x[0, 1] = np.nan
+    sym = mx.sym.sigmoid(mx.sym.FullyConnected(data, num_hidden=hidden, name="fc"))
+    got = _compare(sym, {"data": x, "fc_weight": np.full((hidden, 6), 0.1, np.float32),
+                         "fc_bias": np.zeros(hidden, np.float32)}, monkeypatch)
+    assert np.isnan(got[0]).all() and not np.isnan(got[1]).any()
