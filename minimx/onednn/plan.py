@@ -358,7 +358,8 @@ class Plan:
         per step ``(name, reads, writes, inplace)`` (`plan_memory.Step`'s fields:
         a step that writes into a slot written before, such as a sum post-op's
         addend, reads it instead; an in-place kind with dst laid out as src may
-        write over src); and the slots that are not temporaries."""
+        write over src, unless it reads src as another argument too); and the
+        slots that are not temporaries."""
         index = {id(s): k for k, s in enumerate(self.slots)}
         # The batch loop writes its results' whole temporaries part by part,
         # so they live from its first step on.
@@ -378,7 +379,11 @@ class Plan:
             if dst in written:
                 reads.append(dst)
             elif op.kind in IN_PLACE_KINDS and op.desc("src") == op.desc("dst"):
-                pairs = ((names.index("src"), 0),)
+                src = names.index("src")
+                # oneDNN may write over src only; a binary's src1 that is the
+                # same tensor must not change under it (add(y, y)).
+                if reads.count(reads[src]) == 1:
+                    pairs = ((src, 0),)
             writes = (() if dst in written else (dst,)) + extra
             if k == 0:
                 writes += tuple(sorted(wholes - {dst}))

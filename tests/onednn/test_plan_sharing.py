@@ -78,3 +78,20 @@ def test_a_plan_for_other_slots_is_refused():
     plan, _, _ = build_conv_relu_pool_fc()
     with pytest.raises(BackendError, match=r"a memory plan for 2 slots, the plan has \d+"):
         plan.compile([0, 0], [64])
+
+
+def test_a_binary_reading_one_tensor_twice_writes_elsewhere():
+    # oneDNN's binary may write over src, never over src1: for add(y, y) the
+    # planner must not be offered src, which is src1 too (bf16 blocked layouts
+    # read src1 after writing dst and gave zeros).
+    desc = onednn.MemoryDesc.ordered((1, 8, 5, 5), "abcd", np.float32)
+    plan = onednn.Plan()
+    x = plan.input((1, 8, 5, 5))
+    y = plan.add(onednn.eltwise(desc, "abs"), src=x)
+    plan.output(plan.add(onednn.binary(desc, desc, "add"), src=y, src1=y))
+    _, steps, _ = plan.schedule()
+    assert steps[1][3] == ()   # the eltwise before it may write over its src
+    memory = planned(plan)
+    assert memory.inplace == []
+    data = random((1, 8, 5, 5), 7)
+    np.testing.assert_array_equal(plan.run([data])[0], 2 * np.abs(data))
