@@ -202,7 +202,10 @@ def _fused_at_run_time(op: str | None, p: Any) -> bool:
 def _range_at_run_time(node: Node) -> bool:
     """Whether the range outputs of `node` are found when a plan runs: an uncalibrated
     quantize, requantize, FC or convolution (in the DNNL backend), or an operator
-    passing one on."""
+    passing one on. A range from outside the subgraph is given: the plan compiles
+    for its values."""
+    if node.is_variable:
+        return False
     if node.op in RUN_TIME_RANGES or _fused_at_run_time(node.op, node.operator()[1]):
         return not calibrated(node.operator()[1], node.op)
     if node.op in ("_contrib_quantized_pooling", "_contrib_quantized_flatten",

@@ -4,6 +4,7 @@ numpy kernels' numbers exactly (`backends/dnnl/quantized.py`)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -138,3 +139,32 @@ def test_uncalibrated_fully_connected_match_the_numpy_kernels(hidden, no_bias, a
         x = mx.sym.Activation(x, act_type=act, name="a0")
     _check_quantized(mx.sym.FullyConnected(x, num_hidden=4, name="fc1"), (batch, 3, 2, 5),
                      "_sg_mkldnn_fully_connected", dtype, scale, seed)
+
+
+@pytest.mark.parametrize("calib_mode", ["naive", "none"])
+def test_a_subgraph_starting_at_a_range_passing_operator_reads_its_range_as_given(calib_mode):
+    """MXNet's padded average pooling with the full convention stays on the numpy
+    kernels, so the next subgraph starts at a quantized flatten whose range
+    comes from outside it (lowering followed that range to a variable and failed)."""
+    data = mx.sym.var("data")
+    y = mx.sym.Convolution(data, kernel=(1, 1), num_filter=8, name="c")
+    y = mx.sym.Pooling(y, kernel=(3, 3), pad=(1, 1), stride=(2, 2), pool_type="avg",
+                       pooling_convention="full", name="pool")
+    y = mx.sym.FullyConnected(mx.sym.Flatten(y), num_hidden=10, name="fc")
+    shape = (2, 4, 12, 12)
+    rng = np.random.default_rng(0)
+    arg_shapes, _, _ = y.infer_shape(data=shape)
+    args = {n: mx.nd.array(rng.normal(0, 0.3, s).astype(np.float32))
+            for n, s in zip(y.list_arguments(), arg_shapes, strict=True) if n != "data"}
+    calib = [rng.standard_normal(shape).astype(np.float32)] if calib_mode == "naive" else None
+    qsym, qargs, _ = mx.contrib.quantization.quantize_model_mkldnn(
+        y, args, {}, calib_mode=calib_mode, calib_data=calib, label_names=())
+    part = mx.subgraph.partition(qsym, "DNNL", shapes={"data": shape})
+    assert len(dnnl_nodes(part)) == 2 and "_contrib_quantized_pooling" in outer_ops(part)
+    feeds = {**qargs, "data": mx.nd.zeros(shape)}
+    ex = part.bind(mx.cpu(), {n: feeds[n] for n in part.list_arguments()}, grad_req="null")
+    for scale in (1.0, 5.0):   # other ranges, at run time, for calib_mode none
+        x = (rng.standard_normal(shape) * scale).astype(np.float32)
+        ex.arg_dict["data"][:] = x
+        want = _outputs(qsym, {**qargs, "data": mx.nd.array(x)})
+        _assert_same([o.asnumpy() for o in ex.forward()], want)
