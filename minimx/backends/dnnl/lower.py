@@ -902,13 +902,23 @@ class Lowering:
         if alg in COMMUTATIVE and self.shape(ins[0]) != self.shape(self.g.entry_ptr[nid]):
             ins = ins[::-1]   # oneDNN broadcasts the second operand only
         dtype = self.float_type(nid)
-        acc = self.data(ins[0], dtype)
+        acc = self._binary_operand(ins[0], dtype)
         for e in ins[1:]:
-            other = self.data(e, dtype)
+            other = self._binary_operand(e, dtype)
             same = other.shape == acc.shape
             other = self.plan.reorder(other, acc.desc if same else None)
             acc = self.plan.add(onednn.binary(acc.desc, other.desc, alg), src=acc, src1=other)
         return acc
+
+    def _binary_operand(self, eid: int, dtype: np.dtype) -> onednn.Slot:
+        """Entry `eid` in `dtype` as a binary step reads it: plain where it holds
+        bfloat16 channels in blocks of 4 (a grouped deconvolution's output), on
+        which oneDNN 3.2's binary kernel (``jit:uni``, ``avx512_core_fp16``) gave
+        wrong sums, in place and not."""
+        x = self.data(eid, dtype)
+        if x.desc.dtype == onednn.BFLOAT16 and x.desc.layout.endswith("4b"):
+            return self.plan.reorder(x, onednn.MemoryDesc.plain(x.shape, dtype))
+        return x
 
 
 # The oneDNN primitives whose output image k reads input image k alone (what a
