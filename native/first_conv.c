@@ -1,5 +1,6 @@
 /* A CNN's first convolution, quantized on the way out (see first_conv.h). */
 
+#include <math.h>
 #include <omp.h>
 
 #include "oneapi/dnnl/dnnl.h"
@@ -51,12 +52,16 @@ static void bounds(const first_conv *fc, float *lo, float *hi) {
 typedef struct {
     __m512 scale, lo, hi;   /* the bounds after scaling (see bounds) */
     int s8;
+    int nan_high;           /* NaN saturates to hi (else to lo): see run */
 } epilogue;
 
-/* 16 channels of one output pixel, stored as bytes at out. */
+/* 16 channels of one output pixel, stored as bytes at out. max_ps and min_ps
+ * return their second operand where one is NaN: NaN leaves max(y, lo) as lo,
+ * and max(lo, y) as NaN, which min(., hi) makes hi. */
 static inline void finish(const epilogue *e, __m512 acc, uint8_t *out) {
     const __m512 y = _mm512_mul_ps(acc, e->scale);
-    const __m512i q = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(y, e->lo), e->hi));
+    const __m512 low = e->nan_high ? _mm512_max_ps(e->lo, y) : _mm512_max_ps(y, e->lo);
+    const __m512i q = _mm512_cvtps_epi32(_mm512_min_ps(low, e->hi));
     _mm_storeu_si128((__m128i *)out, e->s8 ? _mm512_cvtsepi32_epi8(q)
                                            : _mm512_cvtusepi32_epi8(q));
 }
@@ -169,8 +174,12 @@ static dnnl_status_t run(const own_kernel *k, void *scratch, const dnnl_exec_arg
     uint8_t *dst = ptr[3];
     float lo, hi;
     bounds(fc, &lo, &hi);
+    /* NaN becomes the activation's lower bound (relu, clip), as on the numpy
+     * path; without an activation, quantizing it gives 127 in int8 and 0 in
+     * uint8, as MXNet's quantize_v2 and oneDNN's saturation do. */
+    const int unbounded = fc->lo == -INFINITY && fc->hi == INFINITY;
     const epilogue e = {_mm512_set1_ps(fc->scale), _mm512_set1_ps(lo), _mm512_set1_ps(hi),
-            fc->dst_s8};
+            fc->dst_s8, unbounded && fc->dst_s8};
     const int64_t rows = fc->n * fc->oh;
     #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < rows; r++) {

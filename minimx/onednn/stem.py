@@ -9,7 +9,9 @@ binary multiply into uint8. The kernel does all three in one pass over the
 input planes: 55 against 87 us for one 224x224 image, 976 against 2443 for
 16 (AMD Zen 5, ``avx512_core_bf16``, the two plans alternating in one
 process; docs/measurements.md). Each output is
-``saturate(rint(min(max(conv + bias, lo), hi) * scale))``, the float32 sum
+``saturate(rint(min(max(conv + bias, lo), hi) * scale))`` (a NaN becoming
+``lo`` under an activation, and without one what quantizing NaN gives: 127 in
+int8, 0 in uint8, as MXNet's quantize_v2), the float32 sum
 taken tap by tap from the bias: oneDNN's values but for the last bit of a
 few, which can move a quantized value by one on a rounding boundary (2 of
 401408 in a 224x224 test image).
