@@ -94,14 +94,8 @@ def test_an_input_nan_is_quantized_as_on_the_numpy_path(act, dtype):
     x = c0 if act is None else mx.sym.Activation(c0, act_type=act)
     sym = mx.sym.Convolution(x, kernel=(1, 1), num_filter=16, no_bias=True, name="c1")
     shape = (1, 3, 8, 8)
-    rng = np.random.default_rng(5)
-    args = {"c0_weight": mx.nd.array(rng.normal(0, 0.3, (16, 3, 3, 3)).astype(np.float32)),
-            "c0_bias": mx.nd.zeros((16,)),
-            "c1_weight": mx.nd.array(np.eye(16, dtype=np.float32).reshape(16, 16, 1, 1))}
-    qsym, qargs, qaux = mx.contrib.quantization.quantize_model_mkldnn(
-        sym, args, {}, calib_mode="naive", calib_data=[rng.normal(0, 1, shape).astype(np.float32)],
-        label_names=(), excluded_sym_names=["c0"], quantized_dtype=dtype)
-    image = rng.normal(0, 1, shape).astype(np.float32)
+    qsym, qargs, qaux, image = quantized_mkldnn(sym, shape, excluded_sym_names=["c0"],
+                                                quantized_dtype=dtype)
     image[0, 1, 2, 5] = np.nan
     got, (state,) = forward(partitioned(qsym, {"data": shape}), qargs, qaux, image)
     assert state.kernels[OWN_FIRST_CONV] == ["c0"]
