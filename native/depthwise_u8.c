@@ -201,10 +201,13 @@ static void output_row(const dw8_conv *dc, const block *b, const uint8_t *const 
                         (const __m512i *)(t[r] + (g * VECS + v) * VL * LANE)), k.w[r][v]);
             /* The numpy kernel's float32 steps, then saturation before
              * rounding: the same integers as rounding first, the bounds being
-             * integers (NaN becomes lo, max taking its second operand then). */
+             * integers. A NaN (an infinite factor times a zero sum) goes where
+             * the kernel's `saturate` puts it: to the top in s8, to lo (0) in
+             * u8, max and min keeping their second operand. */
             const __m512 y = _mm512_mul_ps(
                     _mm512_add_ps(_mm512_cvtepi32_ps(acc), k.bias[v]), k.factor[v]);
-            q[v] = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(y, k.lo), k.hi));
+            const __m512 low = s8 ? _mm512_max_ps(k.lo, y) : _mm512_max_ps(y, k.lo);
+            q[v] = _mm512_cvtps_epi32(_mm512_min_ps(low, k.hi));
         }
         /* In range already: the packs only narrow, and restore the order. */
         const __m512i words0 = _mm512_packs_epi32(q[0], q[1]);

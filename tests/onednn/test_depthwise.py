@@ -150,6 +150,22 @@ def test_a_zero_range_factor_saturates_as_the_kernel():
 
 
 @kernel
+@pytest.mark.parametrize("dst", [np.uint8, np.int8])
+@pytest.mark.parametrize("relu", [False, True])
+def test_an_infinite_factor_makes_nan_of_zero_sums_saturated_as_the_kernel(dst, relu):
+    """An infinite factor (a zero output range over a wide input range) times a
+    zero sum is NaN: the numpy kernel's `saturate` and oneDNN's convolutions
+    give it 127 in int8 and 0 in uint8, relu or not."""
+    x, w, b, _ = case(1, 16, 14, 14, seed=4, bias=False)
+    x[0, :, 3:8, 3:8] = 0   # zero sums inside
+    factor = np.full(16, np.inf, F32)
+    with np.errstate(invalid="ignore"):
+        want = expected(x, w, b, factor, relu, np.dtype(dst))
+    assert (want == (127 if dst == np.int8 else 0)).sum() >= 16 * 9
+    np.testing.assert_array_equal(run_dw8(x, w, b, factor, relu, np.dtype(dst)), want)
+
+
+@kernel
 @pytest.mark.parametrize("shape, weight, dtype, options, why", [
     ((1, 32, 28, 28), (32, 1, 3, 3), np.int8, {}, "int8 data"),
     ((1, 24, 28, 28), (24, 1, 3, 3), np.uint8, {}, "channels not a multiple of 16"),
