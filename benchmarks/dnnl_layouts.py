@@ -1,6 +1,6 @@
 """The DNNL backend's layout and kernel choices, each on against off, in alternating rounds.
 
-Twelve choices, each timed where it acts (img/s, batch / median forward time):
+Thirteen choices, each timed where it acts (img/s, batch / median forward time):
 - ``blocked``: depthwise networks' float32 convolutions in 16-channel blocks
   (`conv_layout.blocked_types`) against NHWC
   (MINIMX_DNNL_BLOCKED_LAYOUT=0); fp32 MobileNets, and ResNet-50, which it
@@ -21,6 +21,9 @@ Twelve choices, each timed where it acts (img/s, batch / median forward time):
 - ``depthwise-int8``: INT8 depthwise convolutions by minimx's kernel
   (`onednn.dw8_conv`) against oneDNN's (MINIMX_DNNL_DEPTHWISE_INT8=0); INT8
   MobileNets, from the checkpoints in --dir;
+- ``pointwise-int8``: INT8 1x1 convolutions of few input channels by
+  minimx's kernel (`onednn.pw8_conv`) against oneDNN's
+  (MINIMX_DNNL_POINTWISE_INT8=0); INT8 MobileNets, from the checkpoints in --dir;
 - ``nhwc-input``, ``nhwc-input-bf16``: the three-channel input made NHWC by
   minimx's kernel (`onednn.nhwc_input`) against oneDNN's reorder
   (MINIMX_DNNL_NHWC_INPUT=0); INT8 and bf16 MobileNets;
@@ -38,7 +41,7 @@ and bf16 models are minimx's zoo symbols with random weights
 
 Run: python benchmarks/dnnl_layouts.py [--choices blocked blocked-bf16 bf16-dw-bias
      first-conv batch-parts batch-parts-bf16 batch-parts-int8 depthwise-int8
-     nhwc-input nhwc-input-bf16 first-conv-int8 pointwise-depthwise]
+     pointwise-int8 nhwc-input nhwc-input-bf16 first-conv-int8 pointwise-depthwise]
      [--batches 1 16]
      [--rounds 3]
      [--dir /tmp/minimx_int8_models]
@@ -66,6 +69,7 @@ OFF = {
     **dict.fromkeys(["batch-parts", "batch-parts-bf16", "batch-parts-int8"],
                     ({"MINIMX_DNNL_BATCH_PARTS": "0"}, "")),
     "depthwise-int8": ({"MINIMX_DNNL_DEPTHWISE_INT8": "0"}, ""),
+    "pointwise-int8": ({"MINIMX_DNNL_POINTWISE_INT8": "0"}, ""),
     **dict.fromkeys(["nhwc-input", "nhwc-input-bf16"], ({"MINIMX_DNNL_NHWC_INPUT": "0"}, "")),
     "first-conv-int8": ({"MINIMX_DNNL_FIRST_CONV_INT8": "0"}, ""),
     "pointwise-depthwise": ({"MINIMX_DNNL_POINTWISE_DEPTHWISE": "0"}, ""),
@@ -80,6 +84,7 @@ MODELS = {
     "batch-parts-bf16": ("bf16", ["mobilenet1.0", "resnet50_v1"]),
     "batch-parts-int8": ("int8", CNNS),
     "depthwise-int8": ("int8", ["mobilenet1.0", "mobilenetv2_1.0"]),
+    "pointwise-int8": ("int8", ["mobilenet1.0", "mobilenetv2_1.0"]),
     "nhwc-input": ("int8", ["mobilenet1.0", "mobilenetv2_1.0"]),
     "nhwc-input-bf16": ("bf16", ["mobilenet1.0", "mobilenetv2_1.0"]),
     "first-conv-int8": ("int8", ["mobilenet1.0", "mobilenetv2_1.0"]),

@@ -46,7 +46,8 @@ import minimx as mx  # noqa: E402
 Step = tuple[str, str, float]   # kind, description, microseconds (STATISTIC)
 # A plan's primitive kinds as oneDNN's verbose output names them (minimx's
 # own convolution kernels among the convolutions).
-KINDS = dict.fromkeys(["conv", "wino_conv", "dw8_conv", "first_conv", "pwdw_conv"], "convolution")
+KINDS = dict.fromkeys(["conv", "wino_conv", "dw8_conv", "pw8_conv", "first_conv", "pwdw_conv"],
+                      "convolution")
 STATISTIC = {"median": statistics.median, "min": min}
 PRECISIONS = {"float32": "fp32", "bfloat16": "bf16"}   # --dtype: the peer's name for it
 

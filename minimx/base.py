@@ -219,6 +219,7 @@ class Settings:
     dnnl_winograd: bool
     dnnl_batch_parts: bool   # a large batch's first layers run image by image
     dnnl_depthwise_int8: bool   # INT8 depthwise 3x3 convolutions by minimx's kernel
+    dnnl_pointwise_int8: bool   # INT8 1x1 convolutions of few input channels, minimx's
     dnnl_nhwc_input: bool   # a 3-channel NCHW input made NHWC by minimx's kernel
     dnnl_first_conv_int8: bool   # a float first convolution and its quantizing, minimx's
     dnnl_pointwise_depthwise: bool   # a float 1x1 convolution and the depthwise one reading it
@@ -307,6 +308,7 @@ def settings() -> Settings:
         dnnl_winograd=env_flag("MINIMX_DNNL_WINOGRAD", True),
         dnnl_batch_parts=env_flag("MINIMX_DNNL_BATCH_PARTS", True),
         dnnl_depthwise_int8=env_flag("MINIMX_DNNL_DEPTHWISE_INT8", True),
+        dnnl_pointwise_int8=env_flag("MINIMX_DNNL_POINTWISE_INT8", True),
         dnnl_nhwc_input=env_flag("MINIMX_DNNL_NHWC_INPUT", True),
         dnnl_first_conv_int8=env_flag("MINIMX_DNNL_FIRST_CONV_INT8", True),
         dnnl_pointwise_depthwise=env_flag("MINIMX_DNNL_POINTWISE_DEPTHWISE", True),

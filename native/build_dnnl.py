@@ -128,8 +128,8 @@ def make_builder(paths: DnnlPaths, shim: str = "native/minimx_dnnl.c"):
         '#include "oneapi/dnnl/dnnl.h"\n#include "minimx_dnnl.h"\n',
         sources=[shim, *(str(Path(shim).with_name(f))
                          for f in ("winograd.c", "own_kernel.c", "depthwise_u8.c",
-                                   "nhwc_input.c", "first_conv.c", "pointwise_depthwise.c",
-                                   "worker.c"))],
+                                   "pointwise_u8.c", "nhwc_input.c", "first_conv.c",
+                                   "pointwise_depthwise.c", "worker.c"))],
         include_dirs=[str(paths.include_dir), str(HERE)],
         # Linked by file so that a lone libdnnl.so.3 (no dev symlink) works too.
         # No rpath: minimx.onednn preloads the library before importing us.

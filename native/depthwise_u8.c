@@ -336,14 +336,9 @@ dnnl_status_t dw8_conv_create(own_kernel **kernel, const int64_t *src_dims, int 
     dc->dst_s8 = dst_s8;
     dc->threads = omp_get_max_threads();
     const dnnl_dims_t src = {dc->n, c, dc->ih, dc->iw}, dst = {dc->n, c, dc->oh, dc->ow};
-    const dnnl_dims_t weights = {3, c, LANE}, channels = {c};
-    const dnnl_dims_t factor = {1, c, 1, 1};
+    const dnnl_dims_t weights = {3, c, LANE};
     own_kernel *k = &dc->base;
     PASS(own_kernel_arg(k, DNNL_ARG_SRC, 4, src, dnnl_u8, dnnl_acdb));
     PASS(own_kernel_arg(k, DNNL_ARG_WEIGHTS, 3, weights, dnnl_s8, dnnl_abc));
-    if (with_bias) PASS(own_kernel_arg(k, DNNL_ARG_BIAS, 1, channels, dnnl_f32, dnnl_a));
-    PASS(own_kernel_arg(k, DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, 4, factor,
-            dnnl_f32, dnnl_acdb));
-    PASS(own_kernel_arg(k, DNNL_ARG_DST, 4, dst, dst_s8 ? dnnl_s8 : dnnl_u8, dnnl_acdb));
-    return dnnl_success;
+    return own_kernel_requantized_args(k, dst, with_bias, dst_s8);
 }

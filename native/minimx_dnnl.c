@@ -9,8 +9,8 @@
  * Python turns into a BackendError (shim.h). Every handle a story creates
  * lives on the object being built, so an early return leaks nothing.
  * Winograd convolutions are built and run by winograd.c, and the kernels
- * of minimx's own (own_kernel.h: depthwise_u8.c, nhwc_input.c,
- * first_conv.c, pointwise_depthwise.c) by theirs;
+ * of minimx's own (own_kernel.h: depthwise_u8.c, pointwise_u8.c,
+ * nhwc_input.c, first_conv.c, pointwise_depthwise.c) by theirs;
  * here each is one more kind of primitive and of plan step.
  */
 #include <stdio.h>
@@ -26,6 +26,7 @@
 #include "winograd.h"
 #include "own_kernel.h"
 #include "depthwise_u8.h"
+#include "pointwise_u8.h"
 #include "nhwc_input.h"
 #include "first_conv.h"
 #include "pointwise_depthwise.h"
@@ -743,6 +744,17 @@ int mmx_dw8_conv_init(mmx_prim *prim, mmx_engine *engine,
         const int64_t *src_dims, int stride, int with_bias, int relu, int dst_s8) {
     (void)engine;   /* the kernel is minimx's: no oneDNN object to create */
     PASS(dw8_conv_create(&prim->own, src_dims, stride, with_bias, relu, dst_s8));
+    return adopt_own(prim);
+}
+
+int mmx_pw8_available(void) {
+    return pw8_available();
+}
+
+int mmx_pw8_conv_init(mmx_prim *prim, mmx_engine *engine, const int64_t *src_dims,
+        int src_s8, int64_t oc, int with_bias, int relu, int dst_s8) {
+    (void)engine;
+    PASS(pw8_conv_create(&prim->own, src_dims, src_s8, oc, with_bias, relu, dst_s8));
     return adopt_own(prim);
 }
 

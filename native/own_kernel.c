@@ -21,6 +21,15 @@ dnnl_status_t own_kernel_arg(own_kernel *k, int arg, int ndims,
     return dnnl_success;
 }
 
+dnnl_status_t own_kernel_requantized_args(own_kernel *k, const int64_t *dst_dims,
+        int with_bias, int dst_s8) {
+    const dnnl_dims_t channels = {dst_dims[1]}, factor = {1, dst_dims[1], 1, 1};
+    if (with_bias) PASS(own_kernel_arg(k, DNNL_ARG_BIAS, 1, channels, dnnl_f32, dnnl_a));
+    PASS(own_kernel_arg(k, DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, 4, factor,
+            dnnl_f32, dnnl_acdb));
+    return own_kernel_arg(k, DNNL_ARG_DST, 4, dst_dims, dst_s8 ? dnnl_s8 : dnnl_u8, dnnl_acdb);
+}
+
 dnnl_status_t own_kernel_handles(const own_kernel *k,
         const dnnl_exec_arg_t *args, void **ptr) {
     for (int i = 0; i < k->nargs; i++)

@@ -1,5 +1,6 @@
 /* A plan step computed by a kernel of minimx's own instead of a oneDNN
- * primitive: the INT8 depthwise convolution (depthwise_u8.h), the
+ * primitive: the INT8 depthwise convolution (depthwise_u8.h), the INT8 1x1
+ * convolution of few input channels (pointwise_u8.h), the
  * conversion of a three-channel NCHW input to NHWC (nhwc_input.h), a
  * first convolution quantized on the way out (first_conv.h), and a 1x1
  * convolution with the depthwise one that reads it (pointwise_depthwise.h).
@@ -45,6 +46,11 @@ dnnl_status_t own_kernel_new(own_kernel **kernel, size_t size, const own_kernel_
 /* Appends argument `arg`: a dense tensor of `dims` in layout `tag`. */
 dnnl_status_t own_kernel_arg(own_kernel *k, int arg, int ndims,
         const int64_t *dims, dnnl_data_type_t dt, dnnl_format_tag_t tag);
+/* Appends what minimx's INT8 convolutions take after src and weights:
+ * [bias] f32 (C), the requantizing factor f32 (1, C, 1, 1) as post-op 0's
+ * src1, and dst of dst_dims (N, C, H, W), u8 (s8 with dst_s8), all NHWC. */
+dnnl_status_t own_kernel_requantized_args(own_kernel *k, const int64_t *dst_dims,
+        int with_bias, int dst_s8);
 /* The data addresses of a run's arguments, in the kernel's order. */
 dnnl_status_t own_kernel_handles(const own_kernel *k,
         const dnnl_exec_arg_t *args, void **ptr);

@@ -40,6 +40,7 @@ from .convert import constant, to_layout, to_numpy
 from .depthwise import dw8_conv, dw8_supports, dw8_weights
 from .nhwc import nhwc_input, nhwc_input_supports
 from .plan import BoundRun, Plan, Slot
+from .pointwise import pw8_conv, pw8_supports, pw8_weights
 from .pointwise_depthwise import pwdw_conv, pwdw_projects, pwdw_supports
 from .primitives import (
     ELTWISE_ALGS,
@@ -77,7 +78,8 @@ __all__ = ["BF16_ISAS", "BFLOAT16", "BoundRun", "ELTWISE_ALGS", "FLOAT32", "FLOA
            "dw8_weights", "eltwise", "engine", "first_conv", "first_conv_supports",
            "first_conv_weights",
            "exact_int8", "inner_product", "isa", "layer_norm", "lrn", "matmul", "nhwc_input",
-           "nhwc_input_supports", "pool_output_size", "pooling", "pwdw_conv", "pwdw_projects",
+           "nhwc_input_supports", "pool_output_size", "pooling", "pw8_conv", "pw8_supports",
+           "pw8_weights", "pwdw_conv", "pwdw_projects",
            "pwdw_supports",
            "reduction", "reorder", "require", "resampling", "rnn", "softmax",
            "to_layout", "to_numpy", "unavailable_reason", "version", "wino_conv",

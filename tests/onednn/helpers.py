@@ -47,6 +47,24 @@ def run(op: onednn.Primitive, inputs: dict[str, np.ndarray],
     return result
 
 
+def run_requantized(op: onednn.Primitive, x: np.ndarray, w: np.ndarray,
+                    bias: np.ndarray | None, factor: np.ndarray, dst: np.dtype) -> np.ndarray:
+    """A kernel of minimx's own INT8 convolutions (`dw8_conv`, `pw8_conv`) in a
+    plan: NCHW 8-bit data in, weights in MXNet's layout, the factor per
+    channel, NCHW `dst` out."""
+    plan = onednn.Plan(op.kind)
+    src = plan.reorder(plan.input(x.shape, dtype=x.dtype), op.desc("src"))
+    args = {"src": src, "weights": plan.constant(onednn.constant(op, "weights", w)),
+            "post0_src1": plan.constant(onednn.constant(op, "post0_src1",
+                                                        factor.reshape(1, -1, 1, 1)))}
+    if bias is not None:
+        args["bias"] = plan.constant(onednn.constant(op, "bias", bias))
+    y = plan.add(op, **args)
+    plan.output(plan.reorder(y, onednn.MemoryDesc.plain(y.shape, dst)))
+    (out,) = plan.run([x])
+    return out
+
+
 def run_with_threads(module: str, function: str, threads: int) -> None:
     """Call ``function()`` of test module ``module`` in a fresh interpreter with
     ``threads`` OpenMP threads (libgomp reads OMP_NUM_THREADS when it loads,

@@ -11,7 +11,7 @@ from minimx import BackendError, onednn
 from minimx.onednn import depthwise
 from minimx.ops import quantization as q
 
-from .helpers import SETTINGS, run_with_threads
+from .helpers import SETTINGS, run_requantized, run_with_threads
 
 F32 = np.float32
 # The kernel is built where the CPU has AVX512-VNNI (the last test covers a build without).
@@ -44,17 +44,7 @@ def run_dw8(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, factor: np.nd
     """dw8_conv in a plan: NCHW uint8 data in, NCHW out."""
     op = onednn.dw8_conv(x.shape, stride=stride, bias=bias is not None, relu=relu,
                          dst_dtype=dst)
-    plan = onednn.Plan("dw8")
-    src = plan.reorder(plan.input(x.shape, dtype=np.uint8), op.desc("src"))
-    args = {"src": src, "weights": plan.constant(onednn.constant(op, "weights", w)),
-            "post0_src1": plan.constant(onednn.constant(op, "post0_src1",
-                                                        factor.reshape(1, -1, 1, 1)))}
-    if bias is not None:
-        args["bias"] = plan.constant(onednn.constant(op, "bias", bias))
-    y = plan.add(op, **args)
-    plan.output(plan.reorder(y, onednn.MemoryDesc.plain(y.shape, dst)))
-    (out,) = plan.run([x])
-    return out
+    return run_requantized(op, x, w, bias, factor, dst)
 
 
 def case(n: int, c: int, h: int, w: int, seed: int, bias: bool, scale: float = 1 / 500):

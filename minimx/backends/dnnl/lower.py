@@ -69,6 +69,7 @@ from .pointwise_depthwise import POINTWISE_DEPTHWISE, pointwise_depthwise
 from .quantized import (
     OWN_DEPTHWISE,
     OWN_FIRST_CONV,
+    OWN_POINTWISE,
     dequantize,
     quantize,
     quantize_asym,
@@ -272,8 +273,8 @@ class Lowering:
         self.data_inputs: list[int] = []
         self.constants: list[Constant] = []
         self.kernels: dict[str, list[str]] = {
-            label: [] for label in (WINOGRAD, WINOGRAD_2, OWN_DEPTHWISE, OWN_FIRST_CONV,
-                                    POINTWISE_DEPTHWISE)}
+            label: [] for label in (WINOGRAD, WINOGRAD_2, OWN_DEPTHWISE, OWN_POINTWISE,
+                                    OWN_FIRST_CONV, POINTWISE_DEPTHWISE)}
         self.per_part: list[str] = []
         heads = (FusedChain(n, g).first("Convolution") if n.op in FUSED_LOWERING else n
                  for n in g.nodes)
@@ -923,7 +924,7 @@ class Lowering:
 
 # The oneDNN primitives whose output image k reads input image k alone (what a
 # step of the batch loop may be; run-time INT8 ranges, say, reduce the batch).
-PER_IMAGE_STEPS = frozenset({"conv", "wino_conv", "dw8_conv", "first_conv", "pwdw_conv",
+PER_IMAGE_STEPS = frozenset({"conv", "wino_conv", "dw8_conv", "pw8_conv", "first_conv", "pwdw_conv",
                              "deconv", "pooling", "eltwise", "batch_norm", "lrn", "binary",
                              "concat", "reorder", "resampling"})
 

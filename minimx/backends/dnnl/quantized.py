@@ -16,8 +16,9 @@ find ranges at run time). Guarantees: the numpy kernels' numbers
   factor as a binary post-op, so the float32 products are the kernel's;
   activations and the sum follow as post-ops, and the dst conversion rounds
   half to even and saturates, as the kernels do; a depthwise 3x3 one on
-  uint8 data runs with minimx's own kernel where it pays (`_own_depthwise`,
-  `onednn.dw8_conv`), which computes the same float32 steps;
+  uint8 data and a 1x1 one expanding few input channels run with minimx's
+  own kernels where they pay (`_own_depthwise`, `onednn.dw8_conv`;
+  `_own_pointwise`, `onednn.pw8_conv`), which compute the same float32 steps;
 - quantize and dequantize are reorders multiplying by the kernel's scale; a
   float32 first convolution (3x3, stride 2, on RGB data) and the quantize
   that reads it run as one kernel of minimx's own (`quantized_first_conv`,
@@ -59,6 +60,10 @@ F32 = np.float32
 FLT_MAX = float(np.finfo(F32).max)
 OWN_DEPTHWISE = "INT8 depthwise convolutions run by minimx's kernel"   # in the summary
 OWN_FIRST_CONV = "first convolutions run with their quantizing by minimx's kernel"
+OWN_POINTWISE = "INT8 1x1 convolutions of few input channels run by minimx's kernel"
+# minimx's INT8 1x1 kernel pays where a layer's outputs outnumber its inputs
+# this many times (see `_own_pointwise`; measured below).
+POINTWISE_MIN_EXPANSION = 3
 # AMX's INT8 tiles sum over 64 input channels at a time, into 16 output
 # channels a tile: a convolution of fewer than 64 input or output channels
 # leaves much of them idle, and oneDNN's kernel for AVX512-VNNI runs it faster
@@ -351,6 +356,10 @@ def quantized_conv(low: Lowering, node: Node, nid: int, ins: Sequence[int], inpu
         op = onednn.dw8_conv(x.shape, stride=stride, bias=has_bias, relu=bool(act),
                              dst_dtype=dst_type)
         low.kernels[OWN_DEPTHWISE].append(node.name)
+    elif _own_pointwise(qc, act, x, weight_shape):
+        op = onednn.pw8_conv(x.shape, weight_shape[0], src_dtype=x.desc.dtype, bias=has_bias,
+                             relu=bool(act), dst_dtype=dst_type)
+        low.kernels[OWN_POINTWISE].append(node.name)
     else:
         op = onednn.conv(x.shape if row is None else row.desc, weight_shape,
                          stride=None if row is not None else c.stride or None,
@@ -387,6 +396,21 @@ def _own_depthwise(qc: QuantizedConv, act: list[onednn.PostOp], x: onednn.Slot,
     return (settings().dnnl_depthwise_int8 and not qc.p.with_sum
             and all(map(is_relu, act))
             and onednn.dw8_supports(x.shape, weight_shape, x.desc.dtype,
+                                    stride=c.stride or None, pad=c.pad or None,
+                                    dilate=c.dilate or None, num_group=c.num_group))
+
+
+def _own_pointwise(qc: QuantizedConv, act: list[onednn.PostOp], x: onednn.Slot,
+                   weight_shape: tuple[int, ...]) -> bool:
+    """Whether a calibrated quantized convolution runs with minimx's INT8 1x1
+    kernel (`onednn.pw8_conv`): where it can (`onednn.pw8_supports`) and pays
+    (`POINTWISE_MIN_EXPANSION`), with no sum and no activation but relu,
+    unless MINIMX_DNNL_POINTWISE_INT8=0."""
+    c = qc.conv
+    return (settings().dnnl_pointwise_int8 and not qc.p.with_sum
+            and all(map(is_relu, act))
+            and weight_shape[0] >= POINTWISE_MIN_EXPANSION * weight_shape[1]
+            and onednn.pw8_supports(x.shape, weight_shape, x.desc.dtype,
                                     stride=c.stride or None, pad=c.pad or None,
                                     dilate=c.dilate or None, num_group=c.num_group))
 

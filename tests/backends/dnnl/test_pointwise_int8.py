@@ -1,0 +1,96 @@
+"""A quantized MobileNet v2-like net whose expanding 1x1 convolutions the DNNL
+lowering gives to minimx's own kernel (`onednn.pw8_conv`): the numpy
+kernels' integers, whole and in batch parts, on the int8 outputs of linear
+projections and on uint8 data; oneDNN's kernel where a layer expands too
+little or has too many input channels."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import minimx as mx
+from minimx import onednn
+from minimx.backends.dnnl import batch_parts as bp
+from minimx.backends.dnnl.quantized import OWN_POINTWISE
+from minimx.backends.dnnl.state import DnnlState
+from minimx.onednn import pointwise
+
+from .helpers import forward_quantized as forward
+from .helpers import partitioned, quantized_mkldnn
+
+kernel = pytest.mark.skipif(onednn.available() and not pointwise.pw8_available(),
+                            reason="this CPU has no AVX512-VNNI: the build has no kernel")
+
+data = mx.sym.var("data")
+SHAPE = (3, 3, 20, 20)
+
+
+def conv_bn(x: mx.sym.Symbol, channels: int, name: str, relu: bool) -> mx.sym.Symbol:
+    y = mx.sym.BatchNorm(mx.sym.Convolution(x, kernel=(1, 1), num_filter=channels, name=name),
+                         fix_gamma=False, name=f"{name}_bn")
+    return mx.sym.Activation(y, act_type="relu") if relu else y
+
+
+def net() -> mx.sym.Symbol:
+    """A first conv-BN-relu to 16 channels (uint8 out), expanded to 96 (pw8 on
+    uint8 data), projected linearly to 24 (int8 out: no relu), expanded to 144
+    (pw8 on int8 data), projected to 40 and expanded to 80 (twice: oneDNN's),
+    then to 48 input channels (oneDNN's: more than 32)."""
+    x = mx.sym.Activation(mx.sym.BatchNorm(mx.sym.Convolution(
+        data, kernel=(3, 3), pad=(1, 1), num_filter=16, name="c0"), fix_gamma=False,
+        name="bn0"), act_type="relu")
+    for i, (channels, relu) in enumerate([(96, True), (24, False), (144, True), (40, False),
+                                          (80, True), (48, False), (192, True)]):
+        x = conv_bn(x, channels, f"pw{i}", relu)
+    return mx.sym.FullyConnected(mx.sym.flatten(mx.sym.Pooling(
+        x, kernel=(2, 2), global_pool=True, pool_type="avg")), num_hidden=10, name="fc")
+
+
+@pytest.fixture(scope="module")
+def quantized():
+    return quantized_mkldnn(net(), SHAPE, quantized_dtype="auto", excluded_sym_names=["c0"])
+
+
+def kernels(state: DnnlState) -> dict[str, str]:
+    return {owner: name for owner, name in state.compiled.plan.step_names()
+            if name.startswith(("conv", "pw8_conv"))}
+
+
+@kernel
+def test_expansions_run_minimx_kernel_with_the_numpy_integers(quantized):
+    qsym, qargs, qaux, x = quantized
+    got, (state,) = forward(partitioned(qsym, {"data": SHAPE}), qargs, qaux, x)
+    np.testing.assert_array_equal(got, forward(qsym, qargs, qaux, x)[0])
+    chosen = {owner: name.split("[")[0] for owner, name in kernels(state).items()}
+    assert chosen == {"sg_mkldnn_conv_bn_act_0": "conv",                 # float32
+                      "quantized_sg_mkldnn_conv_bn_act_1": "pw8_conv",   # 16 -> 96, uint8
+                      "quantized_sg_mkldnn_conv_bn_2": "conv",           # 96 -> 24
+                      "quantized_sg_mkldnn_conv_bn_act_3": "pw8_conv",   # 24 -> 144, int8
+                      "quantized_sg_mkldnn_conv_bn_4": "conv",
+                      "quantized_sg_mkldnn_conv_bn_act_5": "conv",       # 40 -> 80: > 32 in
+                      "quantized_sg_mkldnn_conv_bn_6": "conv",
+                      "quantized_sg_mkldnn_conv_bn_act_7": "conv"}       # 48 -> 192
+    assert state.kernels[OWN_POINTWISE] == ["quantized_sg_mkldnn_conv_bn_act_1",
+                                            "quantized_sg_mkldnn_conv_bn_act_3"]
+
+
+@kernel
+def test_in_batch_parts_too(quantized, monkeypatch):
+    monkeypatch.setattr(bp, "PART_BYTES", 0)
+    monkeypatch.setattr(bp, "MIN_PIXELS", 0)
+    monkeypatch.setattr(bp, "ACTIVATION_TO_WEIGHT", 0)
+    monkeypatch.delenv("MINIMX_DNNL_BATCH_PARTS", raising=False)
+    qsym, qargs, qaux, x = quantized
+    got, (state,) = forward(partitioned(qsym, {"data": SHAPE}), qargs, qaux, x)
+    assert state.compiled.plan.loop_count == SHAPE[0]
+    assert "pw8_conv" in str(state.compiled.plan)
+    np.testing.assert_array_equal(got, forward(qsym, qargs, qaux, x)[0])
+
+
+def test_turned_off_onednn_gives_the_same_integers(quantized, monkeypatch):
+    monkeypatch.setenv("MINIMX_DNNL_POINTWISE_INT8", "0")
+    qsym, qargs, qaux, x = quantized
+    got, (state,) = forward(partitioned(qsym, {"data": SHAPE}), qargs, qaux, x)
+    assert not any(name.startswith("pw8_conv") for name in kernels(state).values())
+    assert OWN_POINTWISE not in state.kernels
+    np.testing.assert_array_equal(got, forward(qsym, qargs, qaux, x)[0])
