@@ -2,15 +2,21 @@
 (``native/pointwise_u8.c``).
 
 MobileNet v2 expands 16, 24 and 32 channels to six times as many with 1x1
-convolutions whose outputs outnumber their products: each output takes four
-to eight ``vpdpbusd`` lanes and a float32 requantization of its own. oneDNN
-3.2's ``brgconv_1x1`` runs them at 17-20% of the VNNI peak (Intel Xeon
-without AMX, `avx512_core_vnni`, batch 16: docs/measurements.md, a
-twenty-sixth session). The kernel sums a tile of four pixels by 64 channels
-in 16 registers and narrows the four vectors with saturating packs into one
-store; the packs interleave their operands' 128-bit lanes, so the weights
-hold each group of 64 output channels in the order the packs undo
-(`pw8_order`).
+convolutions of few products per output: each output takes four to eight
+``vpdpbusd`` lanes and a float32 requantization of its own. oneDNN 3.2's
+``brgconv_1x1`` runs them at 17-20% of the VNNI peak. The kernel sums a tile
+of four pixels by 64 channels in 16 registers and narrows the four vectors
+with saturating packs into one store; the packs interleave their operands'
+128-bit lanes, so the weights hold each group of 64 output channels in the
+order the packs undo (`pw8_order`). Where float32 would add the bias
+exactly, it starts the integer sums instead. Its layers took 0.62-0.70 of
+MXNet 1.9.1's time at batch 1 and 0.67-0.77 at batch 16, where oneDNN's took
+0.94-1.21, and the whole INT8 MobileNet v2 forward ran 1.08x as fast with it
+(Intel Xeon without AMX, `avx512_core_vnni` kernels: docs/measurements.md, a
+twenty-sixth session). Where a layer expands less (MobileNet v1's 32 to 64,
+v2's 32 to 32, both on uint8 data), oneDNN's kernel was as fast or faster
+alone (``benchmarks/pointwise_int8.py``), hence `POINTWISE_MIN_EXPANSION`
+where the lowering decides.
 
 The integers are the numpy kernel's (``backends.mkldnn_ops.QuantizedConv``),
 as `dw8_conv`'s: uint8 or int8 data times int8 weights summed in int32, then
