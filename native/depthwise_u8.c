@@ -14,9 +14,11 @@
  * the output rows that read it (three at stride 1, two at stride 2): a
  * thread keeps the last three in a ring. Threads take (image, band of
  * output rows, channel block) tasks, the channel blocks of a band in a row
- * so that its input stays in cache.
+ * so that its input stays in cache. Where float32 would add a block's bias
+ * exactly, its sums start at the bias and the epilogue skips the addition.
  */
 
+#include <math.h>
 #include <omp.h>
 #include <string.h>
 
@@ -91,6 +93,8 @@ static inline __mmask64 inside(int64_t first, int64_t pix, int64_t width, int64_
 
 typedef struct {              /* a block's constants, in the unpacks' order */
     __m512i w[3][VECS];
+    __m512i start[VECS];      /* where the sums start: the bias where folded, else 0 */
+    int folded;               /* the bias is in start: no float addition */
     __m512 bias[VECS], factor[VECS];
     __m512 lo, hi;            /* the dst type's bounds (lo 0 where relu) */
     __mmask64 channels;       /* the block's bytes of a pixel (all, for groups) */
@@ -186,16 +190,16 @@ static void interleave(const dw8_conv *dc, const block *b, const uint8_t *in, ui
 
 
 /* One output row of a block from the interleaved rows t[0..2] (NULL:
- * padding), from its first channel at out. */
-static void output_row(const dw8_conv *dc, const block *b, const uint8_t *const t[3],
-        uint8_t *out) {
+ * padding), from its first channel at out; `folded` a constant where inlined. */
+static inline __attribute__((always_inline)) void output_row_of(const dw8_conv *dc,
+        const block *b, const uint8_t *const t[3], uint8_t *out, const int folded) {
     const int64_t pix = b->pix, width = b->width, w = dc->ow, c = dc->c, groups = b->groups;
     const int s8 = dc->dst_s8;
     const block k = *b;   /* in registers, whatever out aliases */
     for (int64_t g = 0; g < groups; g++) {
         __m512i q[VECS];
         for (int v = 0; v < VECS; v++) {
-            __m512i acc = _mm512_setzero_si512();
+            __m512i acc = k.start[v];
             for (int r = 0; r < 3; r++)
                 if (t[r]) acc = _mm512_dpbusd_epi32(acc, _mm512_load_si512(
                         (const __m512i *)(t[r] + (g * VECS + v) * VL * LANE)), k.w[r][v]);
@@ -204,8 +208,9 @@ static void output_row(const dw8_conv *dc, const block *b, const uint8_t *const 
              * integers. A NaN (an infinite factor times a zero sum) goes where
              * the kernel's `saturate` puts it: to the top in s8, to lo (0) in
              * u8, max and min keeping their second operand. */
-            const __m512 y = _mm512_mul_ps(
-                    _mm512_add_ps(_mm512_cvtepi32_ps(acc), k.bias[v]), k.factor[v]);
+            const __m512 sum = _mm512_cvtepi32_ps(acc);
+            const __m512 y = _mm512_mul_ps(folded ? sum : _mm512_add_ps(sum, k.bias[v]),
+                                           k.factor[v]);
             const __m512 low = s8 ? _mm512_max_ps(k.lo, y) : _mm512_max_ps(y, k.lo);
             q[v] = _mm512_cvtps_epi32(_mm512_min_ps(low, k.hi));
         }
@@ -215,6 +220,12 @@ static void output_row(const dw8_conv *dc, const block *b, const uint8_t *const 
         store_group(out, g * pix, pix, width, w, c, k.channels, s8
                 ? _mm512_packs_epi16(words0, words1) : _mm512_packus_epi16(words0, words1));
     }
+}
+
+static void output_row(const dw8_conv *dc, const block *b, const uint8_t *const t[3],
+        uint8_t *out) {
+    if (b->folded) output_row_of(dc, b, t, out, 1);
+    else output_row_of(dc, b, t, out, 0);
 }
 
 /* The constants of the block from channel c0, placed as the unpacks place
@@ -238,10 +249,17 @@ static void load_block(const dw8_conv *dc, const int8_t *weights, const float *b
             bs[v][j] = in && bias ? bias[ch] : 0.f;
             fs[v][j] = in ? factor[ch] : 0.f;
         }
+    /* Where float32 adds the bias exactly (it, the sum of nine taps and
+     * theirs below 2^24, integers all), the sums start at it instead. */
+    const float most = (float)((1 << 24) - 9 * 255 * 128);
+    b->folded = 1;
+    for (int v = 0; v < VECS; v++)
+        for (int j = 0; j < VL; j++) b->folded &= fabsf(bs[v][j]) <= most;
     for (int v = 0; v < VECS; v++) {
         for (int k = 0; k < 3; k++) b->w[k][v] = _mm512_loadu_si512(w[k][v]);
         b->bias[v] = _mm512_loadu_ps(bs[v]);
         b->factor[v] = _mm512_loadu_ps(fs[v]);
+        b->start[v] = b->folded ? _mm512_cvtps_epi32(b->bias[v]) : _mm512_setzero_si512();
     }
     b->lo = _mm512_set1_ps(dc->relu || !dc->dst_s8 ? 0.f : -128.f);
     b->hi = _mm512_set1_ps(dc->dst_s8 ? 127.f : 255.f);

@@ -22,7 +22,13 @@ kernel against 79 and 34 in ``brdgmm_dw`` at batch 1 (1708 and 568 against
 1253 and 466 at batch 16; Intel Xeon with AMX, the plans' profiles,
 alternating), and the whole forward ran 1.007-1.013x as fast with oneDNN's
 kernel there (docs/measurements.md, a seventeenth session). Below
-``DW8_MIN_SIZE`` output pixels a side nothing was measured.
+``DW8_MIN_SIZE`` output pixels a side nothing was measured. Where float32
+would add a block's bias exactly, the sums start at it and the epilogue
+skips that addition (as ``pw8_conv``'s): alone at batch 1 against
+``brdgmm_dw``, stride 1 on 32 to 512 channels went from 0.99-1.18x to
+1.11-1.31x (two builds, each alternating with oneDNN's kernel; Intel Xeon
+without AMX, `avx512_core_vnni` kernels, a twenty-sixth session;
+``benchmarks/int8_kernels.py`` times the two).
 
 The integers are the numpy kernel's (``backends.mkldnn_ops.QuantizedConv``):
 uint8 data times int8 weights summed in int32, then

@@ -15,7 +15,7 @@ MXNet 1.9.1's time at batch 1 and 0.67-0.77 at batch 16, where oneDNN's took
 (Intel Xeon without AMX, `avx512_core_vnni` kernels: docs/measurements.md, a
 twenty-sixth session). Where a layer expands less (MobileNet v1's 32 to 64,
 v2's 32 to 32, both on uint8 data), oneDNN's kernel was as fast or faster
-alone (``benchmarks/pointwise_int8.py``), hence `POINTWISE_MIN_EXPANSION`
+alone (``benchmarks/int8_kernels.py``), hence `POINTWISE_MIN_EXPANSION`
 where the lowering decides.
 
 The integers are the numpy kernel's (``backends.mkldnn_ops.QuantizedConv``),

@@ -140,6 +140,24 @@ def test_a_zero_range_factor_saturates_as_the_kernel():
 
 
 @kernel
+@pytest.mark.parametrize("largest", [2**24 - 9 * 255 * 128, 2**24 - 9 * 255 * 128 + 1,
+                                     2**31 - 2**7])
+def test_a_large_bias_gives_the_float32_sums_rounding(largest):
+    """A block adds its bias to the integer sums where float32 would add it
+    exactly (every bias within 2^24 less the largest sum of nine taps), else
+    in float32 as the numpy kernel: biases on both sides of that bound, and
+    some so large that float32 rounds the bias and its sum with the products;
+    blocks of 64 channels decide apart (the first folds, the second not)."""
+    x, w, _, _ = case(1, 128, 9, 11, seed=largest % 1000, bias=False)
+    b = np.random.default_rng(0).integers(-40000, 40000, 128).astype(np.int32)
+    b[64:] = np.random.default_rng(1).integers(-largest, largest, 64)
+    b[70], b[127] = largest, -largest
+    factor = np.full(128, 100 / largest, F32)   # outputs near 100: rounding shows
+    want = expected(x, w, b, factor, False, np.dtype(np.int8))
+    np.testing.assert_array_equal(run_dw8(x, w, b, factor, False, np.dtype(np.int8)), want)
+
+
+@kernel
 @pytest.mark.parametrize("dst", [np.uint8, np.int8])
 @pytest.mark.parametrize("relu", [False, True])
 def test_an_infinite_factor_makes_nan_of_zero_sums_saturated_as_the_kernel(dst, relu):

@@ -66,7 +66,7 @@ OWN_POINTWISE = "INT8 1x1 convolutions of few input channels run by minimx's ker
 # sixfold expansions ran 1.35-1.52x as fast in it as in oneDNN's kernel at
 # batch 1 and 1.20-1.41x at batch 16, where v1's twofold one (32 to 64
 # channels at 112x112) ran 0.92x and 0.98x and v2's 32 to 32 0.83x and 0.78x
-# (`benchmarks/pointwise_int8.py`; Intel Xeon without AMX, `avx512_core_vnni`
+# (`benchmarks/int8_kernels.py`; Intel Xeon without AMX, `avx512_core_vnni`
 # kernels, a twenty-sixth session).
 POINTWISE_MIN_EXPANSION = 3
 # AMX's INT8 tiles sum over 64 input channels at a time, into 16 output
