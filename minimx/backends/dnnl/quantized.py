@@ -362,8 +362,8 @@ def quantized_conv(low: Lowering, node: Node, nid: int, ins: Sequence[int], inpu
                              dst_dtype=dst_type)
         low.kernels[OWN_DEPTHWISE].append(node.name)
     elif _own_pointwise(qc, act, x, weight_shape):
-        op = onednn.pw8_conv(x.shape, weight_shape[0], src_dtype=x.desc.dtype, bias=has_bias,
-                             relu=bool(act), dst_dtype=dst_type)
+        op = onednn.pw8_conv((row or x).shape, weight_shape[0], src_dtype=x.desc.dtype,
+                             bias=has_bias, relu=bool(act), dst_dtype=dst_type)
         low.kernels[OWN_POINTWISE].append(node.name)
     else:
         op = onednn.conv(x.shape if row is None else row.desc, weight_shape,

@@ -87,6 +87,19 @@ def test_in_batch_parts_too(quantized, monkeypatch):
     np.testing.assert_array_equal(got, forward(qsym, qargs, qaux, x)[0])
 
 
+@kernel
+def test_a_batch_of_one_pixel_images_runs_as_one_row():
+    """A 1x1 convolution of 1x1 images reads the batch as one image's row of
+    pixels (`Lowering.images_as_row`): the kernel takes the row."""
+    shape = (5, 8, 1, 1)
+    sym = mx.sym.Activation(mx.sym.Convolution(data, kernel=(1, 1), num_filter=32, name="pw"),
+                            act_type="relu")
+    qsym, qargs, qaux, x = quantized_mkldnn(sym, shape, quantized_dtype="auto")
+    got, (state,) = forward(partitioned(qsym, {"data": shape}), qargs, qaux, x)
+    assert state.kernels[OWN_POINTWISE] == ["quantized_sg_mkldnn_conv_act_0"]
+    np.testing.assert_array_equal(got, forward(qsym, qargs, qaux, x)[0])
+
+
 def test_turned_off_onednn_gives_the_same_integers(quantized, monkeypatch):
     monkeypatch.setenv("MINIMX_DNNL_POINTWISE_INT8", "0")
     qsym, qargs, qaux, x = quantized
