@@ -90,7 +90,7 @@ static inline __attribute__((always_inline)) void sums(const pw8_conv *pc, const
         for (int v = 0; v < vecs; v++)
             w[v] = _mm512_loadu_si512(c->weights + (g * pc->oc + ch + v * VL) * 4);
         for (int p = 0; p < PIX; p++) {
-            const __m512i x = _mm512_xor_si512(broadcast4(src + p * pc->k + 4 * g), c->flip);
+            const __m512i x = broadcast4(src + p * pc->k + 4 * g);
             for (int v = 0; v < vecs; v++) acc[p][v] = _mm512_dpbusd_epi32(acc[p][v], x, w[v]);
         }
     }
@@ -111,9 +111,29 @@ static inline __attribute__((always_inline)) void tail(const pw8_conv *pc, const
         }
 }
 
+/* The tile's PIX * K input bytes (at most 128) of s8 data read as u8:
+ * copied to `in` with the sign bits flipped, once a tile rather than at
+ * each broadcast of each pass over its channels. Whole vectors are stored
+ * (a masked store would keep the broadcasts from reading it until it
+ * retires); the bytes past the tile's are never read. */
+static inline __attribute__((always_inline)) void tile_input(const consts *c,
+        const uint8_t *src, int64_t bytes, uint8_t *in) {
+    for (int64_t at = 0; at < bytes; at += 64) {
+        const int64_t left = bytes - at;
+        const __mmask64 m = left >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << left) - 1;
+        _mm512_store_si512(in + at, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + at),
+                                                     c->flip));
+    }
+}
+
 /* One tile: PIX pixels from src, their outputs at dst. */
 static inline __attribute__((always_inline)) void tile(const pw8_conv *pc, const consts *c,
         const uint8_t *src, uint8_t *dst, const int kg, const int dst_s8, const int folded) {
+    uint8_t in[PIX * PW8_MAX_K] __attribute__((aligned(64)));
+    if (pc->src_s8) {
+        tile_input(c, src, PIX * pc->k, in);
+        src = in;
+    }
     __m512i acc[PIX][GROUP];
     const int64_t whole = pc->oc / (GROUP * VL) * (GROUP * VL);
     for (int64_t ch = 0; ch < whole; ch += GROUP * VL) {
