@@ -6,8 +6,9 @@
  * last channels of fewer than 64), its pixels' bytes staying in L1. Of a
  * group, each of the K / 4 weight vectors of its four channel vectors is
  * loaded once and multiplies every pixel's four input bytes, broadcast.
- * s8 data are read as u8 with 128 added (the sign bit flipped), each sum
- * starting at -128 times its weights' sum, as oneDNN's kernels do on VNNI.
+ * s8 data are read as u8 with 128 added (the sign bits of a tile's bytes
+ * flipped once, into a buffer), each sum starting at -128 times its
+ * weights' sum, as oneDNN's kernels do on VNNI.
  * Where float32 would add the bias exactly, the sums start at it too and
  * the epilogue skips that addition, one of the six operations it spends
  * on each vector of outputs (against one to eight `vpdpbusd`).

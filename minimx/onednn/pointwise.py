@@ -9,11 +9,11 @@ of four pixels by 64 channels in 16 registers and narrows the four vectors
 with saturating packs into one store; the packs interleave their operands'
 128-bit lanes, so the weights hold each group of 64 output channels in the
 order the packs undo (`pw8_order`). Where float32 would add the bias
-exactly, it starts the integer sums instead. Its layers took 0.62-0.70 of
-MXNet 1.9.1's time at batch 1 and 0.67-0.77 at batch 16, where oneDNN's took
-0.94-1.21, and the whole INT8 MobileNet v2 forward ran 1.08x as fast with it
-(Intel Xeon without AMX, `avx512_core_vnni` kernels: docs/measurements.md, a
-twenty-sixth session). Where a layer expands less (MobileNet v1's 32 to 64,
+exactly, it starts the integer sums instead. Its layers took 0.60-0.63 of
+MXNet 1.9.1's time at batch 1 and 0.65-0.72 at batch 16, where oneDNN's took
+0.94-1.21, and the whole INT8 MobileNet v2 forward ran 1.08x (batch 1) and
+1.10x (batch 16) as fast with it (Intel Xeon without AMX, `avx512_core_vnni`
+kernels: docs/measurements.md, a twenty-sixth session). Where a layer expands less (MobileNet v1's 32 to 64,
 v2's 32 to 32, both on uint8 data), oneDNN's kernel was as fast or faster
 alone (``benchmarks/int8_kernels.py``), hence `POINTWISE_MIN_EXPANSION`
 where the lowering decides.
@@ -24,8 +24,9 @@ as `dw8_conv`'s: uint8 or int8 data times int8 weights summed in int32, then
 rounded half to even and saturated.
 
 MobileNet v2's expansions read its linear projections' int8 outputs; the
-kernel reads them as uint8 with 128 added, each sum starting at -128 times
-its weights' sum, as oneDNN's VNNI kernels do.
+kernel reads them as uint8 with 128 added (a tile's bytes flipped once into
+a buffer), each sum starting at -128 times its weights' sum, as oneDNN's
+VNNI kernels do.
 
 >>> pw8_order(64)[:8]
 array([ 0,  1,  2,  3, 16, 17, 18, 19])

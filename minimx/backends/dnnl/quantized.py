@@ -63,9 +63,9 @@ OWN_FIRST_CONV = "first convolutions run with their quantizing by minimx's kerne
 OWN_POINTWISE = "INT8 1x1 convolutions of few input channels run by minimx's kernel"
 # minimx's INT8 1x1 kernel (`onednn.pw8_conv`) pays where a layer has this
 # many times as many output channels as input ones: alone, MobileNet v2's
-# sixfold expansions ran 1.42-1.47x as fast in it as in oneDNN's kernel at
-# batch 1 and 1.16-1.34x at batch 16, where v1's twofold one (32 to 64
-# channels at 112x112) ran 0.93x and 0.87x and v2's 32 to 32 0.83x and 0.74x
+# sixfold expansions ran 1.45-1.53x as fast in it as in oneDNN's kernel at
+# batch 1 and 1.31-1.54x at batch 16, where v1's twofold one (32 to 64
+# channels at 112x112) ran 0.94x and 0.85-0.87x and v2's 32 to 32 0.83-0.84x
 # (`benchmarks/int8_kernels.py`; Intel Xeon without AMX, `avx512_core_vnni`
 # kernels, a twenty-sixth session).
 POINTWISE_MIN_EXPANSION = 3
