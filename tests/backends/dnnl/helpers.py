@@ -12,6 +12,7 @@ import pytest
 
 import minimx as mx
 from minimx import onednn
+from minimx.backends.dnnl import batch_parts
 from minimx.backends.dnnl.state import DnnlState
 from minimx.graph import Graph
 
@@ -101,3 +102,19 @@ def forward_quantized(sym, qargs: dict, qaux: dict, x: np.ndarray) -> tuple:
                   aux_states=qaux)
     out = ex.forward(is_train=False)[0].asnumpy()
     return out, [s for s in ex._runner.operator_states().values() if isinstance(s, DnnlState)]
+
+
+def image_by_image(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make `batch_parts` split every batch it can into single images, whatever
+    the layers' sizes and weights (and whatever MINIMX_DNNL_BATCH_PARTS says)."""
+    monkeypatch.setattr(batch_parts, "PART_BYTES", 0)
+    monkeypatch.setattr(batch_parts, "MIN_PIXELS", 0)
+    monkeypatch.setattr(batch_parts, "ACTIVATION_TO_WEIGHT", 0)
+    monkeypatch.delenv("MINIMX_DNNL_BATCH_PARTS", raising=False)
+
+
+def convolution_kernels(state: DnnlState, own: str) -> dict[str, str]:
+    """The kernel of each convolution step of `state`'s compiled plan, by owner
+    node: oneDNN's (``conv[...]``) or minimx's kernel `own` (``dw8_conv[...]``)."""
+    return {owner: name for owner, name in state.compiled.plan.step_names()
+            if name.startswith(("conv", own))}

@@ -24,7 +24,7 @@ from minimx.contrib import amp
 from minimx.graph import Graph
 from minimx.graph.infer import infer_shapes
 
-from .helpers import assert_close, bind, outputs, partitioned, random_arrays
+from .helpers import assert_close, bind, image_by_image, outputs, partitioned, random_arrays
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "quantized_net"
 data = mx.sym.var("data")
@@ -32,10 +32,7 @@ data = mx.sym.var("data")
 
 @pytest.fixture
 def forced(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bp, "PART_BYTES", 0)
-    monkeypatch.setattr(bp, "MIN_PIXELS", 0)
-    monkeypatch.setattr(bp, "ACTIVATION_TO_WEIGHT", 0)
-    monkeypatch.delenv("MINIMX_DNNL_BATCH_PARTS", raising=False)
+    image_by_image(monkeypatch)
 
 
 def states(ex) -> list[DnnlState]:

@@ -9,13 +9,11 @@ import pytest
 
 import minimx as mx
 from minimx import onednn
-from minimx.backends.dnnl import batch_parts as bp
 from minimx.backends.dnnl.quantized import OWN_DEPTHWISE
-from minimx.backends.dnnl.state import DnnlState
 from minimx.onednn import depthwise
 
+from .helpers import convolution_kernels, image_by_image, partitioned, quantized_mkldnn
 from .helpers import forward_quantized as forward
-from .helpers import partitioned, quantized_mkldnn
 
 kernel = pytest.mark.skipif(onednn.available() and not depthwise.dw8_available(),
                             reason="this CPU has no AVX512-VNNI: the build has no kernel")
@@ -52,17 +50,12 @@ def quantized():
     return quantized_mkldnn(net(), SHAPE, quantized_dtype="auto", excluded_sym_names=["c0"])
 
 
-def kernels(state: DnnlState) -> dict[str, str]:
-    return {owner: name for owner, name in state.compiled.plan.step_names()
-            if name.startswith(("conv", "dw8_conv"))}
-
-
 @kernel
 def test_depthwise_runs_minimx_kernel_with_the_numpy_integers(quantized):
     qsym, qargs, qaux, x = quantized
     got, (state,) = forward(partitioned(qsym, {"data": SHAPE}), qargs, qaux, x)
     np.testing.assert_array_equal(got, forward(qsym, qargs, qaux, x)[0])
-    chosen = kernels(state)
+    chosen = convolution_kernels(state, "dw8_conv")
     assert chosen["quantized_sg_mkldnn_conv_bn_act_1"].startswith("dw8_conv")
     assert chosen["quantized_sg_mkldnn_conv_bn_3"].startswith("dw8_conv")   # no relu: int8 out
     assert chosen["quantized_sg_mkldnn_conv_bn_act_5"].startswith("dw8_conv")   # stride 2
@@ -75,10 +68,7 @@ def test_depthwise_runs_minimx_kernel_with_the_numpy_integers(quantized):
 
 @kernel
 def test_in_batch_parts_too(quantized, monkeypatch):
-    monkeypatch.setattr(bp, "PART_BYTES", 0)
-    monkeypatch.setattr(bp, "MIN_PIXELS", 0)
-    monkeypatch.setattr(bp, "ACTIVATION_TO_WEIGHT", 0)
-    monkeypatch.delenv("MINIMX_DNNL_BATCH_PARTS", raising=False)
+    image_by_image(monkeypatch)
     qsym, qargs, qaux, x = quantized
     got, (state,) = forward(partitioned(qsym, {"data": SHAPE}), qargs, qaux, x)
     assert state.compiled.plan.loop_count == SHAPE[0]
@@ -90,6 +80,7 @@ def test_turned_off_onednn_gives_the_same_integers(quantized, monkeypatch):
     monkeypatch.setenv("MINIMX_DNNL_DEPTHWISE_INT8", "0")
     qsym, qargs, qaux, x = quantized
     got, (state,) = forward(partitioned(qsym, {"data": SHAPE}), qargs, qaux, x)
-    assert not any(name.startswith("dw8_conv") for name in kernels(state).values())
+    chosen = convolution_kernels(state, "dw8_conv")
+    assert not any(name.startswith("dw8_conv") for name in chosen.values())
     assert OWN_DEPTHWISE not in state.kernels
     np.testing.assert_array_equal(got, forward(qsym, qargs, qaux, x)[0])

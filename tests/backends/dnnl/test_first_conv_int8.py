@@ -11,11 +11,10 @@ import pytest
 
 import minimx as mx
 from minimx import onednn
-from minimx.backends.dnnl import batch_parts as bp
 from minimx.backends.dnnl.quantized import OWN_FIRST_CONV
 
 from .helpers import forward_quantized as forward
-from .helpers import partitioned, quantized_mkldnn
+from .helpers import image_by_image, partitioned, quantized_mkldnn
 
 kernel = pytest.mark.skipif(onednn.available() and not onednn.stem.first_conv_available(),
                             reason="this CPU has no AVX-512: the build has no kernel")
@@ -65,9 +64,7 @@ def test_first_convolution_and_its_quantizing_run_as_one_step(act):
 def test_in_batch_parts_the_same_outputs(monkeypatch):
     qsym, qargs, qaux, x = quantized("relu")
     whole, _ = forward(partitioned(qsym, {"data": SHAPE}), qargs, qaux, x)
-    monkeypatch.setattr(bp, "PART_BYTES", 0)
-    monkeypatch.setattr(bp, "MIN_PIXELS", 0)
-    monkeypatch.setattr(bp, "ACTIVATION_TO_WEIGHT", 0)
+    image_by_image(monkeypatch)
     got, (state,) = forward(partitioned(qsym, {"data": SHAPE}), qargs, qaux, x)
     assert state.compiled.plan.loop_count == SHAPE[0]
     assert "first_conv" in str(state.compiled.plan)

@@ -9,11 +9,10 @@ import pytest
 
 import minimx as mx
 from minimx import onednn
-from minimx.backends.dnnl import batch_parts as bp
 from minimx.backends.dnnl import conv_layout
 from minimx.backends.dnnl.state import DnnlState
 
-from .helpers import assert_close, bind, outputs, partitioned, random_arrays
+from .helpers import assert_close, bind, image_by_image, outputs, partitioned, random_arrays
 
 kernel = pytest.mark.skipif(onednn.available() and not onednn.nhwc.nhwc_input_available(),
                             reason="this CPU has no AVX-512: the build has no kernel")
@@ -48,9 +47,7 @@ def nhwc_first_conv(monkeypatch):
 @pytest.mark.parametrize("in_parts", [False, True])
 def test_float32_input_made_nhwc_by_the_kernel(nhwc_first_conv, monkeypatch, in_parts):
     if in_parts:
-        monkeypatch.setattr(bp, "PART_BYTES", 0)
-        monkeypatch.setattr(bp, "MIN_PIXELS", 0)
-        monkeypatch.setattr(bp, "ACTIVATION_TO_WEIGHT", 0)
+        image_by_image(monkeypatch)
     sym = net()
     args, aux = random_arrays(sym, SHAPE)
     part = partitioned(sym, SHAPE)

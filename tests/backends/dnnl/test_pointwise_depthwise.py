@@ -9,13 +9,12 @@ import pytest
 
 import minimx as mx
 from minimx import onednn
-from minimx.backends.dnnl import batch_parts as bp
 from minimx.backends.dnnl import pointwise_depthwise as lowering
 from minimx.backends.dnnl.pointwise_depthwise import POINTWISE_DEPTHWISE
 from minimx.backends.dnnl.state import DnnlState
 from minimx.onednn import pointwise_depthwise as pd
 
-from .helpers import assert_close, bind, outputs, partitioned, random_arrays
+from .helpers import assert_close, bind, image_by_image, outputs, partitioned, random_arrays
 from .test_conv_layouts import plan_steps
 
 kernel = pytest.mark.skipif(onednn.available() and not pd.pwdw_available(),
@@ -167,9 +166,7 @@ def test_turned_off_onednn_runs_both(monkeypatch):
 def test_in_batch_parts_the_same_outputs(monkeypatch):
     shapes = {"data": (3, 3, 64, 64)}
     whole, want, _ = run(net(), shapes)
-    monkeypatch.setattr(bp, "PART_BYTES", 0)
-    monkeypatch.setattr(bp, "MIN_PIXELS", 0)
-    monkeypatch.setattr(bp, "ACTIVATION_TO_WEIGHT", 0)
+    image_by_image(monkeypatch)
     got, _, ex = run(net(), shapes)
     state = subgraph_state(ex)
     assert state.compiled.plan.loop_count == 3

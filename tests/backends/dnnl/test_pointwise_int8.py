@@ -10,13 +10,11 @@ import pytest
 
 import minimx as mx
 from minimx import onednn
-from minimx.backends.dnnl import batch_parts as bp
 from minimx.backends.dnnl.quantized import OWN_POINTWISE
-from minimx.backends.dnnl.state import DnnlState
 from minimx.onednn import pointwise
 
+from .helpers import convolution_kernels, image_by_image, partitioned, quantized_mkldnn
 from .helpers import forward_quantized as forward
-from .helpers import partitioned, quantized_mkldnn
 
 kernel = pytest.mark.skipif(onednn.available() and not pointwise.pw8_available(),
                             reason="this CPU has no AVX512-VNNI: the build has no kernel")
@@ -51,17 +49,13 @@ def quantized():
     return quantized_mkldnn(net(), SHAPE, quantized_dtype="auto", excluded_sym_names=["c0"])
 
 
-def kernels(state: DnnlState) -> dict[str, str]:
-    return {owner: name for owner, name in state.compiled.plan.step_names()
-            if name.startswith(("conv", "pw8_conv"))}
-
-
 @kernel
 def test_expansions_run_minimx_kernel_with_the_numpy_integers(quantized):
     qsym, qargs, qaux, x = quantized
     got, (state,) = forward(partitioned(qsym, {"data": SHAPE}), qargs, qaux, x)
     np.testing.assert_array_equal(got, forward(qsym, qargs, qaux, x)[0])
-    chosen = {owner: name.split("[")[0] for owner, name in kernels(state).items()}
+    chosen = {owner: name.split("[")[0]
+              for owner, name in convolution_kernels(state, "pw8_conv").items()}
     assert chosen == {"sg_mkldnn_conv_bn_act_0": "conv",                 # float32
                       "quantized_sg_mkldnn_conv_bn_act_1": "pw8_conv",   # 16 -> 96, uint8
                       "quantized_sg_mkldnn_conv_bn_2": "conv",           # 96 -> 24
@@ -76,10 +70,7 @@ def test_expansions_run_minimx_kernel_with_the_numpy_integers(quantized):
 
 @kernel
 def test_in_batch_parts_too(quantized, monkeypatch):
-    monkeypatch.setattr(bp, "PART_BYTES", 0)
-    monkeypatch.setattr(bp, "MIN_PIXELS", 0)
-    monkeypatch.setattr(bp, "ACTIVATION_TO_WEIGHT", 0)
-    monkeypatch.delenv("MINIMX_DNNL_BATCH_PARTS", raising=False)
+    image_by_image(monkeypatch)
     qsym, qargs, qaux, x = quantized
     got, (state,) = forward(partitioned(qsym, {"data": SHAPE}), qargs, qaux, x)
     assert state.compiled.plan.loop_count == SHAPE[0]
@@ -104,6 +95,7 @@ def test_turned_off_onednn_gives_the_same_integers(quantized, monkeypatch):
     monkeypatch.setenv("MINIMX_DNNL_POINTWISE_INT8", "0")
     qsym, qargs, qaux, x = quantized
     got, (state,) = forward(partitioned(qsym, {"data": SHAPE}), qargs, qaux, x)
-    assert not any(name.startswith("pw8_conv") for name in kernels(state).values())
+    chosen = convolution_kernels(state, "pw8_conv")
+    assert not any(name.startswith("pw8_conv") for name in chosen.values())
     assert OWN_POINTWISE not in state.kernels
     np.testing.assert_array_equal(got, forward(qsym, qargs, qaux, x)[0])
