@@ -203,7 +203,9 @@ static size_t scratchpad_size(const own_kernel *k) {
  * (x + 128), -128 times the slot's weights' sum. Where every bias is small
  * enough that float(acc) + float(bias) and float(acc + bias) are the same
  * float32 (both terms and the sum below 2^24, integers all), the bias is
- * added there too, and the kernel skips its float addition: returns 1. */
+ * added there too, and the kernel skips its float addition: returns 1. Computed at each run (a
+ * few hundred instructions, against the layer's tens of thousands): the
+ * weights and bias are the plan's arguments, and may change between runs. */
 static int starts(const pw8_conv *pc, const int8_t *weights, const float *bias, int32_t *start) {
     const __m512i x128 = _mm512_set1_epi8((char)0x80);
     for (int64_t ch = 0; ch < pc->oc; ch += VL) {

@@ -26,9 +26,10 @@ kernel there (docs/measurements.md, a seventeenth session). Below
 would add a block's bias exactly, the sums start at it and the epilogue
 skips that addition (as ``pw8_conv``'s): alone at batch 1 against
 ``brdgmm_dw``, stride 1 on 32 to 512 channels went from 0.99-1.18x to
-1.11-1.31x (two builds, each alternating with oneDNN's kernel; Intel Xeon
-without AMX, `avx512_core_vnni` kernels, a twenty-sixth session;
-``benchmarks/int8_kernels.py`` times the two).
+1.11-1.31x (a throwaway script timing two builds, each alternating with
+oneDNN's kernel in one run; Intel Xeon without AMX, `avx512_core_vnni`
+kernels, a twenty-sixth session). ``benchmarks/int8_kernels.py`` times the
+kernel as it is against oneDNN's.
 
 The integers are the numpy kernel's (``backends.mkldnn_ops.QuantizedConv``):
 uint8 data times int8 weights summed in int32, then

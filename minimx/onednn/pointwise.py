@@ -10,10 +10,11 @@ with saturating packs into one store; the packs interleave their operands'
 128-bit lanes, so the weights hold each group of 64 output channels in the
 order the packs undo (`pw8_order`). Where float32 would add the bias
 exactly, it starts the integer sums instead. Its layers took 0.60-0.63 of
-MXNet 1.9.1's time at batch 1 and 0.65-0.72 at batch 16, where oneDNN's took
-0.94-1.21, and the whole INT8 MobileNet v2 forward ran 1.08x (batch 1) and
-1.10x (batch 16) as fast with it (Intel Xeon without AMX, `avx512_core_vnni`
-kernels: docs/measurements.md, a twenty-sixth session). Where a layer
+MXNet 1.9.1's time at batch 1 and 0.65-0.72 at batch 16, where oneDNN's had
+taken 0.94-1.21 (profiled before the kernel), and the whole INT8 MobileNet
+v2 forward ran 1.08x (batch 1) and 1.10x (batch 16) as fast with it (Intel
+Xeon without AMX, `avx512_core_vnni` kernels: docs/measurements.md, a
+twenty-sixth session). Where a layer
 expands less (MobileNet v1's 32 to 64, v2's 32 to 32, both on uint8 data),
 oneDNN's kernel was as fast or faster alone (``benchmarks/int8_kernels.py``),
 hence `POINTWISE_MIN_EXPANSION` where the lowering decides.

@@ -38,7 +38,7 @@ rounds once (one quantization step, on .5 ties).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -395,29 +395,32 @@ def _own_depthwise(qc: QuantizedConv, act: list[onednn.PostOp], x: onednn.Slot,
                    weight_shape: tuple[int, ...]) -> bool:
     """Whether a calibrated quantized convolution runs with minimx's INT8
     depthwise kernel (`onednn.dw8_conv`): where it can and pays
-    (`onednn.dw8_supports`), with no sum and no activation but relu, unless
+    (`onednn.dw8_supports`; `_own_kernel_takes`), unless
     MINIMX_DNNL_DEPTHWISE_INT8=0."""
-    c = qc.conv
-    return (settings().dnnl_depthwise_int8 and not qc.p.with_sum
-            and all(map(is_relu, act))
-            and onednn.dw8_supports(x.shape, weight_shape, x.desc.dtype,
-                                    stride=c.stride or None, pad=c.pad or None,
-                                    dilate=c.dilate or None, num_group=c.num_group))
+    return (settings().dnnl_depthwise_int8
+            and _own_kernel_takes(qc, act, x, weight_shape, onednn.dw8_supports))
 
 
 def _own_pointwise(qc: QuantizedConv, act: list[onednn.PostOp], x: onednn.Slot,
                    weight_shape: tuple[int, ...]) -> bool:
     """Whether a calibrated quantized convolution runs with minimx's INT8 1x1
-    kernel (`onednn.pw8_conv`): where it can (`onednn.pw8_supports`) and pays
-    (`POINTWISE_MIN_EXPANSION`), with no sum and no activation but relu,
-    unless MINIMX_DNNL_POINTWISE_INT8=0."""
-    c = qc.conv
-    return (settings().dnnl_pointwise_int8 and not qc.p.with_sum
-            and all(map(is_relu, act))
+    kernel (`onednn.pw8_conv`): where it can (`onednn.pw8_supports`;
+    `_own_kernel_takes`) and pays (`POINTWISE_MIN_EXPANSION`), unless
+    MINIMX_DNNL_POINTWISE_INT8=0."""
+    return (settings().dnnl_pointwise_int8
             and weight_shape[0] >= POINTWISE_MIN_EXPANSION * weight_shape[1]
-            and onednn.pw8_supports(x.shape, weight_shape, x.desc.dtype,
-                                    stride=c.stride or None, pad=c.pad or None,
-                                    dilate=c.dilate or None, num_group=c.num_group))
+            and _own_kernel_takes(qc, act, x, weight_shape, onednn.pw8_supports))
+
+
+def _own_kernel_takes(qc: QuantizedConv, act: list[onednn.PostOp], x: onednn.Slot,
+                      weight_shape: tuple[int, ...], supports: Callable[..., bool]) -> bool:
+    """Whether one of minimx's INT8 convolution kernels, whose shape check is
+    `supports`, takes this convolution: no sum and no activation but relu (the
+    epilogue the kernels have), and a shape `supports` accepts."""
+    c = qc.conv
+    return (not qc.p.with_sum and all(map(is_relu, act))
+            and supports(x.shape, weight_shape, x.desc.dtype, stride=c.stride or None,
+                         pad=c.pad or None, dilate=c.dilate or None, num_group=c.num_group))
 
 
 def _run_time_conv_arrays(qc: QuantizedConv, arrays: Sequence[np.ndarray]
