@@ -21,7 +21,7 @@ Thirteen choices, each timed where it acts (img/s, batch / median forward time):
 - ``depthwise-int8``: INT8 depthwise convolutions by minimx's kernel
   (`onednn.dw8_conv`) against oneDNN's (MINIMX_DNNL_DEPTHWISE_INT8=0); INT8
   MobileNets, from the checkpoints in --dir;
-- ``pointwise-int8``: INT8 1x1 convolutions of few input channels by
+- ``pointwise-int8``: INT8 1x1 convolutions expanding their channels by
   minimx's kernel (`onednn.pw8_conv`) against oneDNN's
   (MINIMX_DNNL_POINTWISE_INT8=0); INT8 MobileNets, from the checkpoints in --dir;
 - ``nhwc-input``, ``nhwc-input-bf16``: the three-channel input made NHWC by

@@ -219,7 +219,7 @@ class Settings:
     dnnl_winograd: bool
     dnnl_batch_parts: bool   # a large batch's first layers run image by image
     dnnl_depthwise_int8: bool   # INT8 depthwise 3x3 convolutions by minimx's kernel
-    dnnl_pointwise_int8: bool   # INT8 1x1 convolutions of few input channels, minimx's
+    dnnl_pointwise_int8: bool   # INT8 1x1 convolutions expanding channels, minimx's
     dnnl_nhwc_input: bool   # a 3-channel NCHW input made NHWC by minimx's kernel
     dnnl_first_conv_int8: bool   # a float first convolution and its quantizing, minimx's
     dnnl_pointwise_depthwise: bool   # a float 1x1 convolution and the depthwise one reading it

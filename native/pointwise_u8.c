@@ -1,17 +1,21 @@
-/* INT8 1x1 convolution of few input channels (see pointwise_u8.h).
+/* INT8 1x1 convolution (see pointwise_u8.h).
  *
  * The pixels of the whole batch are one row of P pixels of K bytes (NHWC,
- * stride 1): threads take tiles of PIX pixels, and a tile goes through the
- * output channels a group of 64 at a time (then a vector at a time for the
- * last channels of fewer than 64), its pixels' bytes staying in L1. Of a
- * group, each of the K / 4 weight vectors of its four channel vectors is
- * loaded once and multiplies every pixel's four input bytes, broadcast.
- * s8 data are read as u8 with 128 added (the sign bits of a tile's bytes
+ * stride 1), cut into tiles of PIX pixels and blocks of BLOCK tiles; the
+ * output channels are cut into chunks: groups of 64, then the vectors of
+ * the last channels of fewer than 64. A unit of work is a chunk of a
+ * block: each of its tiles sums over all K input channels and is stored.
+ * The threads take contiguous runs of units, block by block (a block's
+ * bytes stay in L1 through all the chunks), or, where there are few blocks,
+ * chunk by chunk (each thread reading its share of the weights only).
+ * Of a group, each of the K / 4 lanes of its four weight vectors is loaded
+ * once and multiplies every pixel's four input bytes, broadcast.
+ * s8 data are read as u8 with 128 added (the sign bits of a block's bytes
  * flipped once, into a buffer), each sum starting at -128 times its
  * weights' sum, as oneDNN's kernels do on VNNI.
  * Where float32 would add the bias exactly, the sums start at it too and
  * the epilogue skips that addition, one of the six operations it spends
- * on each vector of outputs (against one to eight `vpdpbusd`).
+ * on each vector of outputs (against K / 4 `vpdpbusd`).
  */
 
 #include <math.h>
@@ -33,6 +37,9 @@
 #define VL 16            /* output channels a vector: int32 lanes */
 #define GROUP 4          /* vectors the packs narrow to one store of 64 bytes */
 #define PIX 4            /* pixels a tile (16 accumulators for a group) */
+#define BLOCK 8          /* tiles a block: their bytes stay in L1 across the channels */
+#define STEP 8           /* vpdpbusd lanes a step of the loop over wide inputs */
+#define MIN_BLOCKS_A_THREAD 4   /* fewer: the threads split the channels instead */
 
 typedef struct {
     own_kernel base;
@@ -71,37 +78,84 @@ static inline __attribute__((always_inline)) __m512i requantized(const consts *c
     return _mm512_cvtps_epi32(y);
 }
 
+/* The four bytes at p in every lane. An asm statement, kept in place: as
+ * an intrinsic, GCC 12 hoisted a whole tile's broadcasts (32 of them where
+ * K is 32) into registers ahead of the sums and spilled the sums. */
 static inline __attribute__((always_inline)) __m512i broadcast4(const uint8_t *p) {
-    int32_t four;
-    memcpy(&four, p, sizeof(four));
-    return _mm512_set1_epi32(four);
+    __m512i x;
+    __asm__ volatile("vpbroadcastd %1, %0" : "=v"(x) : "m"(*(const int32_t *)p));
+    return x;
 }
 
-/* The PIX pixels at src (K bytes each, kg lanes of four) times `vecs`
- * vectors of output channels from ch, into acc. */
+/* Lane g (input channels 4g to 4g + 3) of the PIX pixels at src times the
+ * `vecs` weight vectors at w (a vector's lanes `lanes` * 64 bytes apart),
+ * into acc. */
+static inline __attribute__((always_inline)) void lane(const pw8_conv *pc,
+        const uint8_t *src, const int8_t *w, int64_t lanes, int64_t g, const int vecs,
+        __m512i acc[PIX][GROUP]) {
+    __m512i wg[GROUP];
+    for (int v = 0; v < vecs; v++) wg[v] = _mm512_loadu_si512(w + (v * lanes + g) * 64);
+    for (int p = 0; p < PIX; p++) {
+        const __m512i x = broadcast4(src + p * pc->k + 4 * g);
+        for (int v = 0; v < vecs; v++) acc[p][v] = _mm512_dpbusd_epi32(acc[p][v], x, wg[v]);
+    }
+}
+
+/* The PIX pixels at src (K bytes each) times `vecs` vectors of output
+ * channels from ch, into acc. Few input channels (kg lanes, known when
+ * compiled) are unrolled whole, so that the accumulators stay in registers
+ * (as a loop, GCC 12 copied all 16 between registers, and spilled one, at
+ * each lane); wide ones (kg 0) loop over steps of STEP lanes, unrolled. */
 static inline __attribute__((always_inline)) void sums(const pw8_conv *pc, const consts *c,
         const uint8_t *src, int64_t ch, const int kg, const int vecs,
         __m512i acc[PIX][GROUP]) {
+    const int64_t lanes = pc->k / 4;
+    const int8_t *w = c->weights + ch / VL * lanes * 64;
     for (int v = 0; v < vecs; v++) {
         const __m512i start = _mm512_loadu_si512(c->start + ch + v * VL);
         for (int p = 0; p < PIX; p++) acc[p][v] = start;
     }
-    for (int g = 0; g < kg; g++) {
-        __m512i w[GROUP];
-        for (int v = 0; v < vecs; v++)
-            w[v] = _mm512_loadu_si512(c->weights + (g * pc->oc + ch + v * VL) * 4);
-        for (int p = 0; p < PIX; p++) {
-            const __m512i x = broadcast4(src + p * pc->k + 4 * g);
-            for (int v = 0; v < vecs; v++) acc[p][v] = _mm512_dpbusd_epi32(acc[p][v], x, w[v]);
+    if (kg) {
+        #pragma GCC unroll 8
+        for (int g = 0; g < kg; g++) lane(pc, src, w, lanes, g, vecs, acc);
+    } else {
+        for (int64_t g0 = 0; g0 < lanes; g0 += STEP) {
+            #pragma GCC unroll 8
+            for (int g = 0; g < STEP; g++) lane(pc, src, w, lanes, g0 + g, vecs, acc);
         }
     }
 }
 
-/* The `vecs` vectors of channels from ch that end a tile's pixels, each
- * narrowed alone. */
+/* One pixel's four vectors of a whole group, requantized and narrowed by
+ * the packs into one store of 64 bytes at dst. */
+static inline __attribute__((always_inline)) void store_group(const consts *c, uint8_t *dst,
+        int64_t ch, __m512i a0, __m512i a1, __m512i a2, __m512i a3, const int dst_s8,
+        const int folded) {
+    const __m512i words0 = _mm512_packs_epi32(requantized(c, a0, ch, dst_s8, folded),
+                                              requantized(c, a1, ch + VL, dst_s8, folded));
+    const __m512i words1 = _mm512_packs_epi32(requantized(c, a2, ch + 2 * VL, dst_s8, folded),
+                                              requantized(c, a3, ch + 3 * VL, dst_s8, folded));
+    _mm512_storeu_si512(dst + ch, dst_s8 ? _mm512_packs_epi16(words0, words1)
+                                        : _mm512_packus_epi16(words0, words1));
+}
+
+/* The PIX pixels at src into dst, a whole group of 64 channels from ch. */
+static inline __attribute__((always_inline)) void group(const pw8_conv *pc, const consts *c,
+        const uint8_t *src, uint8_t *dst, int64_t ch, const int kg, const int dst_s8,
+        const int folded) {
+    __m512i acc[PIX][GROUP];
+    sums(pc, c, src, ch, kg, GROUP, acc);
+    for (int p = 0; p < PIX; p++)
+        store_group(c, dst + p * pc->oc, ch, acc[p][0], acc[p][1], acc[p][2], acc[p][3],
+                    dst_s8, folded);
+}
+
+/* The PIX pixels at src into dst: the `vecs` < GROUP vectors of channels
+ * from ch that end them, each narrowed alone. */
 static inline __attribute__((always_inline)) void tail(const pw8_conv *pc, const consts *c,
         const uint8_t *src, uint8_t *dst, int64_t ch, const int kg, const int vecs,
-        const int dst_s8, const int folded, __m512i acc[PIX][GROUP]) {
+        const int dst_s8, const int folded) {
+    __m512i acc[PIX][GROUP];
     sums(pc, c, src, ch, kg, vecs, acc);
     for (int p = 0; p < PIX; p++)
         for (int v = 0; v < vecs; v++) {
@@ -112,11 +166,11 @@ static inline __attribute__((always_inline)) void tail(const pw8_conv *pc, const
         }
 }
 
-/* The tile's PIX * K input bytes (at most 128) of s8 data read as u8:
- * copied to `in` with the sign bits flipped, once a tile rather than at
- * each broadcast of each pass over its channels. Whole vectors are stored
- * (a masked store would keep the broadcasts from reading it until it
- * retires); the bytes past the tile's are never read. */
+/* A tile's PIX * K input bytes of s8 data read as u8: copied to `in` with
+ * the sign bits flipped, once a block rather than at each broadcast of each
+ * pass over its channels. Whole vectors are stored (a masked store would
+ * keep the broadcasts from reading it until it retires); the bytes past the
+ * tile's are never read. */
 static inline __attribute__((always_inline)) void tile_input(const consts *c,
         const uint8_t *src, int64_t bytes, uint8_t *in) {
     for (int64_t at = 0; at < bytes; at += 64) {
@@ -127,67 +181,104 @@ static inline __attribute__((always_inline)) void tile_input(const consts *c,
     }
 }
 
-/* One tile: PIX pixels from src, their outputs at dst. */
-static inline __attribute__((always_inline)) void tile(const pw8_conv *pc, const consts *c,
-        const uint8_t *src, uint8_t *dst, const int kg, const int dst_s8, const int folded) {
-    uint8_t in[PIX * PW8_MAX_K] __attribute__((aligned(64)));
-    if (pc->src_s8) {
-        tile_input(c, src, PIX * pc->k, in);
-        src = in;
-    }
-    __m512i acc[PIX][GROUP];
-    const int64_t whole = pc->oc / (GROUP * VL) * (GROUP * VL);
-    for (int64_t ch = 0; ch < whole; ch += GROUP * VL) {
-        sums(pc, c, src, ch, kg, GROUP, acc);
-        for (int p = 0; p < PIX; p++) {
-            __m512i q[GROUP];
-            for (int v = 0; v < GROUP; v++)
-                q[v] = requantized(c, acc[p][v], ch + v * VL, dst_s8, folded);
-            const __m512i words0 = _mm512_packs_epi32(q[0], q[1]);
-            const __m512i words1 = _mm512_packs_epi32(q[2], q[3]);
-            _mm512_storeu_si512(dst + p * pc->oc + ch, dst_s8
-                    ? _mm512_packs_epi16(words0, words1) : _mm512_packus_epi16(words0, words1));
+/* The first pixel of tile t. The last tile ends at the last pixel,
+ * overlapping the one before where PIX does not divide the pixels: those
+ * are computed twice, the same way. */
+static inline int64_t tile_pixel(const pw8_conv *pc, int64_t t) {
+    return t * PIX + PIX <= pc->pixels ? t * PIX : pc->pixels - PIX;
+}
+
+/* Channel chunk `chunk` (a group of 64, or the vectors after the last
+ * group) of block `blk`'s tiles, whose inputs are at in[i] (the data, or
+ * the block's flipped copy). */
+static inline __attribute__((always_inline)) void block_chunk(const pw8_conv *pc,
+        const consts *c, const uint8_t *const *in, uint8_t *dst, int64_t blk, int64_t chunk,
+        int64_t ntiles, const int kg, const int dst_s8, const int folded) {
+    const int64_t ch = chunk * GROUP * VL, t0 = blk * BLOCK;
+    const int64_t t1 = t0 + BLOCK < ntiles ? t0 + BLOCK : ntiles;
+    const int vecs = (int)((pc->oc - ch) / VL < GROUP ? (pc->oc - ch) / VL : GROUP);
+    for (int64_t t = t0; t < t1; t++) {
+        uint8_t *out = dst + tile_pixel(pc, t) * pc->oc;
+        switch (vecs) {
+        case 1: tail(pc, c, in[t - t0], out, ch, kg, 1, dst_s8, folded); break;
+        case 2: tail(pc, c, in[t - t0], out, ch, kg, 2, dst_s8, folded); break;
+        case 3: tail(pc, c, in[t - t0], out, ch, kg, 3, dst_s8, folded); break;
+        default: group(pc, c, in[t - t0], out, ch, kg, dst_s8, folded); break;
         }
     }
-    switch ((pc->oc - whole) / VL) {   /* the last channels, in natural order */
-    case 1: tail(pc, c, src, dst, whole, kg, 1, dst_s8, folded, acc); break;
-    case 2: tail(pc, c, src, dst, whole, kg, 2, dst_s8, folded, acc); break;
-    case 3: tail(pc, c, src, dst, whole, kg, 3, dst_s8, folded, acc); break;
-    default: break;
+}
+
+/* Work units [u0, u1): unit u is (block, chunk) = (u / nchunks, u % nchunks),
+ * or with chunks_first (few blocks: the threads split the channels, each
+ * reading only its share of the weights) (u % nblocks, u / nblocks). A
+ * block's s8 inputs are flipped when a unit first reads them. kg, the dst
+ * type and the bias's place are constants where inlined. */
+static inline __attribute__((always_inline)) void units(const pw8_conv *pc, const consts *c,
+        const uint8_t *src, uint8_t *dst, int64_t u0, int64_t u1, int chunks_first,
+        const int kg, const int dst_s8, const int folded) {
+    /* A copy the stores to dst (bytes, which may alias anything) cannot
+     * reach: its pointers and bounds stay in registers, not reloaded after
+     * each store. */
+    const consts own = *c;
+    const int64_t ntiles = (pc->pixels + PIX - 1) / PIX;
+    const int64_t nblocks = (ntiles + BLOCK - 1) / BLOCK;
+    const int64_t nchunks = (pc->oc + GROUP * VL - 1) / (GROUP * VL);
+    uint8_t flipped[BLOCK][PIX * PW8_MAX_K] __attribute__((aligned(64)));
+    const uint8_t *in[BLOCK];
+    int64_t read = -1;   /* the block whose inputs `in` points at */
+    /* Unit u0's place, then a step at a time rather than two divisions a unit. */
+    int64_t blk = chunks_first ? u0 % nblocks : u0 / nchunks;
+    int64_t chunk = chunks_first ? u0 / nblocks : u0 % nchunks;
+    for (int64_t u = u0; u < u1; u++) {
+        if (blk != read) {
+            for (int64_t t = blk * BLOCK; t < (blk + 1) * BLOCK && t < ntiles; t++) {
+                const uint8_t *x = src + tile_pixel(pc, t) * pc->k;
+                if (pc->src_s8) {
+                    tile_input(&own, x, PIX * pc->k, flipped[t - blk * BLOCK]);
+                    x = flipped[t - blk * BLOCK];
+                }
+                in[t - blk * BLOCK] = x;
+            }
+            read = blk;
+        }
+        block_chunk(pc, &own, in, dst, blk, chunk, ntiles, kg, dst_s8, folded);
+        if (chunks_first && ++blk == nblocks) {
+            blk = 0;
+            chunk++;
+        } else if (!chunks_first && ++chunk == nchunks) {
+            chunk = 0;
+            blk++;
+        }
     }
 }
 
-/* Tiles [t0, t1), the input lanes, the dst type and the bias's place
- * constants where inlined. */
-static inline __attribute__((always_inline)) void tiles(const pw8_conv *pc, const consts *c,
-        const uint8_t *src, uint8_t *dst, int64_t t0, int64_t t1, const int kg,
-        const int dst_s8, const int folded) {
-    for (int64_t t = t0; t < t1; t++) {
-        /* The last tile ends at the last pixel, overlapping the one before
-         * where PIX does not divide the pixels: those are computed twice,
-         * the same way. */
-        const int64_t p = t * PIX + PIX <= pc->pixels ? t * PIX : pc->pixels - PIX;
-        tile(pc, c, src + p * pc->k, dst + p * pc->oc, kg, dst_s8, folded);
+/* One function for each lane count (0: wide), dst type and the bias's
+ * place, the three constants where `units` is inlined: in one function
+ * with all 36, GCC 12 kept the sums in registers in a few of them only. */
+typedef void units_fn(const pw8_conv *pc, const consts *c, const uint8_t *src, uint8_t *dst,
+                      int64_t u0, int64_t u1, int chunks_first);
+#define PW8_UNITS(kg, s8, f)                                                          \
+    static void units_##kg##_##s8##_##f(const pw8_conv *pc, const consts *c,         \
+            const uint8_t *src, uint8_t *dst, int64_t u0, int64_t u1, int cf) {       \
+        units(pc, c, src, dst, u0, u1, cf, kg, s8, f);                                \
     }
-}
+#define PW8_UNITS_OF(kg) PW8_UNITS(kg, 0, 0) PW8_UNITS(kg, 0, 1) PW8_UNITS(kg, 1, 0) \
+    PW8_UNITS(kg, 1, 1)
+PW8_UNITS_OF(0) PW8_UNITS_OF(1) PW8_UNITS_OF(2) PW8_UNITS_OF(3) PW8_UNITS_OF(4)
+PW8_UNITS_OF(5) PW8_UNITS_OF(6) PW8_UNITS_OF(7) PW8_UNITS_OF(8)
+#define PW8_ROW(kg) {{units_##kg##_0_0, units_##kg##_0_1}, {units_##kg##_1_0, units_##kg##_1_1}}
+static units_fn *const UNITS[9][2][2] = {PW8_ROW(0), PW8_ROW(1), PW8_ROW(2), PW8_ROW(3),
+        PW8_ROW(4), PW8_ROW(5), PW8_ROW(6), PW8_ROW(7), PW8_ROW(8)};
+#undef PW8_ROW
+#undef PW8_UNITS_OF
+#undef PW8_UNITS
 
-#define TILES(kg) (pc->dst_s8 ? (folded ? tiles(pc, c, src, dst, t0, t1, kg, 1, 1)     \
-                                       : tiles(pc, c, src, dst, t0, t1, kg, 1, 0))    \
-                              : (folded ? tiles(pc, c, src, dst, t0, t1, kg, 0, 1)     \
-                                        : tiles(pc, c, src, dst, t0, t1, kg, 0, 0)))
-
-static void run_tiles(const pw8_conv *pc, const consts *c, const uint8_t *src, uint8_t *dst,
-        int64_t t0, int64_t t1, int folded) {
-    switch (pc->k / 4) {
-    case 1: TILES(1); break;
-    case 2: TILES(2); break;
-    case 3: TILES(3); break;
-    case 4: TILES(4); break;
-    case 5: TILES(5); break;
-    case 6: TILES(6); break;
-    case 7: TILES(7); break;
-    default: TILES(8); break;
-    }
+/* Units [u0, u1): the lane count known when compiled up to 32 input
+ * channels, wider inputs in steps of STEP lanes. */
+static void run_units(const pw8_conv *pc, const consts *c, const uint8_t *src, uint8_t *dst,
+        int64_t u0, int64_t u1, int cf, int folded) {
+    const int64_t kg = pc->k / 4 <= 8 ? pc->k / 4 : 0;
+    UNITS[kg][pc->dst_s8][folded](pc, c, src, dst, u0, u1, cf);
 }
 #endif
 
@@ -212,7 +303,7 @@ static int starts(const pw8_conv *pc, const int8_t *weights, const float *bias, 
         __m512i sum = _mm512_setzero_si512();
         for (int64_t g = 0; pc->src_s8 && g < pc->k / 4; g++)
             sum = _mm512_dpbusd_epi32(sum, x128,
-                    _mm512_loadu_si512(weights + (g * pc->oc + ch) * 4));
+                    _mm512_loadu_si512(weights + (ch / VL * (pc->k / 4) + g) * 64));
         _mm512_storeu_si512(start + ch, _mm512_sub_epi32(_mm512_setzero_si512(), sum));
     }
     const float most = (float)((1 << 24) - pc->k * 255 * 128);   /* |bias| and |acc| */
@@ -241,11 +332,15 @@ static dnnl_status_t run(const own_kernel *k, void *scratch, const dnnl_exec_arg
     const uint8_t *src = ptr[0];
     uint8_t *dst = ptr[3 + b];
     const int64_t ntiles = (pc->pixels + PIX - 1) / PIX;
+    const int64_t nblocks = (ntiles + BLOCK - 1) / BLOCK;
+    const int64_t nunits = nblocks * ((pc->oc + GROUP * VL - 1) / (GROUP * VL));
     #pragma omp parallel
     {
-        /* Contiguous runs of tiles, one a thread. */
+        /* Contiguous runs of units, one a thread: whole blocks where there
+         * are enough to go round, else shares of the channels. */
         const int64_t n = omp_get_num_threads(), i = omp_get_thread_num();
-        run_tiles(pc, &c, src, dst, ntiles * i / n, ntiles * (i + 1) / n, folded);
+        run_units(pc, &c, src, dst, nunits * i / n, nunits * (i + 1) / n,
+                  nblocks < MIN_BLOCKS_A_THREAD * n, folded);
     }
     return dnnl_success;
 #else
@@ -264,7 +359,8 @@ dnnl_status_t pw8_conv_create(own_kernel **kernel, const int64_t *src_dims, int 
     pw8_conv *pc = (pw8_conv *)*kernel;
     const int64_t k = src_dims[1];
     pc->pixels = src_dims[0] * src_dims[2] * src_dims[3];
-    REQUIRE(pw8_available() && k > 0 && k % 4 == 0 && k <= PW8_MAX_K && oc > 0
+    REQUIRE(pw8_available() && k > 0 && k % 4 == 0 && k <= PW8_MAX_K
+            && (k <= 32 || k % (4 * STEP) == 0) && oc > 0
             && oc % VL == 0 && pc->pixels >= PIX, dnnl_unimplemented);
     pc->k = k;
     pc->oc = oc;
@@ -274,7 +370,7 @@ dnnl_status_t pw8_conv_create(own_kernel **kernel, const int64_t *src_dims, int 
     pc->dst_s8 = dst_s8;
     const dnnl_dims_t src = {src_dims[0], k, src_dims[2], src_dims[3]};
     const dnnl_dims_t dst = {src_dims[0], oc, src_dims[2], src_dims[3]};
-    const dnnl_dims_t weights = {k / 4, oc, 4};
+    const dnnl_dims_t weights = {oc / VL, k / 4, VL * 4};
     own_kernel *kern = &pc->base;
     PASS(own_kernel_arg(kern, DNNL_ARG_SRC, 4, src, src_s8 ? dnnl_s8 : dnnl_u8, dnnl_acdb));
     PASS(own_kernel_arg(kern, DNNL_ARG_WEIGHTS, 3, weights, dnnl_s8, dnnl_abc));

@@ -1,23 +1,23 @@
-"""INT8 1x1 convolution of few input channels by a kernel of minimx's own
-(``native/pointwise_u8.c``).
+"""INT8 1x1 convolution by a kernel of minimx's own (``native/pointwise_u8.c``).
 
-MobileNet v2 expands 16, 24 and 32 channels to six times as many with 1x1
-convolutions of few products per output: each output takes four to eight
+MobileNet v2 expands 16 to 160 channels to six times as many with 1x1
+convolutions of few products per output: each output takes K / 4
 ``vpdpbusd`` lanes and a float32 requantization of its own. oneDNN 3.2's
-``brgconv_1x1`` runs them at 17-20% of the VNNI peak. The kernel sums a tile
-of four pixels by 64 channels in 16 registers and narrows the four vectors
-with saturating packs into one store; the packs interleave their operands'
-128-bit lanes, so the weights hold each group of 64 output channels in the
-order the packs undo (`pw8_order`). Where float32 would add the bias
-exactly, it starts the integer sums instead. Its layers took 0.60-0.63 of
-MXNet 1.9.1's time at batch 1 and 0.65-0.72 at batch 16, where oneDNN's had
-taken 0.94-1.21 (profiled before the kernel), and the whole INT8 MobileNet
-v2 forward ran 1.08x (batch 1) and 1.10x (batch 16) as fast with it (Intel
-Xeon without AMX, `avx512_core_vnni` kernels: docs/measurements.md, a
-twenty-sixth session). Where a layer
-expands less (MobileNet v1's 32 to 64, v2's 32 to 32, both on uint8 data),
-oneDNN's kernel was as fast or faster alone (``benchmarks/int8_kernels.py``),
-hence `POINTWISE_MIN_EXPANSION` where the lowering decides.
+``brgconv_1x1`` runs those of 16 to 32 input channels at 17-20% of the VNNI
+peak. The kernel sums a tile of four pixels by 64 channels in 16 registers
+and narrows the four vectors with saturating packs into one store; the
+packs interleave their operands' 128-bit lanes, so the weights hold each
+group of 64 output channels in the order the packs undo (`pw8_order`).
+Where float32 would add the bias exactly, it starts the integer sums
+instead. Blocks of eight tiles go through all the output channels while
+their bytes stay in L1, each vector's weights for all input channels one
+after the other (`pw8_weights`); with few blocks the threads split the
+channels instead. Alone, it ran MobileNet v2's expansions 1.09-1.55x as
+fast as oneDNN's kernel, and v1's twofold ones 1.01-1.23x; on layers that do
+not expand it was 0.72-1.08x (Intel Xeon without AMX, `avx512_core_vnni`
+kernels, ``benchmarks/int8_kernels.py``: docs/measurements.md, a
+twenty-seventh session), hence `POINTWISE_MIN_EXPANSION` and
+`POINTWISE_MAX_IN` where the lowering decides.
 
 The integers are the numpy kernel's (``backends.mkldnn_ops.QuantizedConv``),
 as `dw8_conv`'s: uint8 or int8 data times int8 weights summed in int32, then
@@ -25,14 +25,14 @@ as `dw8_conv`'s: uint8 or int8 data times int8 weights summed in int32, then
 rounded half to even and saturated.
 
 MobileNet v2's expansions read its linear projections' int8 outputs; the
-kernel reads them as uint8 with 128 added (a tile's bytes flipped once into
+kernel reads them as uint8 with 128 added (a block's bytes flipped once into
 a buffer), each sum starting at -128 times its weights' sum, as oneDNN's
 VNNI kernels do.
 
 >>> pw8_order(64)[:8]
 array([ 0,  1,  2,  3, 16, 17, 18, 19])
->>> pw8_weights(np.ones((16, 8, 1, 1), np.int8)).shape
-(2, 16, 4)
+>>> pw8_weights(np.ones((32, 8, 1, 1), np.int8)).shape
+(2, 2, 64)
 """
 from __future__ import annotations
 
@@ -45,7 +45,8 @@ from ._loader import native
 from .primitives import Primitive, build_primitive, spatial_param
 from .runtime import as_dims
 
-PW8_MAX_K = 32      # input channels at most (PW8_MAX_K in pointwise_u8.h)
+PW8_MAX_K = 1024    # input channels at most (PW8_MAX_K in pointwise_u8.h)
+PW8_WIDE_STEP = 32  # input channels above 32 come in multiples of this (STEP lanes)
 PW8_K_STEP = 4      # input channels a vpdpbusd lane
 PW8_CHANNELS = 16   # output channels must be multiples of this (VL in pointwise_u8.c)
 PW8_GROUP = 64      # output channels the packs narrow to one store
@@ -61,15 +62,16 @@ def pw8_available() -> bool:
 def pw8_supports(src_shape: Sequence[int], weight_shape: Sequence[int], src_dtype: np.dtype,
                  *, stride=None, pad=None, dilate=None, num_group: int = 1) -> bool:
     """Whether ``pw8_conv`` runs this quantized convolution: 8-bit data, 2-D 1x1,
-    stride 1, no padding, one group, input channels a multiple of 4 up to 32,
-    output channels a multiple of 16, and a build with the kernel. (Where it
-    pays is the caller's choice.)"""
+    stride 1, no padding, one group, input channels a multiple of 4 up to 32
+    or of 32 up to 1024, output channels a multiple of 16, and a build with
+    the kernel. (Where it pays is the caller's choice.)"""
     if len(src_shape) != 4 or len(weight_shape) != 4:
         return False
     oc, k = weight_shape[:2]
     return (np.dtype(src_dtype) in INT8_TYPES and num_group == 1
             and tuple(weight_shape[2:]) == (1, 1) and src_shape[1] == k
             and k % PW8_K_STEP == 0 and k <= PW8_MAX_K and oc % PW8_CHANNELS == 0
+            and (k <= PW8_WIDE_STEP or k % PW8_WIDE_STEP == 0)
             and spatial_param(stride, 2, 1, "stride", 1) == (1, 1)
             and spatial_param(pad, 2, 0, "pad", 0) == (0, 0)
             and spatial_param(dilate, 2, 1, "dilate", 1) == (1, 1)
@@ -91,12 +93,15 @@ def pw8_order(oc: int) -> np.ndarray:
 
 
 def pw8_weights(w: np.ndarray) -> np.ndarray:
-    """1x1 weights ``(OC, K, 1, 1)`` as the kernel reads them, ``(K / 4, OC, 4)``:
-    four input channels of an output channel a lane, the output channels in
-    `pw8_order`."""
+    """1x1 weights ``(OC, K, 1, 1)`` as the kernel reads them, ``(OC / 16, K / 4,
+    64)``: a vector of 16 output channels (in `pw8_order`) after another, each
+    with all its input channels, four input channels of an output channel a
+    lane."""
     oc, k = w.shape[:2]
-    lanes = w[pw8_order(oc), :, 0, 0].reshape(oc, k // PW8_K_STEP, PW8_K_STEP)
-    return np.ascontiguousarray(lanes.transpose(1, 0, 2))
+    lanes = w[pw8_order(oc), :, 0, 0].reshape(oc // PW8_CHANNELS, PW8_CHANNELS,
+                                              k // PW8_K_STEP, PW8_K_STEP)
+    return np.ascontiguousarray(lanes.transpose(0, 2, 1, 3)).reshape(
+        oc // PW8_CHANNELS, k // PW8_K_STEP, PW8_CHANNELS * PW8_K_STEP)
 
 
 def pw8_conv(src_shape: Sequence[int], oc: int, *, src_dtype: np.dtype, bias: bool,

@@ -1,5 +1,5 @@
-"""pw8_conv (minimx's INT8 1x1 kernel of few input channels) against the numpy
-kernel's integers: exact, for every shape, type and option it takes."""
+"""pw8_conv (minimx's INT8 1x1 kernel) against the numpy kernel's integers:
+exact, for every shape, type and option it takes."""
 from __future__ import annotations
 
 import numpy as np
@@ -70,16 +70,19 @@ def test_matches_the_numpy_kernels_integers(relu, src, dst, bias, k, oc):
 
 @kernel
 @SETTINGS
-@given(n=st.integers(1, 3), lanes=st.integers(1, 8), vectors=st.integers(1, 13),
+@given(n=st.integers(1, 3), lanes=st.one_of(st.integers(1, 8), st.sampled_from([16, 40, 256])),
+       vectors=st.integers(1, 13),
        h=st.integers(2, 9), w=st.integers(2, 9), seed=st.integers(0, 1000),
        relu=st.booleans(), src=st.sampled_from([np.uint8, np.int8]),
        dst=st.sampled_from([np.uint8, np.int8]),
        scale=st.sampled_from([1 / 3000, 1 / 300, 1 / 30]))
 def test_any_channel_counts_and_pixel_count(n, lanes, vectors, h, w, seed, relu, src, dst,
                                             scale):
-    """4 to 32 input channels, 16 to 208 output channels (groups of 64 and the
-    vectors after them), pixel counts that leave the last tile of four
-    overlapping the one before, scales from mostly-unsaturated to mostly-saturated."""
+    """4 to 32 input channels, and 64, 160 and 1024 (summed in steps of 32), 16
+    to 208 output channels (groups of 64 and the vectors after them), pixel
+    counts that leave the last tile of four overlapping the one before and
+    make one to eight blocks of tiles, scales from mostly-unsaturated to
+    mostly-saturated."""
     x, wt, b, factor = case(n, 4 * lanes, 16 * vectors, h, w, seed, bias=True, scale=scale,
                             src=src)
     np.testing.assert_array_equal(run_pw8(x, wt, b, factor, relu, np.dtype(dst)),
@@ -87,11 +90,15 @@ def test_any_channel_counts_and_pixel_count(n, lanes, vectors, h, w, seed, relu,
 
 
 def exact_cases() -> None:
-    """Layers whose tiles split among the threads (the kernel reads OpenMP's
-    thread count), each checked bit for bit."""
+    """Layers whose work splits among the threads (the kernel reads OpenMP's
+    thread count), each checked bit for bit: many blocks of tiles, split
+    block by block, and few, split by channels (the 7x7 ones)."""
     for n, k, oc, h, w, relu, src, dst in [(1, 16, 96, 37, 29, True, np.int8, np.uint8),
                                            (3, 24, 144, 7, 9, False, np.uint8, np.int8),
-                                           (1, 32, 16, 5, 3, True, np.int8, np.int8)]:
+                                           (1, 32, 16, 5, 3, True, np.int8, np.int8),
+                                           (2, 96, 576, 14, 14, True, np.int8, np.uint8),
+                                           (1, 320, 1280, 7, 7, False, np.int8, np.int8),
+                                           (1, 64, 208, 7, 7, True, np.uint8, np.uint8)]:
         x, wt, b, factor = case(n, k, oc, h, w, seed=oc, bias=True, src=src)
         np.testing.assert_array_equal(run_pw8(x, wt, b, factor, relu, np.dtype(dst)),
                                       expected(x, wt, b, factor, relu, np.dtype(dst)))
@@ -107,12 +114,14 @@ def test_tiles_split_among_threads_the_same_sums(threads):
 @pytest.mark.parametrize("dst", [np.uint8, np.int8])
 @pytest.mark.parametrize("relu", [False, True])
 def test_a_degenerate_factor_saturates_as_the_numpy_kernel(dst, relu):
-    """float32's largest factor (a zero calibrated range) saturates every
-    nonzero sum and keeps a zero sum 0; an infinite one makes NaN of a zero
-    sum, which the numpy kernel's `saturate` takes to 127 in int8, 0 in uint8."""
+    """A factor of a million takes sums past int32's range (the epilogue must
+    clamp before it rounds); float32's largest (a zero calibrated range)
+    saturates every nonzero sum and keeps a zero sum 0; an infinite one makes
+    NaN of a zero sum, which the numpy kernel's `saturate` takes to 127 in
+    int8, 0 in uint8."""
     x, w, b, _ = case(1, 16, 80, 4, 5, seed=4, bias=False)
     x[0, :, 0, 0] = 0   # a zero sum
-    for value in (np.finfo(F32).max, np.inf):
+    for value in (1e6, np.finfo(F32).max, np.inf):
         factor = np.full(80, value, F32)
         with np.errstate(over="ignore", invalid="ignore"):
             want = expected(x, w, b, factor, relu, np.dtype(dst))
@@ -141,7 +150,8 @@ def test_a_large_bias_gives_the_float32_sums_rounding(src, largest):
 @pytest.mark.parametrize("shape, weight, dtype, options, why", [
     ((1, 16, 28, 28), (96, 16, 1, 1), np.int32, {}, "int32 data"),
     ((1, 18, 28, 28), (96, 18, 1, 1), np.uint8, {}, "input channels not a multiple of 4"),
-    ((1, 36, 28, 28), (96, 36, 1, 1), np.uint8, {}, "more than 32 input channels"),
+    ((1, 36, 28, 28), (96, 36, 1, 1), np.uint8, {}, "36 input channels: not 32 a step"),
+    ((1, 1056, 7, 7), (2112, 1056, 1, 1), np.uint8, {}, "more than 1024 input channels"),
     ((1, 16, 28, 28), (24, 16, 1, 1), np.uint8, {}, "output channels not a multiple of 16"),
     ((1, 16, 28, 28), (96, 16, 1, 1), np.uint8, {"stride": (2, 2)}, "stride 2"),
     ((1, 16, 28, 28), (96, 16, 1, 1), np.uint8, {"pad": (1, 1)}, "padding"),

@@ -16,7 +16,7 @@ find ranges at run time). Guarantees: the numpy kernels' numbers
   factor as a binary post-op, so the float32 products are the kernel's;
   activations and the sum follow as post-ops, and the dst conversion rounds
   half to even and saturates, as the kernels do; a depthwise 3x3 one on
-  uint8 data and a 1x1 one expanding few input channels run with minimx's
+  uint8 data and a 1x1 one expanding its channels run with minimx's
   own kernels where they pay (`_own_depthwise`, `onednn.dw8_conv`;
   `_own_pointwise`, `onednn.pw8_conv`), which compute the same float32 steps;
 - quantize and dequantize are reorders multiplying by the kernel's scale; a
@@ -60,15 +60,17 @@ F32 = np.float32
 FLT_MAX = float(np.finfo(F32).max)
 OWN_DEPTHWISE = "INT8 depthwise convolutions run by minimx's kernel"   # in the summary
 OWN_FIRST_CONV = "first convolutions run with their quantizing by minimx's kernel"
-OWN_POINTWISE = "INT8 1x1 convolutions of few input channels run by minimx's kernel"
-# minimx's INT8 1x1 kernel (`onednn.pw8_conv`) pays where a layer has this
-# many times as many output channels as input ones: alone, MobileNet v2's
-# sixfold expansions ran 1.45-1.53x as fast in it as in oneDNN's kernel at
-# batch 1 and 1.31-1.54x at batch 16, where v1's twofold one (32 to 64
-# channels at 112x112) ran 0.94x and 0.85-0.87x and v2's 32 to 32 0.83-0.84x
-# (`benchmarks/int8_kernels.py`; Intel Xeon without AMX, `avx512_core_vnni`
-# kernels, a twenty-sixth session).
-POINTWISE_MIN_EXPANSION = 3
+OWN_POINTWISE = "INT8 1x1 convolutions expanding their channels run by minimx's kernel"
+# minimx's INT8 1x1 kernel (`onednn.pw8_conv`) pays where a layer has at
+# least this many times as many output channels as input ones, and at most
+# POINTWISE_MAX_IN input channels. Alone against oneDNN's kernel (batch 1 / 16;
+# `benchmarks/int8_kernels.py`, Intel Xeon without AMX, `avx512_core_vnni`
+# kernels, a twenty-seventh session): MobileNet v2's sixfold expansions
+# 1.09-1.55x, v1's twofold ones of 32 to 256 input channels 1.01-1.23x and
+# its 512 to 1024 0.91-1.00x; layers that do not expand 0.72-1.08x (1024 to
+# 1024 at 7x7 the least: its weights do not stay in L1).
+POINTWISE_MIN_EXPANSION = 2
+POINTWISE_MAX_IN = 320
 # AMX's INT8 tiles sum over 64 input channels at a time, into 16 output
 # channels a tile: a convolution of fewer than 64 input or output channels
 # leaves much of them idle, and oneDNN's kernel for AVX512-VNNI runs it faster
@@ -405,10 +407,12 @@ def _own_pointwise(qc: QuantizedConv, act: list[onednn.PostOp], x: onednn.Slot,
                    weight_shape: tuple[int, ...]) -> bool:
     """Whether a calibrated quantized convolution runs with minimx's INT8 1x1
     kernel (`onednn.pw8_conv`): where it can (`onednn.pw8_supports`;
-    `_own_kernel_takes`) and pays (`POINTWISE_MIN_EXPANSION`), unless
+    `_own_kernel_takes`) and pays (`POINTWISE_MIN_EXPANSION`,
+    `POINTWISE_MAX_IN`), unless
     MINIMX_DNNL_POINTWISE_INT8=0."""
     return (settings().dnnl_pointwise_int8
             and weight_shape[0] >= POINTWISE_MIN_EXPANSION * weight_shape[1]
+            and weight_shape[1] <= POINTWISE_MAX_IN
             and _own_kernel_takes(qc, act, x, weight_shape, onednn.pw8_supports))
 
 

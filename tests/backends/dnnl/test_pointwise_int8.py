@@ -30,18 +30,33 @@ def conv_bn(x: mx.sym.Symbol, channels: int, name: str, relu: bool) -> mx.sym.Sy
 
 
 def net() -> mx.sym.Symbol:
-    """A first conv-BN-relu to 16 channels (uint8 out), expanded to 96 (pw8 on
-    uint8 data), projected linearly to 24 (int8 out: no relu), expanded to 144
-    (pw8 on int8 data), projected to 40 and expanded to 80 (twice: oneDNN's),
-    then to 48 input channels (oneDNN's: more than 32)."""
+    """A first conv-BN-relu to 16 channels (uint8 out), then 1x1 layers, pw8
+    where they expand at least twofold from at most 320 channels (32 a step
+    above 32), oneDNN's elsewhere: see LAYERS."""
     x = mx.sym.Activation(mx.sym.BatchNorm(mx.sym.Convolution(
         data, kernel=(3, 3), pad=(1, 1), num_filter=16, name="c0"), fix_gamma=False,
         name="bn0"), act_type="relu")
-    for i, (channels, relu) in enumerate([(96, True), (24, False), (144, True), (40, False),
-                                          (80, True), (48, False), (192, True)]):
+    for i, (channels, relu, _) in enumerate(LAYERS):
         x = conv_bn(x, channels, f"pw{i}", relu)
     return mx.sym.FullyConnected(mx.sym.flatten(mx.sym.Pooling(
         x, kernel=(2, 2), global_pool=True, pool_type="avg")), num_hidden=10, name="fc")
+
+
+# (output channels, relu, the kernel that runs it) of each 1x1 layer in turn;
+# a layer without relu writes int8, which the next reads.
+LAYERS = [(96, True, "pw8_conv"),     # 16 -> 96 on uint8
+          (24, False, "conv"),        # 96 -> 24: shrinks
+          (144, True, "pw8_conv"),    # 24 -> 144 on int8
+          (32, False, "conv"),
+          (64, True, "pw8_conv"),     # 32 -> 64: twofold
+          (128, True, "pw8_conv"),    # 64 -> 128: twofold, summed in steps of 32
+          (64, False, "conv"),
+          (96, True, "conv"),         # 64 -> 96: less than twofold
+          (192, True, "pw8_conv"),    # 96 -> 192 on uint8
+          (40, False, "conv"),
+          (192, True, "conv"),        # 40 -> 192: 40 is not 32 a step
+          (384, True, "pw8_conv"),    # 192 -> 384
+          (768, True, "conv")]        # 384 -> 768: more than 320 in
 
 
 @pytest.fixture(scope="module")
@@ -56,16 +71,12 @@ def test_expansions_run_minimx_kernel_with_the_numpy_integers(quantized):
     np.testing.assert_array_equal(got, forward(qsym, qargs, qaux, x)[0])
     chosen = {owner: name.split("[")[0]
               for owner, name in convolution_kernels(state, "pw8_conv").items()}
-    assert chosen == {"sg_mkldnn_conv_bn_act_0": "conv",                 # float32
-                      "quantized_sg_mkldnn_conv_bn_act_1": "pw8_conv",   # 16 -> 96, uint8
-                      "quantized_sg_mkldnn_conv_bn_2": "conv",           # 96 -> 24
-                      "quantized_sg_mkldnn_conv_bn_act_3": "pw8_conv",   # 24 -> 144, int8
-                      "quantized_sg_mkldnn_conv_bn_4": "conv",
-                      "quantized_sg_mkldnn_conv_bn_act_5": "conv",       # 40 -> 80: > 32 in
-                      "quantized_sg_mkldnn_conv_bn_6": "conv",
-                      "quantized_sg_mkldnn_conv_bn_act_7": "conv"}       # 48 -> 192
-    assert state.kernels[OWN_POINTWISE] == ["quantized_sg_mkldnn_conv_bn_act_1",
-                                            "quantized_sg_mkldnn_conv_bn_act_3"]
+    names = [f"quantized_sg_mkldnn_conv_bn_{'act_' if relu else ''}{i + 1}"
+             for i, (_, relu, _) in enumerate(LAYERS)]
+    assert chosen == {"sg_mkldnn_conv_bn_act_0": "conv",   # float32
+                      **{name: kind for name, (_, _, kind) in zip(names, LAYERS, strict=True)}}
+    assert state.kernels[OWN_POINTWISE] == [
+        name for name, (_, _, kind) in zip(names, LAYERS, strict=True) if kind == "pw8_conv"]
 
 
 @kernel
