@@ -13,9 +13,10 @@
  * s8 data are read as u8 with 128 added (the sign bits of a block's bytes
  * flipped once, into a buffer), each sum starting at -128 times its
  * weights' sum, as oneDNN's kernels do on VNNI.
- * Where float32 would add the bias exactly, the sums start at it too and
- * the epilogue skips that addition, one of the six operations it spends
- * on each vector of outputs (against K / 4 `vpdpbusd`).
+ * Where float32 would add the bias exactly and no product leaves int32's
+ * range, the sums start at the bias and the epilogue skips that addition
+ * and the clamps the saturating narrowing does anyway: three operations on
+ * each vector of outputs instead of four to six (against K / 4 `vpdpbusd`).
  */
 
 #include <math.h>
@@ -68,13 +69,19 @@ typedef struct {
  * below the bottom only where the saturating narrowing lifts it. A NaN y
  * (an infinite factor times a zero sum) goes where the numpy kernel's
  * `saturate` puts it: to the top in s8, min taking its second operand, and
- * to 0 in u8, kept by min and converted to INT32_MIN. */
+ * to 0 in u8, kept by min and converted to INT32_MIN. Where `fast` (see
+ * starts), the sums hold the bias and every y is finite and within int32:
+ * rounding then narrowing with saturation clamps as min and max would,
+ * and only relu's 0 in s8 is applied (max with the bottom, -128 without relu). */
 static inline __attribute__((always_inline)) __m512i requantized(const consts *c, __m512i acc,
-        int64_t ch, const int dst_s8, const int folded) {
+        int64_t ch, const int dst_s8, const int fast) {
     __m512 y = _mm512_cvtepi32_ps(acc);
-    if (!folded) y = _mm512_add_ps(y, _mm512_loadu_ps(c->bias + ch));
+    if (!fast) y = _mm512_add_ps(y, _mm512_loadu_ps(c->bias + ch));
     y = _mm512_mul_ps(y, _mm512_loadu_ps(c->factor + ch));
-    y = dst_s8 ? _mm512_max_ps(_mm512_min_ps(y, c->hi), c->lo) : _mm512_min_ps(c->hi, y);
+    if (fast)
+        y = dst_s8 ? _mm512_max_ps(y, c->lo) : y;
+    else
+        y = dst_s8 ? _mm512_max_ps(_mm512_min_ps(y, c->hi), c->lo) : _mm512_min_ps(c->hi, y);
     return _mm512_cvtps_epi32(y);
 }
 
@@ -130,11 +137,11 @@ static inline __attribute__((always_inline)) void sums(const pw8_conv *pc, const
  * the packs into one store of 64 bytes at dst. */
 static inline __attribute__((always_inline)) void store_group(const consts *c, uint8_t *dst,
         int64_t ch, __m512i a0, __m512i a1, __m512i a2, __m512i a3, const int dst_s8,
-        const int folded) {
-    const __m512i words0 = _mm512_packs_epi32(requantized(c, a0, ch, dst_s8, folded),
-                                              requantized(c, a1, ch + VL, dst_s8, folded));
-    const __m512i words1 = _mm512_packs_epi32(requantized(c, a2, ch + 2 * VL, dst_s8, folded),
-                                              requantized(c, a3, ch + 3 * VL, dst_s8, folded));
+        const int fast) {
+    const __m512i words0 = _mm512_packs_epi32(requantized(c, a0, ch, dst_s8, fast),
+                                              requantized(c, a1, ch + VL, dst_s8, fast));
+    const __m512i words1 = _mm512_packs_epi32(requantized(c, a2, ch + 2 * VL, dst_s8, fast),
+                                              requantized(c, a3, ch + 3 * VL, dst_s8, fast));
     _mm512_storeu_si512(dst + ch, dst_s8 ? _mm512_packs_epi16(words0, words1)
                                         : _mm512_packus_epi16(words0, words1));
 }
@@ -142,24 +149,24 @@ static inline __attribute__((always_inline)) void store_group(const consts *c, u
 /* The PIX pixels at src into dst, a whole group of 64 channels from ch. */
 static inline __attribute__((always_inline)) void group(const pw8_conv *pc, const consts *c,
         const uint8_t *src, uint8_t *dst, int64_t ch, const int kg, const int dst_s8,
-        const int folded) {
+        const int fast) {
     __m512i acc[PIX][GROUP];
     sums(pc, c, src, ch, kg, GROUP, acc);
     for (int p = 0; p < PIX; p++)
         store_group(c, dst + p * pc->oc, ch, acc[p][0], acc[p][1], acc[p][2], acc[p][3],
-                    dst_s8, folded);
+                    dst_s8, fast);
 }
 
 /* The PIX pixels at src into dst: the `vecs` < GROUP vectors of channels
  * from ch that end them, each narrowed alone. */
 static inline __attribute__((always_inline)) void tail(const pw8_conv *pc, const consts *c,
         const uint8_t *src, uint8_t *dst, int64_t ch, const int kg, const int vecs,
-        const int dst_s8, const int folded) {
+        const int dst_s8, const int fast) {
     __m512i acc[PIX][GROUP];
     sums(pc, c, src, ch, kg, vecs, acc);
     for (int p = 0; p < PIX; p++)
         for (int v = 0; v < vecs; v++) {
-            const __m512i q = requantized(c, acc[p][v], ch + v * VL, dst_s8, folded);
+            const __m512i q = requantized(c, acc[p][v], ch + v * VL, dst_s8, fast);
             _mm_storeu_si128((__m128i *)(dst + p * pc->oc + ch + v * VL), dst_s8
                     ? _mm512_cvtsepi32_epi8(q)
                     : _mm512_cvtusepi32_epi8(_mm512_max_epi32(q, _mm512_setzero_si512())));
@@ -193,17 +200,17 @@ static inline int64_t tile_pixel(const pw8_conv *pc, int64_t t) {
  * the block's flipped copy). */
 static inline __attribute__((always_inline)) void block_chunk(const pw8_conv *pc,
         const consts *c, const uint8_t *const *in, uint8_t *dst, int64_t blk, int64_t chunk,
-        int64_t ntiles, const int kg, const int dst_s8, const int folded) {
+        int64_t ntiles, const int kg, const int dst_s8, const int fast) {
     const int64_t ch = chunk * GROUP * VL, t0 = blk * BLOCK;
     const int64_t t1 = t0 + BLOCK < ntiles ? t0 + BLOCK : ntiles;
     const int vecs = (int)((pc->oc - ch) / VL < GROUP ? (pc->oc - ch) / VL : GROUP);
     for (int64_t t = t0; t < t1; t++) {
         uint8_t *out = dst + tile_pixel(pc, t) * pc->oc;
         switch (vecs) {
-        case 1: tail(pc, c, in[t - t0], out, ch, kg, 1, dst_s8, folded); break;
-        case 2: tail(pc, c, in[t - t0], out, ch, kg, 2, dst_s8, folded); break;
-        case 3: tail(pc, c, in[t - t0], out, ch, kg, 3, dst_s8, folded); break;
-        default: group(pc, c, in[t - t0], out, ch, kg, dst_s8, folded); break;
+        case 1: tail(pc, c, in[t - t0], out, ch, kg, 1, dst_s8, fast); break;
+        case 2: tail(pc, c, in[t - t0], out, ch, kg, 2, dst_s8, fast); break;
+        case 3: tail(pc, c, in[t - t0], out, ch, kg, 3, dst_s8, fast); break;
+        default: group(pc, c, in[t - t0], out, ch, kg, dst_s8, fast); break;
         }
     }
 }
@@ -212,10 +219,10 @@ static inline __attribute__((always_inline)) void block_chunk(const pw8_conv *pc
  * or with chunks_first (few blocks: the threads split the channels, each
  * reading only its share of the weights) (u % nblocks, u / nblocks). A
  * block's s8 inputs are flipped when a unit first reads them. kg, the dst
- * type and the bias's place are constants where inlined. */
+ * type and the epilogue's path are constants where inlined. */
 static inline __attribute__((always_inline)) void units(const pw8_conv *pc, const consts *c,
         const uint8_t *src, uint8_t *dst, int64_t u0, int64_t u1, int chunks_first,
-        const int kg, const int dst_s8, const int folded) {
+        const int kg, const int dst_s8, const int fast) {
     /* A copy the stores to dst (bytes, which may alias anything) cannot
      * reach: its pointers and bounds stay in registers, not reloaded after
      * each store. */
@@ -241,7 +248,7 @@ static inline __attribute__((always_inline)) void units(const pw8_conv *pc, cons
             }
             read = blk;
         }
-        block_chunk(pc, &own, in, dst, blk, chunk, ntiles, kg, dst_s8, folded);
+        block_chunk(pc, &own, in, dst, blk, chunk, ntiles, kg, dst_s8, fast);
         if (chunks_first && ++blk == nblocks) {
             blk = 0;
             chunk++;
@@ -252,8 +259,8 @@ static inline __attribute__((always_inline)) void units(const pw8_conv *pc, cons
     }
 }
 
-/* One function for each lane count (0: wide), dst type and the bias's
- * place, the three constants where `units` is inlined: in one function
+/* One function for each lane count (0: wide), dst type and epilogue
+ * (fast or not), the three constants where `units` is inlined: in one function
  * with all 36, GCC 12 kept the sums in registers in a few of them only. */
 typedef void units_fn(const pw8_conv *pc, const consts *c, const uint8_t *src, uint8_t *dst,
                       int64_t u0, int64_t u1, int chunks_first);
@@ -276,9 +283,9 @@ static units_fn *const UNITS[9][2][2] = {PW8_ROW(0), PW8_ROW(1), PW8_ROW(2), PW8
 /* Units [u0, u1): the lane count known when compiled up to 32 input
  * channels, wider inputs in steps of STEP lanes. */
 static void run_units(const pw8_conv *pc, const consts *c, const uint8_t *src, uint8_t *dst,
-        int64_t u0, int64_t u1, int cf, int folded) {
+        int64_t u0, int64_t u1, int cf, int fast) {
     const int64_t kg = pc->k / 4 <= 8 ? pc->k / 4 : 0;
-    UNITS[kg][pc->dst_s8][folded](pc, c, src, dst, u0, u1, cf);
+    UNITS[kg][pc->dst_s8][fast](pc, c, src, dst, u0, u1, cf);
 }
 #endif
 
@@ -291,13 +298,17 @@ static size_t scratchpad_size(const own_kernel *k) {
 
 #ifdef PW8_KERNEL
 /* Where each slot's sums start: 0 for u8 data; for s8 data, read as u8
- * (x + 128), -128 times the slot's weights' sum. Where every bias is small
- * enough that float(acc) + float(bias) and float(acc + bias) are the same
- * float32 (both terms and the sum below 2^24, integers all), the bias is
- * added there too, and the kernel skips its float addition: returns 1. Computed at each run (a
+ * (x + 128), -128 times the slot's weights' sum. Returns whether the
+ * epilogue can take its fast path, and then adds the bias there too: every
+ * bias small enough that float(acc) + float(bias) and float(acc + bias) are
+ * the same float32 (both terms and the sum below 2^24, integers all), and
+ * every factor finite and small enough that no sum times it leaves int32's
+ * range (2^30, with room for float32's rounding). Computed at each run (a
  * few hundred instructions, against the layer's tens of thousands): the
- * weights and bias are the plan's arguments, and may change between runs. */
-static int starts(const pw8_conv *pc, const int8_t *weights, const float *bias, int32_t *start) {
+ * weights, bias and factors are the plan's arguments, and may change
+ * between runs. */
+static int starts(const pw8_conv *pc, const int8_t *weights, const float *bias,
+        const float *factor, int32_t *start) {
     const __m512i x128 = _mm512_set1_epi8((char)0x80);
     for (int64_t ch = 0; ch < pc->oc; ch += VL) {
         __m512i sum = _mm512_setzero_si512();
@@ -306,9 +317,11 @@ static int starts(const pw8_conv *pc, const int8_t *weights, const float *bias, 
                     _mm512_loadu_si512(weights + (ch / VL * (pc->k / 4) + g) * 64));
         _mm512_storeu_si512(start + ch, _mm512_sub_epi32(_mm512_setzero_si512(), sum));
     }
-    const float most = (float)((1 << 24) - pc->k * 255 * 128);   /* |bias| and |acc| */
-    for (int64_t ch = 0; ch < pc->oc; ch++)
-        if (!(fabsf(bias[ch]) <= most)) return 0;   /* NaN too */
+    const double products = (double)pc->k * 255 * 128;   /* the most |acc| less the bias */
+    for (int64_t ch = 0; ch < pc->oc; ch++)   /* NaN fails both */
+        if (!(products + fabs(bias[ch]) <= 1 << 24)
+                || !((products + fabs(bias[ch])) * fabs(factor[ch]) <= 1 << 30))
+            return 0;
     for (int64_t ch = 0; ch < pc->oc; ch++) start[ch] += (int32_t)bias[ch];
     return 1;
 }
@@ -324,7 +337,7 @@ static dnnl_status_t run(const own_kernel *k, void *scratch, const dnnl_exec_arg
     float *zero_bias = (float *)(start + pc->oc);
     if (!b) memset(zero_bias, 0, pc->oc * sizeof(float));
     const float *bias = b ? ptr[2] : zero_bias;
-    const int folded = starts(pc, ptr[1], bias, start);
+    const int fast = starts(pc, ptr[1], bias, ptr[2 + b], start);
     const consts c = {ptr[1], start, bias, ptr[2 + b],
                       _mm512_set1_epi8(pc->src_s8 ? (char)0x80 : 0),
                       _mm512_set1_ps(pc->dst_s8 ? 127.f : 255.f),
@@ -340,7 +353,7 @@ static dnnl_status_t run(const own_kernel *k, void *scratch, const dnnl_exec_arg
          * are enough to go round, else shares of the channels. */
         const int64_t n = omp_get_num_threads(), i = omp_get_thread_num();
         run_units(pc, &c, src, dst, nunits * i / n, nunits * (i + 1) / n,
-                  nblocks < MIN_BLOCKS_A_THREAD * n, folded);
+                  nblocks < MIN_BLOCKS_A_THREAD * n, fast);
     }
     return dnnl_success;
 #else
