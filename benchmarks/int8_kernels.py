@@ -1,16 +1,17 @@
 """minimx's INT8 convolution kernels against oneDNN's, alone, per MobileNet layer.
 
-The 1x1 kernel (`onednn.pw8_conv`) on MobileNet v2's expansions (16, 24 and
-32 channels to six times as many, on the int8 outputs of its linear
-projections) and on the layers that expand less (v1's 32 to 64 and v2's 32
-to 32, on uint8 data), against oneDNN's `brgconv_1x1`; the depthwise 3x3
-kernel (`onednn.dw8_conv`) on MobileNet v1's and v2's depthwise layers,
-against oneDNN's `brdgmm_dw`. Each convolution is built both ways as the
-DNNL INT8 lowering runs it (int32 bias, the requantization factor per
-channel, uint8 dst) and timed by its plan in C (`Plan.run`'s times, the step
-waited for), the two alternating; both must give the same integers, which
-the script checks. Prints the median microseconds of each and the ratio,
-with oneDNN's implementation.
+The 1x1 kernel (`onednn.pw8_conv`) on MobileNet v2's expansions (16 to 160
+channels to six times as many, on the int8 outputs of its linear
+projections, and its last 320 to 1280), on MobileNet v1's twofold ones (32
+to 512 channels, uint8 data) and on layers it leaves to oneDNN (v1's 512 to
+1024 and 1024 to 1024, v2's 32 to 32), against oneDNN's `brgconv_1x1`; the
+depthwise 3x3 kernel (`onednn.dw8_conv`) on MobileNet v1's and v2's
+depthwise layers, against oneDNN's `brdgmm_dw`. Each convolution is built
+both ways as the DNNL INT8 lowering runs it (int32 bias, the
+requantization factor per channel, uint8 dst) and timed by its plan in C
+(`Plan.run`'s times, the step waited for), the two alternating; both must
+give the same integers, which the script checks. Prints the median
+microseconds of each and the ratio, with oneDNN's implementation.
 
 Run: python benchmarks/int8_kernels.py [--rounds 30] [--iters 20] [--batches 1 16]
 """
@@ -38,7 +39,12 @@ class Layer(NamedTuple):
 
 
 LAYERS = [Layer("pw8", 16, 96, 112, 1, np.int8), Layer("pw8", 24, 144, 56, 1, np.int8),
-          Layer("pw8", 32, 192, 28, 1, np.int8), Layer("pw8", 32, 64, 112, 1, np.uint8),
+          Layer("pw8", 32, 192, 28, 1, np.int8), Layer("pw8", 64, 384, 14, 1, np.int8),
+          Layer("pw8", 96, 576, 14, 1, np.int8), Layer("pw8", 160, 960, 7, 1, np.int8),
+          Layer("pw8", 320, 1280, 7, 1, np.int8),
+          Layer("pw8", 32, 64, 112, 1, np.uint8), Layer("pw8", 64, 128, 56, 1, np.uint8),
+          Layer("pw8", 128, 256, 28, 1, np.uint8), Layer("pw8", 256, 512, 14, 1, np.uint8),
+          Layer("pw8", 512, 1024, 7, 1, np.uint8), Layer("pw8", 1024, 1024, 7, 1, np.uint8),
           Layer("pw8", 32, 32, 112, 1, np.uint8),
           Layer("dw8", 32, 32, 112, 1, np.uint8), Layer("dw8", 64, 64, 112, 2, np.uint8),
           Layer("dw8", 128, 128, 56, 1, np.uint8), Layer("dw8", 256, 256, 28, 1, np.uint8),
@@ -105,7 +111,10 @@ def main() -> None:
             wshape = (layer.oc, 1, 3, 3) if layer.kernel == "dw8" else (layer.oc, layer.k, 1, 1)
             w = rng.integers(-127, 128, wshape).astype(np.int8)
             bias = rng.integers(-40000, 40000, layer.oc).astype(np.int32)
-            factor = (rng.uniform(0.5, 1.5, layer.oc) / 300).astype(np.float32)
+            # outputs mostly within uint8's range however many products a sum has
+            products = 9 if layer.kernel == "dw8" else layer.k
+            factor = (rng.uniform(0.5, 1.5, layer.oc) / (10 * max(products, 30))).astype(
+                np.float32)
             plans = {own: plan_of(layer, x, w, bias, factor, own) for own in (False, True)}
             theirs, ours = (plans[own][0].run([x])[0] for own in (False, True))
             what = (f"{layer.kernel} {layer.k:3d} -> {layer.oc:3d} at "

@@ -12,9 +12,9 @@ Where float32 would add the bias exactly, it starts the integer sums
 instead. Blocks of eight tiles go through all the output channels while
 their bytes stay in L1, each vector's weights for all input channels one
 after the other (`pw8_weights`); with few blocks the threads split the
-channels instead. Alone, it ran MobileNet v2's expansions 1.09-1.55x as
+channels instead. Alone, it ran MobileNet v2's expansions 1.09-1.59x as
 fast as oneDNN's kernel, and v1's twofold ones 1.01-1.23x; on layers that do
-not expand it was 0.72-1.08x (Intel Xeon without AMX, `avx512_core_vnni`
+not expand it was 0.72-1.11x (Intel Xeon without AMX, `avx512_core_vnni`
 kernels, ``benchmarks/int8_kernels.py``: docs/measurements.md, a
 twenty-seventh session), hence `POINTWISE_MIN_EXPANSION` and
 `POINTWISE_MAX_IN` where the lowering decides.

@@ -66,8 +66,8 @@ OWN_POINTWISE = "INT8 1x1 convolutions expanding their channels run by minimx's 
 # POINTWISE_MAX_IN input channels. Alone against oneDNN's kernel (batch 1 / 16;
 # `benchmarks/int8_kernels.py`, Intel Xeon without AMX, `avx512_core_vnni`
 # kernels, a twenty-seventh session): MobileNet v2's sixfold expansions
-# 1.09-1.55x, v1's twofold ones of 32 to 256 input channels 1.01-1.23x and
-# its 512 to 1024 0.91-1.00x; layers that do not expand 0.72-1.08x (1024 to
+# 1.09-1.59x, v1's twofold ones of 32 to 256 input channels 1.01-1.23x and
+# its 512 to 1024 0.91-1.00x; layers that do not expand 0.72-1.11x (1024 to
 # 1024 at 7x7 the least: its weights do not stay in L1).
 POINTWISE_MIN_EXPANSION = 2
 POINTWISE_MAX_IN = 320
