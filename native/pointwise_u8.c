@@ -38,7 +38,11 @@
 #define VL 16            /* output channels a vector: int32 lanes */
 #define GROUP 4          /* vectors the packs narrow to one store of 64 bytes */
 #define PIX 4            /* pixels a tile (16 accumulators for a group) */
-#define BLOCK 8          /* tiles a block: their bytes stay in L1 across the channels */
+/* Tiles a block, whose bytes stay in L1 across the channels: against 8,
+ * 16 was 0.99-1.06x as fast on MobileNet v2's wide expansions and v1's
+ * twofold layers at batch 16, 0.96-1.05x at batch 1, and 4 slower
+ * (int8_kernels.py, Intel Xeon without AMX, three builds run in turn twice). */
+#define BLOCK 16
 #define STEP 8           /* vpdpbusd lanes a step of the loop over wide inputs */
 /* Fewer blocks a thread: the threads split the channels instead, each reading
  * its share of the weights (a 7x7 image at batch 1: 1.15 against 1.03-1.07x

@@ -9,7 +9,7 @@ and narrows the four vectors with saturating packs into one store; the
 packs interleave their operands' 128-bit lanes, so the weights hold each
 group of 64 output channels in the order the packs undo (`pw8_order`).
 Where float32 would add the bias exactly, it starts the integer sums
-instead. Blocks of eight tiles go through all the output channels while
+instead. Blocks of sixteen tiles go through all the output channels while
 their bytes stay in L1, each vector's weights for all input channels one
 after the other (`pw8_weights`); with few blocks the threads split the
 channels instead. Alone, it ran MobileNet v2's expansions 1.09-1.59x as
