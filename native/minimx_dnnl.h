@@ -318,10 +318,11 @@ int mmx_wino_conv_init(mmx_prim *prim, mmx_engine *engine,
 int mmx_dw8_available(void);
 int mmx_dw8_conv_init(mmx_prim *prim, mmx_engine *engine,
         const int64_t *src_dims, int stride, int with_bias, int relu, int dst_s8);
-/* INT8 1x1 convolution of few input channels, stride 1 (pointwise_u8.h): u8
- * (s8 with src_s8) NHWC src_dims (N, K, H, W) with K a multiple of 4, at most 32, to oc
- * output channels (a multiple of 16); weights (K / 4, oc, 4) s8 (four input
- * channels of an output channel a lane), [bias] f32 (oc), factor f32
+/* INT8 1x1 convolution, stride 1 (pointwise_u8.h): u8 (s8 with src_s8) NHWC
+ * src_dims (N, K, H, W) with K a multiple of 4 up to 32 or of 32 up to 1024, to oc
+ * output channels (a multiple of 16); weights (oc / 16, K / 4, 64) s8 (a vector
+ * of 16 output channels after another, four input channels of an output
+ * channel a lane), [bias] f32 (oc), factor f32
  * (1, oc, 1, 1), the output channels of each whole group of 64 in the
  * kernel's order; dst u8 (or s8 with dst_s8) NHWC:
  * dst = saturate(rint(relu?((float(acc) + bias) * factor))).

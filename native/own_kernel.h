@@ -1,6 +1,6 @@
 /* A plan step computed by a kernel of minimx's own instead of a oneDNN
  * primitive: the INT8 depthwise convolution (depthwise_u8.h), the INT8 1x1
- * convolution of few input channels (pointwise_u8.h), the
+ * convolution (pointwise_u8.h), the
  * conversion of a three-channel NCHW input to NHWC (nhwc_input.h), a
  * first convolution quantized on the way out (first_conv.h), and a 1x1
  * convolution with the depthwise one that reads it (pointwise_depthwise.h).
