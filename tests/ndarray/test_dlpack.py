@@ -72,8 +72,14 @@ def test_every_dtype_round_trips_sharing_memory(dtype):
 
 def test_bfloat16_travels_as_dlpacks_bfloat16():
     x = mx.nd.array([[1.5, -2.25]], dtype="bfloat16")
-    with pytest.raises((RuntimeError, BufferError)):   # not uint16: numpy has no bfloat16
-        np.from_dlpack(x)
+    if hasattr(np.dtypes, "register_dlpack_dtype"):
+        # NumPy 2.5 and later read DLPack's bfloat16 as the type ml_dtypes registers.
+        seen = np.from_dlpack(x)
+        assert seen.dtype == BFLOAT16
+        np.testing.assert_array_equal(seen.astype(np.float32), [[1.5, -2.25]])
+    else:
+        with pytest.raises((RuntimeError, BufferError)):   # not uint16: numpy has no bfloat16
+            np.from_dlpack(x)
     assert mx.nd.from_dlpack(x.to_dlpack_for_read()).dtype == BFLOAT16
 
 
