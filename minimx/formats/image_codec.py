@@ -34,7 +34,8 @@ class ImageLibraryError(MinimxError, ImportError):
     """An image had to be decoded or encoded, and the optional Pillow package is missing."""
 
 
-def _pillow() -> ModuleType:
+def pillow() -> ModuleType:
+    """Pillow's Image module; ImageLibraryError saying how to get it where it is missing."""
     try:
         from PIL import Image  # optional dependency: only image functions need it
     except ImportError:
@@ -54,7 +55,7 @@ def imdecode(buf: bytes, flag: int = COLOR, what: str = "image") -> np.ndarray:
     """
     if flag not in (UNCHANGED, GRAYSCALE, COLOR):
         raise MinimxError(f"{what}: decode flag must be -1, 0 or 1, not {flag!r}")
-    image_module = _pillow()
+    image_module = pillow()
     try:
         with image_module.open(io.BytesIO(buf)) as image:
             if flag == GRAYSCALE and image.format == "JPEG":
@@ -68,7 +69,7 @@ def imdecode(buf: bytes, flag: int = COLOR, what: str = "image") -> np.ndarray:
 def _opencv_layout(image: Image, flag: int) -> np.ndarray:
     if image.mode in _SIXTEEN_BIT:   # 16-bit grey: OpenCV keeps the high byte
         high = np.asarray(image).astype(np.uint32) >> 8
-        image = _pillow().fromarray(high.astype(np.uint8))
+        image = pillow().fromarray(high.astype(np.uint8))
     if image.mode == "P":
         image = image.convert("RGBA" if "transparency" in image.info else "RGB")
     if flag == GRAYSCALE:
@@ -95,7 +96,7 @@ def imencode(img: np.ndarray, img_fmt: str = ".jpg", quality: int = 95) -> bytes
         pixels = pixels[..., 0]
     elif pixels.ndim == 3:   # BGR(A) -> RGB(A)
         pixels = pixels[..., [2, 1, 0, 3][:pixels.shape[2]]]
-    image = _pillow().fromarray(np.ascontiguousarray(pixels))
+    image = pillow().fromarray(np.ascontiguousarray(pixels))
     out = io.BytesIO()
     fmt = img_fmt.lower()
     if fmt in (".jpg", ".jpeg"):

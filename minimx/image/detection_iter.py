@@ -7,22 +7,41 @@ corners (im2rec's detection lists). Parsing drops the header and the empty boxes
 batch's label is (batch, objects, object_width), each image's objects first and rows of
 -1 after; the object count is the largest in the data, found by reading every label
 once when the iterator is made. Samples whose label is unusable after augmentation are
-skipped, as MXNet's.
+skipped, as MXNet's. `draw_next` draws the boxes with Pillow where MXNet used OpenCV.
 """
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..base import MinimxError, ShapeError
+from ..formats.image_codec import ImageLibraryError, pillow
 from ..io import DataDesc
 from ..ndarray import NDArray
 from .detection import CreateDetAugmenter, DetAugmenter
 from .image import imdecode
 from .image_iter import ImageIter
+
+# What `draw_next` takes `mean=True` and `std=True` for: ImageNet's RGB statistics on a
+# 0-255 scale, the ones CreateDetAugmenter normalises with.
+IMAGENET_MEAN = np.array([123.68, 116.28, 103.53])
+IMAGENET_STD = np.array([58.395, 57.12, 57.375])
+
+
+def _statistic(value: Any, default: np.ndarray, what: str) -> np.ndarray | None:
+    """`draw_next`'s `mean` or `std`: None, True for ImageNet's, or 1 or 3 numbers."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return default
+    out = np.asarray(value, np.float64).ravel()
+    if out.size not in (1, 3):
+        raise ShapeError(f"ImageDetIter.draw_next: {what} must be True or 1 or 3 numbers, "
+                         f"got {out.size}")
+    return out
 
 
 def _check_data_shape(data_shape: Sequence[int]) -> None:
@@ -164,6 +183,67 @@ class ImageDetIter(ImageIter):
             raise ShapeError(f"ImageDetIter: label_shape object width inconsistent: "
                              f"{self.label_shape[1]} vs {label_shape[1]}")
 
+    def draw_next(self, color: Sequence[float] | None = None, thickness: int = 2,
+                  mean: Any = None, std: Any = None, clip: bool = True,
+                  waitKey: int | None = None, window_name: str = "draw_next",
+                  id2labels: dict[int, str] | None = None) -> Iterator[np.ndarray]:
+        """The next images, augmented, with their boxes drawn, as MXNet's: each a
+        (height, width, 3) uint8 array in BGR order (OpenCV's), until the data ends.
+
+        `color` is the boxes' RGB colour (None: a random one per box, from numpy's global
+        generator); `thickness` their lines' width in pixels. `std`, then `mean` (True:
+        ImageNet's; or 1 or 3 numbers) undo the augmenters' colour normalisation, and
+        `clip` clamps to 0-255 before the cast. With `id2labels` each box whose class it
+        names is labelled in white at its top left. With `waitKey` each image is also
+        shown in OpenCV's window `window_name` for that many milliseconds (needs the
+        opencv-python package; without `waitKey` nothing is shown). Samples whose label
+        cannot be parsed are skipped; padding rows (xmin < 0) are not drawn."""
+        if thickness < 1:
+            raise MinimxError(f"ImageDetIter.draw_next: thickness must be >= 1, got {thickness}")
+        std_values = _statistic(std, IMAGENET_STD, "std")
+        mean_values = _statistic(mean, IMAGENET_MEAN, "mean")
+        show = None if waitKey is None else _opencv_show(window_name, waitKey)
+        image_module = pillow()
+        from PIL import ImageDraw  # pillow() has checked that Pillow is there
+        while True:
+            try:
+                label, buf = self.next_sample()
+            except StopIteration:
+                return
+            data = imdecode(buf, what=f"ImageDetIter image {self.cur}")
+            try:
+                objects = self._parse_label(label)
+            except ShapeError as exc:   # MXNet skips such samples
+                logging.debug("ImageDetIter.draw_next: invalid sample skipped: %s", exc)
+                continue
+            data, objects = self.augmentation_transform(data, objects)
+            pixels = data.asnumpy().astype(np.float64)
+            if std_values is not None:
+                pixels = pixels * std_values
+            if mean_values is not None:
+                pixels = pixels + mean_values
+            if clip:
+                pixels = np.clip(pixels, 0, 255)
+            bgr = np.ascontiguousarray(pixels[:, :, ::-1]).astype(np.uint8)
+            image = image_module.fromarray(bgr)
+            draw = ImageDraw.Draw(image)
+            height, width = bgr.shape[:2]
+            for row in np.asarray(objects):
+                x1 = int(row[1] * width)
+                if x1 < 0:
+                    continue
+                y1, x2, y2 = int(row[2] * height), int(row[3] * width), int(row[4] * height)
+                rgb = np.random.rand(3) * 255 if color is None else color
+                draw.rectangle([x1, y1, max(x1, x2), max(y1, y2)], width=thickness,
+                               outline=tuple(int(c) for c in reversed(list(rgb))))
+                name = None if id2labels is None else id2labels.get(int(row[0]))
+                if name is not None:
+                    draw.text((x1 + 5, y1 + 5), str(name), fill=(255, 255, 255))
+            out = np.asarray(image).copy()
+            if show is not None:
+                show(out)
+            yield out
+
     def sync_label_shape(self, it: ImageDetIter, verbose: bool = False) -> ImageDetIter:
         """Pad this iterator's and `it`'s labels to the larger object count of the two
         (train and validation iterators must agree); returns `it`."""
@@ -180,3 +260,19 @@ class ImageDetIter(ImageIter):
         if verbose:
             logging.info("Resized label_shape to (%d, %d).", count, self.label_shape[1])
         return it
+
+
+def _opencv_show(window_name: str, wait_ms: int):
+    """A function showing a BGR image in OpenCV's window `window_name` for `wait_ms`
+    milliseconds; ImageLibraryError where OpenCV is missing."""
+    try:
+        import cv2  # optional: only showing images needs it
+    except ImportError:
+        raise ImageLibraryError("ImageDetIter.draw_next: showing images (waitKey) needs "
+                                "OpenCV: pip install opencv-python, or pass waitKey=None "
+                                "and show the arrays it yields yourself") from None
+
+    def show(image: np.ndarray) -> None:
+        cv2.imshow(window_name, image)
+        cv2.waitKey(wait_ms)
+    return show
